@@ -1,0 +1,59 @@
+// Package awstags validates AWS resource tags the way AWS does, so a bad tag
+// fails on the claim with its field path instead of later in a provider.
+package awstags
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// AWS's limits for a tag on EC2, IAM, SQS and EventBridge resources.
+const (
+	MaxKeyLength   = 128
+	MaxValueLength = 256
+)
+
+// allowed is the character set AWS documents for tag keys and values across
+// services: letters, digits, spaces and _ . : / = + - @.
+var allowed = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
+
+// Validate returns an error for every tag AWS would refuse, naming its key.
+func Validate(path *field.Path, tags map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range SortedKeys(tags) {
+		v := tags[k]
+		p := path.Key(k)
+		switch {
+		case k == "":
+			errs = append(errs, field.Invalid(p, k, "a tag key must not be empty"))
+		case utf8.RuneCountInString(k) > MaxKeyLength:
+			errs = append(errs, field.TooLong(p, k, MaxKeyLength))
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			errs = append(errs, field.Forbidden(p, "tag keys starting with aws: are reserved by AWS"))
+		case !allowed.MatchString(k):
+			errs = append(errs, field.Invalid(p, k, "a tag key may hold only letters, digits, spaces and _ . : / = + - @"))
+		}
+		switch {
+		case utf8.RuneCountInString(v) > MaxValueLength:
+			errs = append(errs, field.TooLong(p, v, MaxValueLength))
+		case !allowed.MatchString(v):
+			errs = append(errs, field.Invalid(p, v, "a tag value may hold only letters, digits, spaces and _ . : / = + - @"))
+		}
+	}
+	return errs
+}
+
+// SortedKeys returns the map's keys in order, so output never depends on map
+// iteration order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,30 @@
+// Package names builds Kubernetes object names that always fit their limits.
+package names
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// MaxLabelValue is the longest a label value (and so a NodePool name, which is
+// also the karpenter.sh/nodepool label value) may be.
+const MaxLabelValue = 63
+
+// hashLen is how many hex digits of the full name's SHA-256 a shortened name
+// keeps: 32 bits make an accidental collision between two shortened names of
+// one cluster vanishingly unlikely.
+const hashLen = 8
+
+// Join joins parts with "-" and, when the result is longer than max, cuts it
+// and appends a hash of the full name, so the same parts always give the same
+// name and different parts give different names.
+func Join(max int, parts ...string) string {
+	full := strings.Join(parts, "-")
+	if len(full) <= max {
+		return full
+	}
+	sum := sha256.Sum256([]byte(full))
+	head := strings.TrimRight(full[:max-hashLen-1], "-")
+	return head + "-" + hex.EncodeToString(sum[:])[:hashLen]
+}

@@ -1,0 +1,44 @@
+// Package server is the command line both kiso functions share: the flags
+// Crossplane's function runtime passes, and serving a FunctionRunnerService.
+package server
+
+import (
+	"github.com/alecthomas/kong"
+
+	"github.com/crossplane/function-sdk-go"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// CLI holds the flags of a function binary.
+type CLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	Network            string `default:"tcp"                  help:"Network on which to listen for gRPC connections."`
+	Address            string `default:":9443"                help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir        string `env:"TLS_SERVER_CERTS_DIR"     help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
+	Insecure           bool   `help:"Run without mTLS credentials; --tls-server-certs-dir is then ignored."`
+	MaxRecvMessageSize int    `default:"4"                    help:"Maximum size of received messages in MB."`
+
+	newFunction func(logging.Logger) fnv1.FunctionRunnerServiceServer
+}
+
+// Run serves the function until the process is stopped.
+func (c *CLI) Run() error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return err
+	}
+	return function.Serve(c.newFunction(log),
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+}
+
+// Main parses the command line and serves the function newFunction builds.
+func Main(description string, newFunction func(logging.Logger) fnv1.FunctionRunnerServiceServer) {
+	cli := &CLI{newFunction: newFunction}
+	ctx := kong.Parse(cli, kong.Description(description))
+	ctx.FatalIfErrorf(ctx.Run())
+}

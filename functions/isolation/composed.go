@@ -1,0 +1,88 @@
+package main
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+)
+
+// Composed resource names: one NodePool and one NodeClass per pool, keyed by
+// the pool's name so a pool keeps its identity while other pools come and go.
+func nodePoolResourceName(p pool) resource.Name  { return resource.Name("nodepool-" + p.Name) }
+func nodeClassResourceName(p pool) resource.Name { return resource.Name("nodeclass-" + p.Name) }
+
+// composedIndex returns the group/kind/name of every observed composed
+// resource, the objects this XR already owns.
+func composedIndex(observed map[resource.Name]resource.ObservedComposed) map[string]bool {
+	idx := make(map[string]bool, len(observed))
+	for _, oc := range observed {
+		gvk := oc.Resource.GetObjectKind().GroupVersionKind()
+		idx[objectRef{GVK: gvk, Name: oc.Resource.GetName()}.key()] = true
+	}
+	return idx
+}
+
+// isReady reports whether an observed Karpenter object says Ready=True.
+func isReady(oc resource.ObservedComposed, ok bool) bool {
+	return ok && oc.Resource.GetCondition(xpv1.TypeReady).Status == corev1.ConditionTrue
+}
+
+// readiness turns an observed object's Ready condition into the composed
+// resource's readiness; not yet observed means not ready.
+func readiness(oc resource.ObservedComposed, ok bool) resource.Ready {
+	if isReady(oc, ok) {
+		return resource.ReadyTrue
+	}
+	return resource.ReadyFalse
+}
+
+// keepObserved returns every observed composed resource as desired, exactly
+// as it is. It is what the function returns when it cannot render: Crossplane
+// deletes any composed resource a function stops returning, and deleting a
+// NodePool drains a tenant's nodes.
+func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[resource.Name]*resource.DesiredComposed {
+	out := make(map[resource.Name]*resource.DesiredComposed, len(observed))
+	for name, oc := range observed {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": oc.Resource.GetAPIVersion(),
+			"kind":       oc.Resource.GetKind(),
+			"metadata":   map[string]any{"name": oc.Resource.GetName()},
+		}}
+		if labels := ownLabels(oc.Resource.GetLabels()); len(labels) > 0 {
+			u.SetLabels(labels)
+		}
+		if spec, ok := oc.Resource.Object["spec"]; ok {
+			u.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+		}
+		cd := composed.New()
+		cd.Unstructured = *u
+		out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(oc, true)}
+	}
+	return out
+}
+
+// ownLabels drops the labels Crossplane itself puts on composed resources.
+func ownLabels(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if !strings.HasPrefix(k, "crossplane.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// observedNodeClassRef returns the group and kind an observed NodePool points
+// at, which Karpenter forbids changing.
+func observedNodeClassRef(oc resource.ObservedComposed) (schema.GroupKind, bool) {
+	group, _, _ := unstructured.NestedString(oc.Resource.Object, "spec", "template", "spec", "nodeClassRef", "group")
+	kind, _, _ := unstructured.NestedString(oc.Resource.Object, "spec", "template", "spec", "nodeClassRef", "kind")
+	return schema.GroupKind{Group: group, Kind: kind}, kind != ""
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
+
+// Function renders an organization's dedicated Karpenter pools.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log logging.Logger
+}
+
+// RunFunction renders one XKarpenterIsolation. It never returns an error:
+// failures are Fatal results and conditions on the XR and its claim, and on
+// any path where it cannot render it keeps what it composed before.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
+
+	in, err := getInput(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
+		return rsp, nil
+	}
+	keys := NewKeys(in.KeyDomain)
+
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composite resource"))
+		return rsp, nil
+	}
+	log := f.log.WithValues("xr", oxr.Resource.GetName())
+
+	spec, err := decodeSpec(oxr)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if errs := validateSpec(spec, keys); len(errs) > 0 {
+		invalidSpec(rsp, errs)
+		return rsp, nil
+	}
+
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composed resources"))
+		return rsp, nil
+	}
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
+		return rsp, nil
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composite resource"))
+		return rsp, nil
+	}
+
+	pools := planPools(spec, keys)
+	composed := composedIndex(observed)
+	rsp.Requirements = requirements(spec, pools, composed)
+
+	found, err := resolve(req, spec, pools, composed, oxr.Resource.GetUID())
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if len(found.Conflicts) > 0 {
+		msg := strings.Join(found.Conflicts, "; ")
+		response.ConditionFalse(rsp, TypeNamesAvailable, ReasonNameConflict).WithMessage(msg).TargetCompositeAndClaim()
+		response.Fatal(rsp, errors.New(msg))
+		return rsp, nil
+	}
+	response.ConditionTrue(rsp, TypeNamesAvailable, ReasonAvailable).TargetCompositeAndClaim()
+
+	var rendered map[resource.Name]*resource.DesiredComposed
+	switch {
+	case found.Waiting, len(found.Missing) > 0:
+		rendered = keepObserved(observed)
+		unresolved(rsp, dxr, found, len(observed))
+	default:
+		if errs := validateAgainstReferences(spec, found, observed); len(errs) > 0 {
+			invalidSpec(rsp, errs)
+			return rsp, nil
+		}
+		rendered, err = renderPools(spec, pools, found, observed, keys)
+		if err != nil {
+			response.Fatal(rsp, err)
+			return rsp, nil
+		}
+		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
+	}
+	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetCompositeAndClaim()
+
+	for name, dc := range rendered {
+		desired[name] = dc
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
+		return rsp, nil
+	}
+
+	ready := make(map[string]bool, len(pools))
+	for _, p := range pools {
+		np, npOK := observed[nodePoolResourceName(p)]
+		nc, ncOK := observed[nodeClassResourceName(p)]
+		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
+	}
+	if err := setStatus(dxr, buildStatus(spec, pools, ready)); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
+		return rsp, nil
+	}
+	log.Debug("rendered", "pools", len(pools), "waiting", found.Waiting, "missing", len(found.Missing))
+	return rsp, nil
+}
+
+// renderPools clones the references once per pool.
+func renderPools(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+	out := make(map[resource.Name]*resource.DesiredComposed, 2*len(pools))
+	gvk := nodeClassGVK(spec.NodeClassRef)
+	for _, p := range pools {
+		nc, err := renderNodeClass(found.NodeClass, p, gvk, keys)
+		if err != nil {
+			return nil, err
+		}
+		np, err := renderNodePool(found.NodePool, p, gvk, keys)
+		if err != nil {
+			return nil, err
+		}
+		for name, u := range map[resource.Name]*unstructured.Unstructured{nodeClassResourceName(p): nc, nodePoolResourceName(p): np} {
+			oc, ok := observed[name]
+			cd := composed.New()
+			cd.Unstructured = *u
+			out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(oc, ok)}
+		}
+	}
+	return out, nil
+}
+
+// invalidSpec reports spec errors, each naming its field, as a False
+// condition on the XR and claim and a Fatal result. A Fatal result stops
+// Crossplane before it applies or deletes anything, so nothing composed is
+// lost to a typo.
+func invalidSpec(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) {
+	msg := errs.ToAggregate().Error()
+	response.ConditionFalse(rsp, TypeSpecValid, ReasonInvalidSpec).WithMessage(msg).TargetCompositeAndClaim()
+	response.Fatal(rsp, errors.New(msg))
+}
+
+// unresolved says why nothing new was rendered. A brand-new XR has nothing
+// to keep, so it is explicitly not ready rather than "ready with no pools".
+func unresolved(rsp *fnv1.RunFunctionResponse, dxr *resource.Composite, found lookup, kept int) {
+	if found.Waiting {
+		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonWaiting).
+			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool").TargetCompositeAndClaim()
+	} else {
+		msg := strings.Join(found.Missing, "; ")
+		if kept > 0 {
+			msg += "; keeping the pools already composed unchanged until it exists"
+		}
+		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonNotFound).WithMessage(msg).TargetCompositeAndClaim()
+		response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
+	}
+	if kept == 0 {
+		dxr.Ready = resource.ReadyFalse
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// DefaultKeyDomain prefixes kiso's labels, taints and tags unless the
+// Composition's input chooses another domain.
+const DefaultKeyDomain = "kiso.dev"
+
+// Input is this function's input in a Composition: choices the platform makes
+// once for every organization, never the tenant.
+//
+//	apiVersion: isolation.fn.kiso.dev/v1alpha1
+//	kind: Input
+//	keyDomain: formance.com
+type Input struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+
+	// KeyDomain is the prefix of the organization, stack and customer keys
+	// (default kiso.dev), so a platform that already uses formance.com/...
+	// labels keeps them.
+	KeyDomain string `json:"keyDomain,omitempty"`
+}
+
+// restrictedKeyDomains are label domains Karpenter's CRDs reserve for itself
+// or that would let a tenant's keys pass as Kubernetes' own.
+var restrictedKeyDomains = []string{"karpenter.sh", "karpenter.k8s.aws", "kubernetes.io", "k8s.io"}
+
+// getInput decodes the function's input, applying defaults.
+func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
+	in := Input{}
+	if req.GetInput() != nil {
+		raw, err := protojson.Marshal(req.GetInput())
+		if err != nil {
+			return in, errors.Wrap(err, "cannot encode function input")
+		}
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return in, errors.Wrap(err, "cannot decode function input")
+		}
+	}
+	if in.KeyDomain == "" {
+		in.KeyDomain = DefaultKeyDomain
+	}
+	return in, validateInput(in).ToAggregate()
+}
+
+func validateInput(in Input) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("input", "keyDomain")
+	for _, msg := range validation.IsDNS1123Subdomain(in.KeyDomain) {
+		errs = append(errs, field.Invalid(path, in.KeyDomain, msg))
+	}
+	for _, d := range restrictedKeyDomains {
+		if in.KeyDomain == d || strings.HasSuffix(in.KeyDomain, "."+d) {
+			errs = append(errs, field.Forbidden(path, "the "+d+" domain is reserved"))
+		}
+	}
+	return errs
+}

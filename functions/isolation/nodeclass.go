@@ -1,0 +1,31 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// renderNodeClass clones the reference NodeClass's spec whole (fields kiso
+// does not know included) for one pool. On an EC2NodeClass it merges the
+// pool's cost tags into spec.tags; every other tag of the reference stays.
+func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVersionKind, keys Keys) (*unstructured.Unstructured, error) {
+	spec, err := clonedSpec(ref)
+	if err != nil {
+		return nil, err
+	}
+	nc := newObject(gvk.GroupVersion().String(), gvk.Kind, p, keys)
+	nc.Object["spec"] = spec
+	if p.Tags == nil {
+		return nc, nil
+	}
+	tags, _, err := unstructured.NestedStringMap(spec, "tags")
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot read spec.tags of %s %q", ref.GetKind(), ref.GetName())
+	}
+	if err := unstructured.SetNestedField(spec, toAnyMap(mergeStringMap(tags, keys.Managed(), p.Tags)), "tags"); err != nil {
+		return nil, errors.Wrapf(err, "cannot set spec.tags of %s %q", gvk.Kind, p.Name)
+	}
+	return nc, nil
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awstags"
+)
+
+// renderNodePool clones the reference NodePool's spec (fields kiso does not
+// know included) for one pool: it points the clone at the pool's NodeClass,
+// merges kiso's labels and taints into the node template and applies the
+// organization's pool settings.
+func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.GroupVersionKind, keys Keys) (*unstructured.Unstructured, error) {
+	spec, err := clonedSpec(ref)
+	if err != nil {
+		return nil, err
+	}
+	np := newObject(nodePoolAPIVersion, nodePoolKind, p, keys)
+	np.Object["spec"] = spec
+
+	w := &writer{obj: spec}
+	w.set(map[string]any{"group": nodeClass.Group, "kind": nodeClass.Kind, "name": p.Name}, "template", "spec", "nodeClassRef")
+
+	labels, _, lerr := unstructured.NestedStringMap(spec, "template", "metadata", "labels")
+	if lerr != nil {
+		return nil, errors.Wrapf(lerr, "cannot read spec.template.metadata.labels of NodePool %q", ref.GetName())
+	}
+	w.set(toAnyMap(mergeStringMap(labels, keys.Managed(), p.Labels)), "template", "metadata", "labels")
+
+	taints, _, terr := unstructured.NestedSlice(spec, "template", "spec", "taints")
+	if terr != nil {
+		return nil, errors.Wrapf(terr, "cannot read spec.template.spec.taints of NodePool %q", ref.GetName())
+	}
+	w.set(mergeTaints(taints, keys.Managed(), p.Taints), "template", "spec", "taints")
+
+	if w.err != nil {
+		return nil, errors.Wrapf(w.err, "cannot clone NodePool %q", ref.GetName())
+	}
+	if err := applySettings(spec, p.Settings); err != nil {
+		return nil, errors.Wrapf(err, "cannot apply pool settings to NodePool %q", p.Name)
+	}
+	return np, nil
+}
+
+// applySettings writes the organization's pool settings over the cloned spec;
+// a setting left empty keeps the reference's value.
+func applySettings(spec map[string]any, s v1alpha1.PoolSettings) error {
+	w := &writer{obj: spec}
+	for _, k := range awstags.SortedKeys(s.Limits) {
+		w.set(quantity(s.Limits[k]), "limits", k)
+	}
+	w.setString(s.ExpireAfter, "template", "spec", "expireAfter")
+	w.setString(s.TerminationGracePeriod, "template", "spec", "terminationGracePeriod")
+	if s.Weight != nil {
+		w.set(int64(*s.Weight), "weight")
+	}
+	if d := s.Disruption; d != nil {
+		w.setString(d.ConsolidationPolicy, "disruption", "consolidationPolicy")
+		w.setString(d.ConsolidateAfter, "disruption", "consolidateAfter")
+		if d.Budgets != nil {
+			budgets := make([]any, 0, len(d.Budgets))
+			for _, b := range d.Budgets {
+				budgets = append(budgets, budgetObject(b))
+			}
+			w.set(budgets, "disruption", "budgets")
+		}
+	}
+	return w.err
+}
+
+// writer sets nested fields of an unstructured object and keeps the first
+// error, so a sequence of writes reads as one.
+type writer struct {
+	obj map[string]any
+	err error
+}
+
+func (w *writer) set(value any, path ...string) {
+	if w.err == nil {
+		w.err = unstructured.SetNestedField(w.obj, value, path...)
+	}
+}
+
+// setString sets a string field unless value is empty.
+func (w *writer) setString(value string, path ...string) {
+	if value != "" {
+		w.set(value, path...)
+	}
+}
+
+func budgetObject(b v1alpha1.Budget) map[string]any {
+	o := map[string]any{"nodes": b.Nodes}
+	if b.Schedule != "" {
+		o["schedule"] = b.Schedule
+	}
+	if b.Duration != "" {
+		o["duration"] = b.Duration
+	}
+	if len(b.Reasons) > 0 {
+		reasons := make([]any, 0, len(b.Reasons))
+		for _, r := range b.Reasons {
+			reasons = append(reasons, r)
+		}
+		o["reasons"] = reasons
+	}
+	return o
+}
+
+// quantity keeps a limit as the user wrote it: 100 stays a number, "400Gi" a string.
+func quantity(v intstr.IntOrString) any {
+	if v.Type == intstr.Int {
+		return int64(v.IntVal)
+	}
+	return v.StrVal
+}
+
+// clonedSpec deep-copies the reference's spec, so rendering never mutates the
+// request.
+func clonedSpec(ref *unstructured.Unstructured) (map[string]any, error) {
+	spec, ok := ref.Object["spec"].(map[string]any)
+	if !ok {
+		return nil, errors.Errorf("%s %q has no spec", ref.GetKind(), ref.GetName())
+	}
+	return runtime.DeepCopyJSONValue(spec).(map[string]any), nil
+}
+
+// newObject starts a cluster-scoped object named after the pool and labelled
+// with its identity, so `kubectl get nodepools -l kiso.dev/organization=acme`
+// finds an organization's pools.
+func newObject(apiVersion, kind string, p pool, keys Keys) *unstructured.Unstructured {
+	labels := map[string]any{managedByLabel: managedByValue}
+	for _, k := range keys.Managed() {
+		if v, ok := p.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata":   map[string]any{"name": p.Name, "labels": labels},
+	}}
+}
+
+func toAnyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/names"
+)
+
+// poolNamePrefix makes kiso's pool names unlikely to collide with a
+// platform's own NodePools; the ownership check refuses the rest.
+const poolNamePrefix = "kiso"
+
+// A pool is one NodePool and its NodeClass of the same name, and the stacks
+// whose pods it serves. It is derived from the organization's spec alone:
+// a shared pool never depends on which stack was reconciled last.
+type pool struct {
+	Name string
+
+	// Stack is the stack the pool belongs to in stack isolation, else empty.
+	Stack string
+
+	// Stacks whose pods land on this pool.
+	Stacks []string
+
+	// Settings are spec.pool with the stack's own overrides applied.
+	Settings v1alpha1.PoolSettings
+
+	// Labels are the identity labels its nodes carry.
+	Labels map[string]string
+
+	// Taints are kiso's taints on its nodes, in order.
+	Taints []taint
+
+	// Tags are the cost tags of its EC2 resources (EC2NodeClass only).
+	Tags map[string]string
+}
+
+// A taint as Karpenter's NodePool spells it.
+type taint struct {
+	Key    string
+	Value  string
+	Effect string
+}
+
+// taintEffect keeps other pods off a tenant's nodes without evicting pods
+// already there, so adding a taint never disrupts running workloads.
+const taintEffect = "NoSchedule"
+
+// planPools returns the organization's pools in spec order.
+func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) []pool {
+	if spec.Isolation == v1alpha1.IsolationStack {
+		pools := make([]pool, 0, len(spec.Stacks))
+		for _, s := range spec.Stacks {
+			settings := mergeSettings(spec.Pool, s.Pool)
+			pools = append(pools, newPool(spec, keys, s.Name, []string{s.Name}, settings))
+		}
+		return pools
+	}
+	stacks := make([]string, 0, len(spec.Stacks))
+	for _, s := range spec.Stacks {
+		stacks = append(stacks, s.Name)
+	}
+	return []pool{newPool(spec, keys, "", stacks, mergeSettings(spec.Pool, nil))}
+}
+
+func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys Keys, stack string, stacks []string, settings v1alpha1.PoolSettings) pool {
+	p := pool{
+		Name:     poolName(spec.Organization, stack),
+		Stack:    stack,
+		Stacks:   stacks,
+		Settings: settings,
+		Labels:   map[string]string{keys.Organization: spec.Organization},
+		Taints:   []taint{{Key: keys.Organization, Value: spec.Organization, Effect: taintEffect}},
+	}
+	if stack != "" {
+		p.Labels[keys.Stack] = stack
+		p.Taints = append(p.Taints, taint{Key: keys.Stack, Value: stack, Effect: taintEffect})
+	}
+	// Customer is for cost reports only: a label and a tag, never a taint,
+	// so a shared pool never splits on it.
+	if spec.Customer != "" {
+		p.Labels[keys.Customer] = spec.Customer
+	}
+	if isEC2NodeClass(spec.NodeClassRef) {
+		p.Tags = make(map[string]string, len(spec.Tags)+len(p.Labels))
+		for k, v := range spec.Tags {
+			p.Tags[k] = v
+		}
+		for k, v := range p.Labels {
+			p.Tags[k] = v
+		}
+	}
+	return p
+}
+
+// poolName is kiso-<organization>[-<stack>], shortened with a stable hash
+// when longer than a label value may be (it is also the karpenter.sh/nodepool
+// label's value).
+func poolName(organization, stack string) string {
+	if stack == "" {
+		return names.Join(names.MaxLabelValue, poolNamePrefix, organization)
+	}
+	return names.Join(names.MaxLabelValue, poolNamePrefix, organization, stack)
+}
+
+// mergeSettings returns base with every field override sets replacing it;
+// limits merge key by key.
+func mergeSettings(base, override *v1alpha1.PoolSettings) v1alpha1.PoolSettings {
+	out := v1alpha1.PoolSettings{}
+	for _, s := range []*v1alpha1.PoolSettings{base, override} {
+		if s == nil {
+			continue
+		}
+		for k, v := range s.Limits {
+			if out.Limits == nil {
+				out.Limits = map[string]intstr.IntOrString{}
+			}
+			out.Limits[k] = v
+		}
+		if s.ExpireAfter != "" {
+			out.ExpireAfter = s.ExpireAfter
+		}
+		if s.TerminationGracePeriod != "" {
+			out.TerminationGracePeriod = s.TerminationGracePeriod
+		}
+		if s.Weight != nil {
+			out.Weight = s.Weight
+		}
+		if d := s.Disruption; d != nil {
+			if out.Disruption == nil {
+				out.Disruption = &v1alpha1.Disruption{}
+			}
+			if d.ConsolidationPolicy != "" {
+				out.Disruption.ConsolidationPolicy = d.ConsolidationPolicy
+			}
+			if d.ConsolidateAfter != "" {
+				out.Disruption.ConsolidateAfter = d.ConsolidateAfter
+			}
+			if d.Budgets != nil {
+				out.Disruption.Budgets = d.Budgets
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
+
+// Defaults for the reference NodeClass: AWS's EC2NodeClass.
+const (
+	defaultNodeClassAPIVersion = "karpenter.k8s.aws/v1"
+	defaultNodeClassKind       = "EC2NodeClass"
+)
+
+// Karpenter's NodePool API, the same for every provider.
+const (
+	karpenterGroup     = "karpenter.sh"
+	nodePoolAPIVersion = "karpenter.sh/v1"
+	nodePoolKind       = "NodePool"
+)
+
+// decodeSpec reads the XR's spec and applies the defaults the XRD declares,
+// so the function behaves the same whether or not the API server defaulted it.
+func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterIsolationSpec, error) {
+	spec := v1alpha1.XKarpenterIsolationSpec{}
+	raw, err := xr.Resource.GetValue("spec")
+	if err != nil {
+		return spec, errors.Wrap(err, "cannot read the XR's spec")
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return spec, errors.Wrap(err, "cannot encode the XR's spec")
+	}
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return spec, errors.Wrap(err, "cannot decode the XR's spec")
+	}
+	applyDefaults(&spec)
+	return spec, nil
+}
+
+func applyDefaults(spec *v1alpha1.XKarpenterIsolationSpec) {
+	if spec.Isolation == "" {
+		spec.Isolation = v1alpha1.IsolationOrganization
+	}
+	if spec.NodeClassRef.APIVersion == "" {
+		spec.NodeClassRef.APIVersion = defaultNodeClassAPIVersion
+	}
+	if spec.NodeClassRef.Kind == "" {
+		spec.NodeClassRef.Kind = defaultNodeClassKind
+	}
+	for i := range spec.Stacks {
+		if len(spec.Stacks[i].Namespaces) == 0 {
+			spec.Stacks[i].Namespaces = []string{spec.Organization + "-" + spec.Stacks[i].Name}
+		}
+	}
+}
+
+// nodeClassGVK is the GroupVersionKind of the NodeClass the spec clones.
+func nodeClassGVK(ref v1alpha1.NodeClassReference) schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+}
+
+// isEC2NodeClass reports whether the reference is AWS's EC2NodeClass, the
+// only NodeClass with tags.
+func isEC2NodeClass(ref v1alpha1.NodeClassReference) bool {
+	gvk := nodeClassGVK(ref)
+	return gvk.Group == "karpenter.k8s.aws" && gvk.Kind == "EC2NodeClass"
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	fnresource "github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awstags"
+)
+
+// Patterns and enums of Karpenter v1's NodePool CRD, checked here so a bad
+// value fails on the claim, naming the claim's field, rather than as an
+// apply error on a composed NodePool.
+var (
+	durationOrNever   = regexp.MustCompile(`^(([0-9]+(s|m|h))+|Never)$`)
+	duration          = regexp.MustCompile(`^([0-9]+(s|m|h))+$`)
+	budgetNodes       = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
+	budgetDuration    = regexp.MustCompile(`^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`)
+	nodeClassKind     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*NodeClass$`)
+	consolidationEnum = []string{"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}
+	budgetReasonEnum  = []string{"Underutilized", "Empty", "Drifted", "Unhealthy"}
+)
+
+// karpenterTagKeys are tag keys Karpenter's EC2NodeClass CRD refuses; kiso
+// refuses them on the claim first.
+var karpenterTagKeys = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
+
+// validateSpec returns every problem with the spec, each naming its field.
+// The spec has had defaults applied.
+func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorList {
+	sp := field.NewPath("spec")
+	var errs field.ErrorList
+
+	errs = append(errs, dnsLabel(sp.Child("organization"), spec.Organization)...)
+	if spec.Customer != "" {
+		for _, msg := range validation.IsValidLabelValue(spec.Customer) {
+			errs = append(errs, field.Invalid(sp.Child("customer"), spec.Customer, msg))
+		}
+	}
+	mode := spec.Isolation
+	if mode != v1alpha1.IsolationOrganization && mode != v1alpha1.IsolationStack {
+		errs = append(errs, field.NotSupported(sp.Child("isolation"), mode,
+			[]string{string(v1alpha1.IsolationOrganization), string(v1alpha1.IsolationStack)}))
+	}
+
+	errs = append(errs, validateStacks(sp.Child("stacks"), spec)...)
+	errs = append(errs, validateNodeClassRef(sp.Child("nodeClassRef"), spec.NodeClassRef)...)
+	errs = append(errs, dnsSubdomain(sp.Child("nodePoolRef", "name"), spec.NodePoolRef.Name)...)
+	if spec.Pool != nil {
+		errs = append(errs, validatePool(sp.Child("pool"), *spec.Pool)...)
+	}
+	errs = append(errs, validateTags(sp.Child("tags"), spec, keys)...)
+	return errs
+}
+
+func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+	var errs field.ErrorList
+	stackOf := map[string]string{}     // stack name -> itself, to find duplicates
+	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
+	for i, s := range spec.Stacks {
+		p := path.Index(i)
+		errs = append(errs, dnsLabel(p.Child("name"), s.Name)...)
+		if _, dup := stackOf[s.Name]; dup {
+			errs = append(errs, field.Duplicate(p.Child("name"), s.Name))
+		}
+		stackOf[s.Name] = s.Name
+		for j, ns := range s.Namespaces {
+			np := p.Child("namespaces").Index(j)
+			errs = append(errs, dnsLabel(np, ns)...)
+			if other, taken := namespaceOf[ns]; taken {
+				errs = append(errs, field.Invalid(np, ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
+				continue
+			}
+			namespaceOf[ns] = s.Name
+		}
+		if s.Pool == nil {
+			continue
+		}
+		if spec.Isolation != v1alpha1.IsolationStack {
+			errs = append(errs, field.Forbidden(p.Child("pool"), "per-stack pool settings need spec.isolation: stack; in organization isolation every stack shares the pool set by spec.pool"))
+			continue
+		}
+		errs = append(errs, validatePool(p.Child("pool"), *s.Pool)...)
+	}
+	return errs
+}
+
+func validateNodeClassRef(path *field.Path, ref v1alpha1.NodeClassReference) field.ErrorList {
+	errs := dnsSubdomain(path.Child("name"), ref.Name)
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	switch {
+	case err != nil:
+		errs = append(errs, field.Invalid(path.Child("apiVersion"), ref.APIVersion, err.Error()))
+	case gv.Group == "" || gv.Version == "":
+		errs = append(errs, field.Invalid(path.Child("apiVersion"), ref.APIVersion, "must be group/version, e.g. karpenter.k8s.aws/v1"))
+	case gv.Group == karpenterGroup:
+		errs = append(errs, field.Invalid(path.Child("apiVersion"), ref.APIVersion, "karpenter.sh holds NodePools and NodeClaims, not NodeClasses"))
+	}
+	if !nodeClassKind.MatchString(ref.Kind) {
+		errs = append(errs, field.Invalid(path.Child("kind"), ref.Kind, "must be a Karpenter NodeClass kind, e.g. EC2NodeClass"))
+	}
+	return errs
+}
+
+func validatePool(path *field.Path, pool v1alpha1.PoolSettings) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range awstags.SortedKeys(pool.Limits) {
+		v := pool.Limits[k]
+		if _, err := resource.ParseQuantity(v.String()); err != nil {
+			errs = append(errs, field.Invalid(path.Child("limits").Key(k), v.String(), "must be a quantity, e.g. 100 or 400Gi"))
+		}
+	}
+	if pool.ExpireAfter != "" && !durationOrNever.MatchString(pool.ExpireAfter) {
+		errs = append(errs, field.Invalid(path.Child("expireAfter"), pool.ExpireAfter, "must be a duration like 720h or 24h30m, or Never"))
+	}
+	if pool.TerminationGracePeriod != "" && !duration.MatchString(pool.TerminationGracePeriod) {
+		errs = append(errs, field.Invalid(path.Child("terminationGracePeriod"), pool.TerminationGracePeriod, "must be a duration like 48h or 30m"))
+	}
+	if w := pool.Weight; w != nil && (*w < 1 || *w > 100) {
+		errs = append(errs, field.Invalid(path.Child("weight"), *w, "must be between 1 and 100"))
+	}
+	if d := pool.Disruption; d != nil {
+		errs = append(errs, validateDisruption(path.Child("disruption"), *d)...)
+	}
+	return errs
+}
+
+func validateDisruption(path *field.Path, d v1alpha1.Disruption) field.ErrorList {
+	var errs field.ErrorList
+	if d.ConsolidationPolicy != "" && !slices.Contains(consolidationEnum, d.ConsolidationPolicy) {
+		errs = append(errs, field.NotSupported(path.Child("consolidationPolicy"), d.ConsolidationPolicy, consolidationEnum))
+	}
+	if d.ConsolidateAfter != "" && !durationOrNever.MatchString(d.ConsolidateAfter) {
+		errs = append(errs, field.Invalid(path.Child("consolidateAfter"), d.ConsolidateAfter, "must be a duration like 30s or 5m, or Never"))
+	}
+	for i, b := range d.Budgets {
+		p := path.Child("budgets").Index(i)
+		if !budgetNodes.MatchString(b.Nodes) {
+			errs = append(errs, field.Invalid(p.Child("nodes"), b.Nodes, "must be a node count like 5 or a percentage like 10%"))
+		}
+		if (b.Schedule == "") != (b.Duration == "") {
+			errs = append(errs, field.Invalid(p, b.Schedule+" "+b.Duration, "schedule and duration must be set together"))
+		}
+		if b.Duration != "" && !budgetDuration.MatchString(b.Duration) {
+			errs = append(errs, field.Invalid(p.Child("duration"), b.Duration, "must be hours and minutes, e.g. 8h or 1h30m"))
+		}
+		for j, r := range b.Reasons {
+			if !slices.Contains(budgetReasonEnum, r) {
+				errs = append(errs, field.NotSupported(p.Child("reasons").Index(j), r, budgetReasonEnum))
+			}
+		}
+	}
+	return errs
+}
+
+// validateTags refuses tags AWS, Karpenter or kiso itself reserve. Only
+// EC2NodeClasses carry tags.
+func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorList {
+	if len(spec.Tags) == 0 {
+		return nil
+	}
+	if !isEC2NodeClass(spec.NodeClassRef) {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("tags apply only to EC2NodeClass; %s has no tags", spec.NodeClassRef.Kind))}
+	}
+	errs := awstags.Validate(path, spec.Tags)
+	for _, k := range awstags.SortedKeys(spec.Tags) {
+		switch {
+		case slices.Contains(karpenterTagKeys, k) || strings.HasPrefix(k, "kubernetes.io/cluster"):
+			errs = append(errs, field.Forbidden(path.Key(k), "Karpenter sets this tag itself and its EC2NodeClass refuses it"))
+		case slices.Contains(keys.Managed(), k):
+			errs = append(errs, field.Forbidden(path.Key(k), "kiso sets this tag from the organization, stack and customer"))
+		}
+	}
+	return errs
+}
+
+func dnsLabel(path *field.Path, v string) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(v) {
+		errs = append(errs, field.Invalid(path, v, msg))
+	}
+	return errs
+}
+
+func dnsSubdomain(path *field.Path, v string) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(v) {
+		errs = append(errs, field.Invalid(path, v, msg))
+	}
+	return errs
+}
+
+// validateAgainstReferences returns spec errors that only show once the
+// reference NodePool and the pools already composed are known.
+func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[fnresource.Name]fnresource.ObservedComposed) field.ErrorList {
+	var errs field.ErrorList
+	sp := field.NewPath("spec")
+
+	// A static NodePool (spec.replicas) allows only limits.nodes and no
+	// weight; say so on the claim rather than fail every clone's apply.
+	if _, static, _ := unstructured.NestedFieldNoCopy(found.NodePool.Object, "spec", "replicas"); static {
+		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
+			if s == nil {
+				return
+			}
+			if s.Weight != nil {
+				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
+			}
+			for _, k := range awstags.SortedKeys(s.Limits) {
+				if k != "nodes" {
+					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
+				}
+			}
+		}
+		check(sp.Child("pool"), spec.Pool)
+		for i := range spec.Stacks {
+			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
+		}
+	}
+
+	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
+	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
+	for _, name := range sortedNames(observed) {
+		oc := observed[name]
+		if oc.Resource.GetKind() != nodePoolKind {
+			continue
+		}
+		if got, ok := observedNodeClassRef(oc); ok && got != want {
+			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
+		}
+	}
+	return errs
+}
+
+func sortedNames(m map[fnresource.Name]fnresource.ObservedComposed) []fnresource.Name {
+	out := make([]fnresource.Name, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
