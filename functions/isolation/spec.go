@@ -53,11 +53,19 @@ func applyDefaults(spec *v1alpha1.XKarpenterIsolationSpec) {
 	if spec.NodeClassRef.Kind == "" {
 		spec.NodeClassRef.Kind = defaultNodeClassKind
 	}
-	for i := range spec.Stacks {
-		if len(spec.Stacks[i].Namespaces) == 0 {
-			spec.Stacks[i].Namespaces = []string{spec.Organization + "-" + spec.Stacks[i].Name}
-		}
+}
+
+// namespacesOf returns the namespaces a stack's pods run in: those listed, or
+// <organization>-<stack> by default.
+func namespacesOf(organization string, s v1alpha1.Stack) []string {
+	if len(s.Namespaces) > 0 {
+		return s.Namespaces
 	}
+	return []string{defaultNamespace(organization, s.Name)}
+}
+
+func defaultNamespace(organization, stack string) string {
+	return organization + "-" + stack
 }
 
 // nodeClassGVK is the GroupVersionKind of the NodeClass the spec clones.

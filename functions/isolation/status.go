@@ -30,9 +30,9 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 	for _, s := range spec.Stacks {
 		p := poolOf[s.Name]
 		ss := v1alpha1.StackStatus{
-			Name:         s.Name,
-			Pool:         p.Name,
-			Namespaces:   s.Namespaces,
+			Name:       s.Name,
+			Pool:       p.Name,
+			Namespaces: namespacesOf(spec.Organization, s),
 			// Identity keys only: the customer label is on the nodes for
 			// cost reports, but a pod never needs it to land.
 			NodeSelector: make(map[string]string, len(p.Taints)),

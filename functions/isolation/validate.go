@@ -41,7 +41,8 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorL
 	sp := field.NewPath("spec")
 	var errs field.ErrorList
 
-	errs = append(errs, dnsLabel(sp.Child("organization"), spec.Organization)...)
+	orgErrs := dnsLabel(sp.Child("organization"), spec.Organization)
+	errs = append(errs, orgErrs...)
 	if spec.Customer != "" {
 		for _, msg := range validation.IsValidLabelValue(spec.Customer) {
 			errs = append(errs, field.Invalid(sp.Child("customer"), spec.Customer, msg))
@@ -53,7 +54,7 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorL
 			[]string{string(v1alpha1.IsolationOrganization), string(v1alpha1.IsolationStack)}))
 	}
 
-	errs = append(errs, validateStacks(sp.Child("stacks"), spec)...)
+	errs = append(errs, validateStacks(sp.Child("stacks"), spec, len(orgErrs) == 0)...)
 	errs = append(errs, validateNodeClassRef(sp.Child("nodeClassRef"), spec.NodeClassRef)...)
 	errs = append(errs, dnsSubdomain(sp.Child("nodePoolRef", "name"), spec.NodePoolRef.Name)...)
 	if spec.Pool != nil {
@@ -63,22 +64,34 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorL
 	return errs
 }
 
-func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, organizationValid bool) field.ErrorList {
 	var errs field.ErrorList
-	stackOf := map[string]string{}     // stack name -> itself, to find duplicates
+	seen := map[string]bool{}          // stack names, to find duplicates
 	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
 	for i, s := range spec.Stacks {
 		p := path.Index(i)
-		errs = append(errs, dnsLabel(p.Child("name"), s.Name)...)
-		if _, dup := stackOf[s.Name]; dup {
+		nameErrs := dnsLabel(p.Child("name"), s.Name)
+		errs = append(errs, nameErrs...)
+		if seen[s.Name] {
 			errs = append(errs, field.Duplicate(p.Child("name"), s.Name))
+			continue
 		}
-		stackOf[s.Name] = s.Name
-		for j, ns := range s.Namespaces {
-			np := p.Child("namespaces").Index(j)
-			errs = append(errs, dnsLabel(np, ns)...)
+		seen[s.Name] = true
+		switch {
+		case len(s.Namespaces) > 0:
+			for j, ns := range s.Namespaces {
+				errs = append(errs, dnsLabel(p.Child("namespaces").Index(j), ns)...)
+			}
+		case organizationValid && len(nameErrs) == 0:
+			// Both parts are valid, yet <organization>-<stack> can be too long.
+			def := defaultNamespace(spec.Organization, s.Name)
+			for _, msg := range validation.IsDNS1123Label(def) {
+				errs = append(errs, field.Invalid(p.Child("namespaces"), def, "the default namespace <organization>-<name> is not a valid namespace ("+msg+"); list the stack's namespaces"))
+			}
+		}
+		for j, ns := range namespacesOf(spec.Organization, s) {
 			if other, taken := namespaceOf[ns]; taken {
-				errs = append(errs, field.Invalid(np, ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
+				errs = append(errs, field.Invalid(p.Child("namespaces").Index(j), ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
 				continue
 			}
 			namespaceOf[ns] = s.Name

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
+
+func TestValidateSpec(t *testing.T) {
+	valid := func() v1alpha1.XKarpenterIsolationSpec {
+		return v1alpha1.XKarpenterIsolationSpec{
+			Organization: "acme",
+			Isolation:    v1alpha1.IsolationStack,
+			Stacks:       []v1alpha1.Stack{{Name: "web"}, {Name: "jobs"}},
+			NodeClassRef: v1alpha1.NodeClassReference{Name: "default"},
+			NodePoolRef:  v1alpha1.NodePoolReference{Name: "default"},
+		}
+	}
+	weight := int32(101)
+	cases := map[string]struct {
+		reason string
+		mutate func(*v1alpha1.XKarpenterIsolationSpec)
+		want   []string
+	}{
+		"ValidSpecPasses": {
+			reason: "A complete spec has no errors.",
+			mutate: func(*v1alpha1.XKarpenterIsolationSpec) {},
+		},
+		"OrganizationRequired": {
+			reason: "The organization names every pool.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Organization = "" },
+			want:   []string{"spec.organization: Required value"},
+		},
+		"OrganizationTooLong": {
+			reason: "An organization is a DNS-1123 label: at most 63 characters.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Organization = strings.Repeat("a", 64) },
+			want:   []string{`spec.organization: Invalid value: "` + strings.Repeat("a", 64) + `": must be no more than 63 characters`},
+		},
+		"CustomerMustBeALabelValue": {
+			reason: "Customer becomes a node label value.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Customer = "Acme Corp" },
+			want:   []string{`spec.customer: Invalid value: "Acme Corp": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
+		},
+		"UnknownIsolation": {
+			reason: "Isolation is organization or stack.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Isolation = "namespace" },
+			want:   []string{`spec.isolation: Unsupported value: "namespace": supported values: "organization", "stack"`},
+		},
+		"DuplicateStack": {
+			reason: "Stack names are unique within an organization.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Stacks[1].Name = "web" },
+			want:   []string{`spec.stacks[1].name: Duplicate value: "web"`},
+		},
+		"NamespaceInTwoStacks": {
+			reason: "A namespace's pods can land on one stack's pool only.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Stacks[0].Namespaces = []string{"shared"}
+				s.Stacks[1].Namespaces = []string{"shared"}
+			},
+			want: []string{`spec.stacks[1].namespaces[0]: Invalid value: "shared": namespace already belongs to stack "web"; a namespace's pods can run in one stack's pool only`},
+		},
+		"DefaultNamespaceTooLong": {
+			reason: "A valid organization and stack can still make a default namespace longer than 63 characters.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Organization = strings.Repeat("a", 60) },
+			want: []string{
+				`spec.stacks[0].namespaces: Invalid value: "` + strings.Repeat("a", 60) + `-web": the default namespace <organization>-<name> is not a valid namespace (must be no more than 63 characters); list the stack's namespaces`,
+				`spec.stacks[1].namespaces: Invalid value: "` + strings.Repeat("a", 60) + `-jobs": the default namespace <organization>-<name> is not a valid namespace (must be no more than 63 characters); list the stack's namespaces`,
+			},
+		},
+		"StackPoolNeedsStackIsolation": {
+			reason: "A per-stack override in a shared pool would make the last stack win.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Isolation = v1alpha1.IsolationOrganization
+				s.Stacks[1].Pool = &v1alpha1.PoolSettings{ExpireAfter: "24h"}
+			},
+			want: []string{"spec.stacks[1].pool: Forbidden: per-stack pool settings need spec.isolation: stack; in organization isolation every stack shares the pool set by spec.pool"},
+		},
+		"WrongNodeClassKind": {
+			reason: "The NodeClass reference must name a NodeClass kind, not e.g. a NodePool.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.NodeClassRef.APIVersion = "karpenter.sh/v1"
+				s.NodeClassRef.Kind = "NodePool"
+			},
+			want: []string{
+				`spec.nodeClassRef.apiVersion: Invalid value: "karpenter.sh/v1": karpenter.sh holds NodePools and NodeClaims, not NodeClasses`,
+				`spec.nodeClassRef.kind: Invalid value: "NodePool": must be a Karpenter NodeClass kind, e.g. EC2NodeClass`,
+			},
+		},
+		"MissingReferences": {
+			reason: "Both references are required.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.NodeClassRef.Name = ""
+				s.NodePoolRef.Name = ""
+			},
+			want: []string{"spec.nodeClassRef.name: Required value", "spec.nodePoolRef.name: Required value"},
+		},
+		"BadPoolSettings": {
+			reason: "Pool settings follow the NodePool CRD's patterns and enums.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Pool = &v1alpha1.PoolSettings{
+					Limits:                 map[string]intstr.IntOrString{"cpu": intstr.FromString("lots")},
+					ExpireAfter:            "30d",
+					TerminationGracePeriod: "Never",
+					Weight:                 &weight,
+					Disruption: &v1alpha1.Disruption{
+						ConsolidationPolicy: "Always",
+						Budgets:             []v1alpha1.Budget{{Nodes: "120%", Schedule: "0 9 * * *", Reasons: []string{"Bored"}}},
+					},
+				}
+			},
+			want: []string{
+				`spec.pool.limits[cpu]: Invalid value: "lots": must be a quantity, e.g. 100 or 400Gi`,
+				`spec.pool.expireAfter: Invalid value: "30d": must be a duration like 720h or 24h30m, or Never`,
+				`spec.pool.terminationGracePeriod: Invalid value: "Never": must be a duration like 48h or 30m`,
+				`spec.pool.weight: Invalid value: 101: must be between 1 and 100`,
+				`spec.pool.disruption.consolidationPolicy: Unsupported value: "Always": supported values: "WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"`,
+				`spec.pool.disruption.budgets[0].nodes: Invalid value: "120%": must be a node count like 5 or a percentage like 10%`,
+				`spec.pool.disruption.budgets[0]: Invalid value: "0 9 * * * ": schedule and duration must be set together`,
+				`spec.pool.disruption.budgets[0].reasons[0]: Unsupported value: "Bored": supported values: "Underutilized", "Empty", "Drifted", "Unhealthy"`,
+			},
+		},
+		"ReservedTagKeys": {
+			reason: "Tags Karpenter or kiso set themselves are refused, naming the key.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Tags = map[string]string{"kubernetes.io/cluster/prod": "owned", "karpenter.sh/nodepool": "x", "kiso.dev/organization": "other", "team": "a"}
+			},
+			want: []string{
+				"spec.tags[karpenter.sh/nodepool]: Forbidden: Karpenter sets this tag itself and its EC2NodeClass refuses it",
+				"spec.tags[kiso.dev/organization]: Forbidden: kiso sets this tag from the organization, stack and customer",
+				"spec.tags[kubernetes.io/cluster/prod]: Forbidden: Karpenter sets this tag itself and its EC2NodeClass refuses it",
+			},
+		},
+		"TagsNeedAnEC2NodeClass": {
+			reason: "Only EC2NodeClasses carry tags.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.NodeClassRef = v1alpha1.NodeClassReference{APIVersion: "karpenter.rackspace.com/v1", Kind: "RackspaceSpotNodeClass", Name: "spot"}
+				s.Tags = map[string]string{"team": "a"}
+			},
+			want: []string{"spec.tags: Forbidden: tags apply only to EC2NodeClass; RackspaceSpotNodeClass has no tags"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := valid()
+			tc.mutate(&spec)
+			applyDefaults(&spec)
+			var got []string
+			for _, e := range validateSpec(spec, NewKeys(DefaultKeyDomain)) {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nvalidateSpec(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
