@@ -1,0 +1,75 @@
+# kiso: Karpenter node isolation and Karpenter's AWS prerequisites, as Crossplane composition functions.
+# Every tool is built once from the Go module proxy into .cache/ (git-ignored), keyed by version.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+
+##@ Main
+
+.PHONY: render
+render: ## Render every example (or your own: make render XR=xr.yaml [REQUIRED=required.yaml] [OBSERVED=observed.yaml]).
+ifdef XR
+	hack/render.sh one $(XR) $(REQUIRED) $(OBSERVED)
+else
+	hack/render.sh render
+endif
+
+.PHONY: test
+test: unit examples e2e ## Everything CI runs: unit tests, examples rendered and validated, end-to-end on a real control plane.
+
+##@ Tests
+
+.PHONY: unit
+unit: lint ## Unit tests of the functions and shared packages.
+	$(GO) test ./...
+
+.PHONY: lint
+lint: ## go vet, and gofmt must have nothing to say.
+	$(GO) vet ./...
+	@out=$$(gofmt -l apis functions test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: examples
+examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml.
+	hack/render.sh check
+
+.PHONY: golden
+golden: ## Rewrite every example's expected.yaml from a fresh render (review the diff before committing).
+	hack/render.sh golden
+
+.PHONY: e2e
+e2e: ## End-to-end: packages pushed to a loopback registry, claims applied to a real kube-apiserver with Crossplane.
+	test/e2e/run.sh
+
+.PHONY: bench
+bench: ## Benchmarks of RunFunction (ns/op, allocs/op).
+	$(GO) test -run '^$$' -bench . -benchmem ./functions/...
+
+##@ Packages
+
+.PHONY: xpkg
+xpkg: ## Build the Configuration and Function packages into _output/xpkg (no Docker needed).
+	hack/xpkg.sh build
+
+.PHONY: push
+push: ## Push the packages: make push REGISTRY=host/path.
+	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host/path"; exit 2; }
+	hack/xpkg.sh push $(REGISTRY)
+
+##@ Helpers
+
+.PHONY: tools
+tools: ## Build the cached tool binaries (Crossplane CLI and core) and fetch the CRD schemas.
+	hack/build-tool.sh crossplane-cli >/dev/null
+	hack/build-tool.sh crossplane-core >/dev/null
+	hack/schemas.sh >/dev/null
+
+.PHONY: clean
+clean: ## Remove build outputs (keeps the tool cache).
+	rm -rf _output
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"} /^##@/ {printf "\n%s\n", substr($$0, 5)} /^[a-z][a-zA-Z0-9_-]*:.*##/ {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
