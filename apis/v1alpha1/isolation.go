@@ -49,6 +49,23 @@ type XKarpenterIsolationSpec struct {
 
 	// Tags are extra cost-allocation tags for the organization's AWS resources.
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// Placement says how the organization's pods are kept on its pools.
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// Placement is enforced at admission for every pod, Deployments and Jobs
+// alike, by Kubernetes-native admission policies: no webhook server to run.
+type Placement struct {
+	// Enforce renders a ValidatingAdmissionPolicy that rejects a pod in the
+	// organization's namespaces unless it selects its own pool, and any pod
+	// elsewhere that tolerates or selects the organization's keys. Default true.
+	Enforce *bool `json:"enforce,omitempty"`
+
+	// Inject renders a MutatingAdmissionPolicy (admissionregistration.k8s.io/
+	// v1beta1, Kubernetes 1.34+) that adds the node selector and tolerations
+	// to the organization's pods itself.
+	Inject bool `json:"inject,omitempty"`
 }
 
 // A Stack is one of the organization's workloads.

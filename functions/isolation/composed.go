@@ -34,14 +34,22 @@ func isReady(oc resource.ObservedComposed, ok bool) bool {
 	return ok && oc.Resource.GetCondition(xpv1.TypeReady).Status == corev1.ConditionTrue
 }
 
-// readiness turns an observed object's Ready condition into the composed
-// resource's readiness; not yet observed means not ready.
-func readiness(oc resource.ObservedComposed, ok bool) resource.Ready {
-	if isReady(oc, ok) {
+// readiness is a composed resource's readiness: an object with a Ready
+// condition (NodePools, NodeClasses) is ready when it says so; an admission
+// policy or binding has no status and is ready once it exists. Not yet
+// observed means not ready.
+func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok bool) resource.Ready {
+	switch {
+	case !ok:
+		return resource.ReadyFalse
+	case desired.GetObjectKind().GroupVersionKind().Group == admissionGroup, isReady(oc, ok):
 		return resource.ReadyTrue
 	}
 	return resource.ReadyFalse
 }
+
+// admissionGroup holds admission policies, which report no conditions.
+const admissionGroup = "admissionregistration.k8s.io"
 
 // keepObserved returns every observed composed resource as desired, exactly
 // as it is. It is what the function returns when it cannot render: Crossplane
@@ -63,7 +71,7 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 		}
 		cd := composed.New()
 		cd.Unstructured = *u
-		out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(oc, true)}
+		out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(cd, oc, true)}
 	}
 	return out
 }

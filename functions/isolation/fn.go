@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -72,10 +71,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	pools := planPools(spec, keys)
+	planned := planObjects(spec, pools)
 	composed := composedIndex(observed)
-	rsp.Requirements = requirements(spec, pools, composed)
+	rsp.Requirements = requirements(spec, planned, composed)
 
-	found, err := resolve(req, spec, pools, composed, oxr.Resource.GetUID())
+	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID())
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -98,7 +98,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			invalidSpec(rsp, errs)
 			return rsp, nil
 		}
-		rendered, err = renderPools(spec, pools, found, observed, keys)
+		rendered, err = renderOrganization(spec, pools, found, observed, keys)
 		if err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
@@ -133,9 +133,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// renderPools clones the references once per pool.
-func renderPools(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
-	out := make(map[resource.Name]*resource.DesiredComposed, 2*len(pools))
+// renderOrganization renders every object of the organization: each pool's
+// NodeClass and NodePool, and the admission policies that keep its pods on them.
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+	objects := make(map[resource.Name]*composed.Unstructured, 2*len(pools)+4)
 	gvk := nodeClassGVK(spec.NodeClassRef)
 	for _, p := range pools {
 		nc, err := renderNodeClass(found.NodeClass, p, gvk, keys)
@@ -146,12 +147,21 @@ func renderPools(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found look
 		if err != nil {
 			return nil, err
 		}
-		for name, u := range map[resource.Name]*unstructured.Unstructured{nodeClassResourceName(p): nc, nodePoolResourceName(p): np} {
-			oc, ok := observed[name]
-			cd := composed.New()
-			cd.Unstructured = *u
-			out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(oc, ok)}
-		}
+		objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
+		objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
+	}
+	policies, err := renderPlacement(spec, pools, keys)
+	if err != nil {
+		return nil, err
+	}
+	for name, o := range policies {
+		objects[name] = o
+	}
+
+	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))
+	for name, o := range objects {
+		oc, ok := observed[name]
+		out[name] = &resource.DesiredComposed{Resource: o, Ready: readiness(o, oc, ok)}
 	}
 	return out, nil
 }

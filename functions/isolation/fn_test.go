@@ -46,7 +46,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	assertNoFatal(t, rsp)
 
 	got := desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web"}, sortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web", "placement-binding", "placement-policy"}, sortedKeys(got)); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(jsonMap(t, wantWebNodePool), got["nodepool-kiso-acme-web"]); diff != "" {
@@ -81,7 +81,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
 	assertNoFatal(t, rsp)
 	got := desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme"}, sortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "placement-binding", "placement-policy"}, sortedKeys(got)); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]
@@ -174,13 +174,7 @@ func TestRackspaceNodeClassIsClonedWithoutTags(t *testing.T) {
 }
 
 func TestPoolIsReadyWhenKarpenterSaysSo(t *testing.T) {
-	ready := func(j string) string {
-		m := jsonMap(t, j)
-		m["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-		return toJSON(t, m)
-	}
-	observed := map[string]string{"nodepool-kiso-acme": ready(orgNodePool(t)), "nodeclass-kiso-acme": ready(orgNodeClass(t))}
-	rsp := run(t, newRequest(t, input, xr(orgSpec), observed), cluster{refNodeClass, refNodePool})
+	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, true)), cluster{refNodeClass, refNodePool})
 	for name, r := range rsp.GetDesired().GetResources() {
 		if r.GetReady() != fnv1.Ready_READY_TRUE {
 			t.Errorf("%s: want READY_TRUE, got %s", name, r.GetReady())
@@ -201,14 +195,18 @@ func TestNewPoolIsNotReady(t *testing.T) {
 	}
 }
 
-// orgNodePool and orgNodeClass are the shared pool of orgSpec as rendered,
-// used as observed state.
-func orgNodePool(t *testing.T) string {
-	return toJSON(t, desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))["nodepool-kiso-acme"])
-}
-
-func orgNodeClass(t *testing.T) string {
-	return toJSON(t, desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))["nodeclass-kiso-acme"])
+// composedOrg returns everything orgSpec composes, as Crossplane would
+// observe it: NodePools and NodeClasses report Ready when ready is true.
+func composedOrg(t *testing.T, ready bool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, o := range desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})) {
+		if ready && strings.HasPrefix(name, "node") {
+			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		}
+		out[name] = toJSON(t, o)
+	}
+	return out
 }
 
 func assertNoFatal(t *testing.T, rsp *fnv1.RunFunctionResponse) {

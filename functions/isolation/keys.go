@@ -2,6 +2,7 @@ package main
 
 // Keys are the label, taint and tag keys kiso owns, all in one domain.
 type Keys struct {
+	Domain       string
 	Organization string
 	Stack        string
 	Customer     string
@@ -10,6 +11,7 @@ type Keys struct {
 // NewKeys returns kiso's keys in the supplied domain.
 func NewKeys(domain string) Keys {
 	return Keys{
+		Domain:       domain,
 		Organization: domain + "/organization",
 		Stack:        domain + "/stack",
 		Customer:     domain + "/customer",

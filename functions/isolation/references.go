@@ -34,27 +34,18 @@ func (r objectRef) String() string { return fmt.Sprintf("%s %q", r.GVK.Kind, r.N
 // object, if any, that already holds a name kiso wants to use.
 func (r objectRef) requireExisting() string { return "existing/" + r.key() }
 
-// poolObjects returns the NodePool and NodeClass a pool is made of.
-func poolObjects(p pool, nodeClass schema.GroupVersionKind) (nodePool, nodeClassRef objectRef) {
-	return objectRef{GVK: schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind), Name: p.Name},
-		objectRef{GVK: nodeClass, Name: p.Name}
-}
-
 // requirements asks Crossplane for the two reference objects and, for every
 // object kiso is about to create, for whatever already holds its name. Objects
 // this XR already composes need no check, so in steady state only the two
 // references are fetched.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, composed map[string]bool) *fnv1.Requirements {
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []plannedObject, composed map[string]bool) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: byName(nodeClassGVK(spec.NodeClassRef), spec.NodeClassRef.Name),
 		requireReferenceNodePool:  byName(schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind), spec.NodePoolRef.Name),
 	}
-	for _, p := range pools {
-		np, nc := poolObjects(p, nodeClassGVK(spec.NodeClassRef))
-		for _, o := range []objectRef{np, nc} {
-			if !composed[o.key()] {
-				rs[o.requireExisting()] = byName(o.GVK, o.Name)
-			}
+	for _, o := range planned {
+		if !composed[o.Ref.key()] {
+			rs[o.Ref.requireExisting()] = byName(o.Ref.GVK, o.Ref.Name)
 		}
 	}
 	return &fnv1.Requirements{Resources: rs}
@@ -85,7 +76,7 @@ type lookup struct {
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, pools []pool, composed map[string]bool, xrUID types.UID) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []plannedObject, composed map[string]bool, xrUID types.UID) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -110,23 +101,20 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			*r.into = found[0].Resource
 		}
 	}
-	for _, p := range pools {
-		np, nc := poolObjects(p, nodeClassGVK(spec.NodeClassRef))
-		for _, o := range []objectRef{np, nc} {
-			if composed[o.key()] {
-				continue
-			}
-			found, resolved, err := request.GetRequiredResource(req, o.requireExisting())
-			if err != nil {
-				return l, errors.Wrapf(err, "cannot read required resource %s", o)
-			}
-			if !resolved {
-				l.Waiting = true
-				continue
-			}
-			if len(found) > 0 && !controlledBy(found[0].Resource, xrUID) {
-				l.Conflicts = append(l.Conflicts, fmt.Sprintf("%s already exists and is not composed by this %s; kiso never adopts or overwrites an object it did not create", o, v1alpha1.IsolationKind))
-			}
+	for _, o := range planned {
+		if composed[o.Ref.key()] {
+			continue
+		}
+		found, resolved, err := request.GetRequiredResource(req, o.Ref.requireExisting())
+		if err != nil {
+			return l, errors.Wrapf(err, "cannot read required resource %s", o.Ref)
+		}
+		if !resolved {
+			l.Waiting = true
+			continue
+		}
+		if len(found) > 0 && !controlledBy(found[0].Resource, xrUID) {
+			l.Conflicts = append(l.Conflicts, fmt.Sprintf("%s already exists and is not composed by this %s; kiso never adopts or overwrites an object it did not create", o.Ref, v1alpha1.IsolationKind))
 		}
 	}
 	return l, nil

@@ -42,8 +42,7 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 }
 
 func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
-	observed := map[string]string{"nodepool-kiso-acme": orgNodePool(t), "nodeclass-kiso-acme": orgNodeClass(t)}
-	rsp := run(t, newRequest(t, input, xr(orgSpec), observed), cluster{refNodeClass, refNodePool})
+	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, false)), cluster{refNodeClass, refNodePool})
 	assertNoFatal(t, rsp)
 	if diff := cmp.Diff([]string{requireReferenceNodeClass, requireReferenceNodePool}, sortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
 		t.Errorf("requirements once the pool is composed: -want, +got:\n%s", diff)
@@ -51,7 +50,7 @@ func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 }
 
 func TestMissingReferenceKeepsComposedPools(t *testing.T) {
-	observed := map[string]string{"nodepool-kiso-acme": orgNodePool(t), "nodeclass-kiso-acme": orgNodeClass(t)}
+	observed := composedOrg(t, false)
 	// Crossplane's copy of a composed resource carries its own labels too.
 	withCrossplaneLabel := jsonMap(t, observed["nodepool-kiso-acme"])
 	withCrossplaneLabel["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/composite"] = "acme-x1"
@@ -63,14 +62,13 @@ func TestMissingReferenceKeepsComposedPools(t *testing.T) {
 
 	assertNoFatal(t, rsp)
 	got := desired(t, rsp)
-	if diff := cmp.Diff(jsonMap(t, orgNodePool(t)), got["nodepool-kiso-acme"]); diff != "" {
-		t.Errorf("kept NodePool differs from the one composed: -composed, +kept:\n%s", diff)
+	for name, o := range composedOrg(t, false) {
+		if diff := cmp.Diff(jsonMap(t, o), got[name]); diff != "" {
+			t.Errorf("kept %s differs from the one composed: -composed, +kept:\n%s", name, diff)
+		}
 	}
-	if diff := cmp.Diff(jsonMap(t, orgNodeClass(t)), got["nodeclass-kiso-acme"]); diff != "" {
-		t.Errorf("kept NodeClass differs from the one composed: -composed, +kept:\n%s", diff)
-	}
-	if len(got) != 2 {
-		t.Errorf("want exactly the two composed resources kept, got %v", sortedKeys(got))
+	if len(got) != len(observed) {
+		t.Errorf("want exactly the composed resources kept, got %v", sortedKeys(got))
 	}
 	want := `spec.nodePoolRef: reference NodePool "default" not found; keeping the pools already composed unchanged until it exists`
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound, want)
@@ -92,13 +90,13 @@ func TestMissingReferenceOnANewXRRendersNothingAndIsNotReady(t *testing.T) {
 
 func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 	// The first call of a reconcile carries no required resources yet.
-	observed := map[string]string{"nodepool-kiso-acme": orgNodePool(t), "nodeclass-kiso-acme": orgNodeClass(t)}
+	observed := composedOrg(t, false)
 	f := &Function{log: logging.NewNopLogger()}
 	rsp, err := f.RunFunction(context.Background(), newRequest(t, input, xr(orgSpec), observed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme"}, sortedKeys(desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(sortedKeys(observed), sortedKeys(desired(t, rsp))); diff != "" {
 		t.Errorf("kept resources: -want, +got:\n%s", diff)
 	}
 	wantReq := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
@@ -114,7 +112,7 @@ func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 func TestInvalidSpecIsFatalAndNamesTheField(t *testing.T) {
 	spec := `{"organization":"acme","isolation":"stack","stacks":[{"name":"web"},{"name":"Web_2"}],
 		"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
-	observed := map[string]string{"nodepool-kiso-acme-web": orgNodePool(t)}
+	observed := composedOrg(t, false)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool})
 	want := `spec.stacks[1].name: Invalid value: "Web_2": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`
 	assertFatal(t, rsp, want)
@@ -134,7 +132,7 @@ func TestStaticReferenceForbidsWeight(t *testing.T) {
 }
 
 func TestNodeClassKindCannotChangeUnderExistingPools(t *testing.T) {
-	observed := map[string]string{"nodepool-kiso-acme": orgNodePool(t), "nodeclass-kiso-acme": orgNodeClass(t)}
+	observed := composedOrg(t, false)
 	spot := `{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","metadata":{"name":"spot"},"spec":{}}`
 	spec := strings.Replace(orgSpec, `"nodeClassRef":{"name":"default"}`, `"nodeClassRef":{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","name":"spot"}`, 1)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{spot, refNodePool})

@@ -1,0 +1,182 @@
+package v1alpha1
+
+// XKarpenterCluster kind.
+const ClusterKind = "XKarpenterCluster"
+
+// Partition is an AWS partition: it decides ARNs and some service principals.
+type Partition string
+
+// AWS partitions kiso renders for.
+const (
+	PartitionAWS      Partition = "aws"
+	PartitionChina    Partition = "aws-cn"
+	PartitionGovCloud Partition = "aws-us-gov"
+)
+
+// IdentityMode is how Karpenter's controller pods get AWS credentials.
+type IdentityMode string
+
+// Identity modes.
+const (
+	// IdentityPodIdentity uses an EKS Pod Identity association (the default,
+	// as in Karpenter's getting-started guide).
+	IdentityPodIdentity IdentityMode = "PodIdentity"
+	// IdentityIRSA uses IAM roles for service accounts: the role trusts the
+	// cluster's OIDC provider.
+	IdentityIRSA IdentityMode = "IRSA"
+)
+
+// XKarpenterClusterSpec asks for everything Karpenter needs on AWS for one
+// EKS cluster.
+type XKarpenterClusterSpec struct {
+	// ClusterName is the EKS cluster's name. It scopes the controller's
+	// policy and names the interruption queue.
+	ClusterName string `json:"clusterName"`
+
+	// Region is the cluster's AWS region.
+	Region string `json:"region"`
+
+	// AccountID is the cluster's 12-digit AWS account ID.
+	AccountID string `json:"accountId"`
+
+	// Partition is aws (default), aws-cn or aws-us-gov.
+	Partition Partition `json:"partition,omitempty"`
+
+	// ProviderConfigName is the provider-aws ProviderConfig every managed
+	// resource uses; default "default".
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
+
+	// Tags go on every AWS resource kiso creates, beside kiso's own.
+	Tags map[string]string `json:"tags,omitempty"`
+
+	// Karpenter says where Karpenter's controller runs.
+	Karpenter KarpenterInstall `json:"karpenter,omitempty"`
+
+	// Controller sets how the controller gets its AWS identity.
+	Controller ControllerIdentity `json:"controller,omitempty"`
+
+	// NodeRole says whether kiso creates the nodes' role or uses an existing
+	// instance profile.
+	NodeRole NodeRole `json:"nodeRole,omitempty"`
+
+	// PermissionsBoundary is a policy ARN set as the permissions boundary of
+	// every role kiso creates.
+	PermissionsBoundary string `json:"permissionsBoundary,omitempty"`
+
+	// Interruption sets up the interruption queue and its EventBridge rules.
+	Interruption Interruption `json:"interruption,omitempty"`
+
+	// Features turns on Karpenter AWS feature gates that need permissions.
+	Features Features `json:"features,omitempty"`
+
+	// Monitoring ships alerting rules for Karpenter.
+	Monitoring Monitoring `json:"monitoring,omitempty"`
+}
+
+// KarpenterInstall is where Karpenter's controller runs.
+type KarpenterInstall struct {
+	// Namespace of Karpenter's controller; default kube-system.
+	Namespace string `json:"namespace,omitempty"`
+
+	// ServiceAccount of Karpenter's controller; default karpenter.
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+}
+
+// ControllerIdentity is how the controller's pods assume its role.
+type ControllerIdentity struct {
+	// Identity is PodIdentity (default) or IRSA.
+	Identity IdentityMode `json:"identity,omitempty"`
+
+	// OIDCProviderARN is the cluster's IAM OIDC provider, required with IRSA,
+	// e.g. arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE.
+	OIDCProviderARN string `json:"oidcProviderArn,omitempty"`
+}
+
+// NodeRole is the IAM identity of the nodes Karpenter launches.
+type NodeRole struct {
+	// ExistingInstanceProfile, when set, is used instead of creating a node
+	// role, instance profile and access entry: for clusters whose IAM
+	// permissions boundary forbids Crossplane to create them.
+	ExistingInstanceProfile *ExistingInstanceProfile `json:"existingInstanceProfile,omitempty"`
+}
+
+// ExistingInstanceProfile is an instance profile (and its role) made
+// outside kiso, which Karpenter's EC2NodeClasses name.
+type ExistingInstanceProfile struct {
+	// Name of the instance profile.
+	Name string `json:"name"`
+
+	// RoleARN of the role in the instance profile: the only role the
+	// controller may pass to EC2.
+	RoleARN string `json:"roleArn"`
+}
+
+// Interruption configures Karpenter's interruption handling.
+type Interruption struct {
+	// Enabled creates the SQS queue, its policy and the EventBridge rules;
+	// default true.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// Features are Karpenter AWS feature gates that change the controller policy.
+type Features struct {
+	// RebootForRepair adds ec2:RebootInstances, which Karpenter's
+	// awsFeatureGates.rebootForRepair needs.
+	RebootForRepair bool `json:"rebootForRepair,omitempty"`
+}
+
+// Monitoring configures the alerting rules kiso ships.
+type Monitoring struct {
+	// PrometheusRule composes a monitoring.coreos.com/v1 PrometheusRule with
+	// Karpenter alerts in Karpenter's namespace; default true.
+	PrometheusRule *bool `json:"prometheusRule,omitempty"`
+
+	// Labels go on the PrometheusRule, e.g. the labels your Prometheus'
+	// ruleSelector matches.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// XKarpenterClusterStatus holds what Karpenter's Helm chart and the
+// isolation function need.
+type XKarpenterClusterStatus struct {
+	// Helm holds Helm values for Karpenter's chart.
+	Helm *HelmValues `json:"helm,omitempty"`
+
+	// ControllerRoleARN is the controller's IAM role.
+	ControllerRoleARN string `json:"controllerRoleArn,omitempty"`
+
+	// NodeRoleName is the role EC2NodeClasses name in spec.role.
+	NodeRoleName string `json:"nodeRoleName,omitempty"`
+
+	// NodeRoleARN is the ARN of that role.
+	NodeRoleARN string `json:"nodeRoleArn,omitempty"`
+
+	// InstanceProfileName is the nodes' instance profile, for EC2NodeClasses
+	// that name spec.instanceProfile.
+	InstanceProfileName string `json:"instanceProfileName,omitempty"`
+
+	// NodeRolePath is the IAM path under which per-organization node roles
+	// live; the controller may pass any role under it. Absent with an
+	// existing instance profile: then no other role may be passed.
+	NodeRolePath string `json:"nodeRolePath,omitempty"`
+
+	// QueueName is the interruption queue; absent when interruption is off.
+	QueueName string `json:"queueName,omitempty"`
+}
+
+// HelmValues mirrors the keys of Karpenter's chart kiso knows values for.
+type HelmValues struct {
+	Settings       HelmSettings        `json:"settings"`
+	ServiceAccount *HelmServiceAccount `json:"serviceAccount,omitempty"`
+}
+
+// HelmSettings are the chart's settings.* values.
+type HelmSettings struct {
+	ClusterName       string `json:"clusterName"`
+	InterruptionQueue string `json:"interruptionQueue,omitempty"`
+}
+
+// HelmServiceAccount is the chart's serviceAccount.* values (IRSA only).
+type HelmServiceAccount struct {
+	Annotations map[string]string `json:"annotations,omitempty"`
+}

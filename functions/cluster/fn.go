@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+)
+
+// Function renders Karpenter's AWS prerequisites for one EKS cluster.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log logging.Logger
+}
+
+// RunFunction renders one XKarpenterCluster. It never returns an error:
+// failures are Fatal results and a condition on the XR.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
+
+	if _, err := getInput(req); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
+		return rsp, nil
+	}
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composite resource"))
+		return rsp, nil
+	}
+	log := f.log.WithValues("xr", oxr.Resource.GetName())
+
+	spec, err := decodeSpec(oxr)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if errs := validateSpec(spec); len(errs) > 0 {
+		invalidSpec(rsp, errs)
+		return rsp, nil
+	}
+
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composed resources"))
+		return rsp, nil
+	}
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
+		return rsp, nil
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composite resource"))
+		return rsp, nil
+	}
+
+	p := newPlan(spec)
+	rendered, err := render(p)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	notReady := 0
+	for name, obj := range rendered {
+		cd, err := composed.From(obj)
+		if err != nil {
+			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", name))
+			return rsp, nil
+		}
+		// Typed structs always carry a status (observedGeneration: 0); a
+		// function has no opinion on a composed resource's status.
+		delete(cd.Object, "status")
+		oc, ok := observed[name]
+		dc := &resource.DesiredComposed{Resource: cd, Ready: readiness(name, oc, ok)}
+		if dc.Ready != resource.ReadyTrue {
+			notReady++
+		}
+		desired[name] = dc
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
+		return rsp, nil
+	}
+
+	if err := setStatus(dxr, buildStatus(p)); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
+		return rsp, nil
+	}
+	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetComposite()
+	log.Debug("rendered", "resources", len(rendered), "notReady", notReady)
+	return rsp, nil
+}
+
+// render returns every object the plan calls for, keyed by composed
+// resource name.
+func render(p plan) (map[resource.Name]runtime.Object, error) {
+	out := map[resource.Name]runtime.Object{}
+	for _, part := range []map[resource.Name]runtime.Object{renderIAM(p), renderInterruption(p), renderEKS(p)} {
+		for name, obj := range part {
+			out[name] = obj
+		}
+	}
+	pr, err := renderPrometheusRule(p)
+	if err != nil {
+		return nil, err
+	}
+	if pr != nil {
+		out[crPrometheusRule] = pr
+	}
+	return out, nil
+}
+
+// invalidSpec reports spec errors, each naming its field, as a False
+// condition on the XR and a Fatal result. A Fatal result stops Crossplane
+// before it applies or deletes anything, so a typo never deletes a role or
+// the interruption queue composed before.
+func invalidSpec(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) {
+	msg := errs.ToAggregate().Error()
+	response.ConditionFalse(rsp, TypeSpecValid, ReasonInvalidSpec).WithMessage(msg).TargetComposite()
+	response.Fatal(rsp, errors.New(msg))
+}

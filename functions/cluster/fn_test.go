@@ -1,0 +1,360 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+const podIdentitySpec = `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","tags":{"team":"platform"}}`
+
+// The composed resource names of a cluster with every part enabled.
+var (
+	controllerNames = []string{
+		"controller-policy-attachment-eks-integration", "controller-policy-attachment-iam-integration",
+		"controller-policy-attachment-interruption", "controller-policy-attachment-node-lifecycle",
+		"controller-policy-attachment-resource-discovery", "controller-policy-attachment-zonal-shift",
+		"controller-policy-eks-integration", "controller-policy-iam-integration", "controller-policy-interruption",
+		"controller-policy-node-lifecycle", "controller-policy-resource-discovery", "controller-policy-zonal-shift",
+		"controller-role",
+	}
+	nodeNames = []string{
+		"instance-profile", "node-access-entry",
+		"node-policy-attachment-cni", "node-policy-attachment-ecr-pull", "node-policy-attachment-ssm", "node-policy-attachment-worker-node",
+		"node-role",
+	}
+	interruptionNames = []string{
+		"queue", "queue-policy",
+		"rule-capacity-reservation-interruption", "rule-instance-state-change", "rule-rebalance", "rule-scheduled-change", "rule-spot-interruption",
+		"target-capacity-reservation-interruption", "target-instance-state-change", "target-rebalance", "target-scheduled-change", "target-spot-interruption",
+	}
+)
+
+// tags are the tags of every AWS resource of podIdentitySpec.
+const tags = `{"app.kubernetes.io/managed-by":"kiso","kiso.dev/cluster":"prod","team":"platform"}`
+
+func TestPodIdentityClusterRendersEverything(t *testing.T) {
+	rsp := run(t, newRequest(t, xr(podIdentitySpec), nil))
+	assertNoFatal(t, rsp)
+	got := desired(t, rsp)
+
+	want := sortedNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association", "prometheus-rule"})
+	if diff := cmp.Diff(want, sortedKeys(got)); diff != "" {
+		t.Fatalf("composed resource names: -want, +got:\n%s", diff)
+	}
+
+	wantObjects := map[string]string{
+		"controller-role": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
+			"metadata":{"name":"prod-karpenter-controller","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"prod-karpenter"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","tags":` + tags + `,
+				"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"pods.eks.amazonaws.com\"},\"Action\":[\"sts:AssumeRole\",\"sts:TagSession\"]}]}"}}}`,
+		"controller-policy-attachment-node-lifecycle": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"RolePolicyAttachment",
+			"metadata":{"name":"prod-karpenter-controller-node-lifecycle","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"roleRef":{"name":"prod-karpenter-controller"},"policyArnRef":{"name":"prod-karpenter-controller-node-lifecycle"}}}}`,
+		"node-role": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
+			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"KarpenterNodeRole-prod"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","tags":` + tags + `,
+				"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}"}}}`,
+		"node-policy-attachment-ecr-pull": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"RolePolicyAttachment",
+			"metadata":{"name":"prod-karpenter-node-ecr-pull","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"roleRef":{"name":"prod-karpenter-node"},"policyArn":"arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"}}}`,
+		"instance-profile": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"InstanceProfile",
+			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"KarpenterNodeRole-prod"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","roleRef":{"name":"prod-karpenter-node"},"tags":` + tags + `}}}`,
+		"node-access-entry": `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"AccessEntry",
+			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","clusterName":"prod","type":"EC2_LINUX",
+				"principalArnFromRoleRef":{"name":"prod-karpenter-node"},"tags":` + tags + `}}}`,
+		"queue": `{"apiVersion":"sqs.aws.upbound.io/v1beta1","kind":"Queue",
+			"metadata":{"name":"prod-karpenter-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","name":"prod","messageRetentionSeconds":300,"sqsManagedSseEnabled":true,"tags":` + tags + `}}}`,
+		"queue-policy": `{"apiVersion":"sqs.aws.upbound.io/v1beta1","kind":"QueuePolicy",
+			"metadata":{"name":"prod-karpenter-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","queueUrlRef":{"name":"prod-karpenter-interruption"},
+				"policy":` + toJSON(t, queuePolicy("arn:aws:sqs:eu-west-3:111122223333:prod").JSON()) + `}}}`,
+		"rule-spot-interruption": `{"apiVersion":"cloudwatchevents.aws.upbound.io/v1beta1","kind":"Rule",
+			"metadata":{"name":"prod-karpenter-spot-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"prod-spot-interruption"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","tags":` + tags + `,
+				"eventPattern":"{\"source\":[\"aws.ec2\"],\"detail-type\":[\"EC2 Spot Instance Interruption Warning\"]}"}}}`,
+		"target-spot-interruption": `{"apiVersion":"cloudwatchevents.aws.upbound.io/v1beta2","kind":"Target",
+			"metadata":{"name":"prod-karpenter-spot-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","ruleRef":{"name":"prod-karpenter-spot-interruption"},
+				"targetId":"KarpenterInterruptionQueueTarget","arn":"arn:aws:sqs:eu-west-3:111122223333:prod"}}}`,
+		"pod-identity-association": `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"PodIdentityAssociation",
+			"metadata":{"name":"prod-karpenter-controller","labels":{"app.kubernetes.io/managed-by":"kiso"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","clusterName":"prod","namespace":"kube-system","serviceAccount":"karpenter",
+				"roleArnRef":{"name":"prod-karpenter-controller"},"tags":` + tags + `}}}`,
+	}
+	for name, w := range wantObjects {
+		if diff := cmp.Diff(jsonMap(t, w), got[name]); diff != "" {
+			t.Errorf("%s: -want, +got:\n%s", name, diff)
+		}
+	}
+
+	wantStatus := jsonMap(t, `{
+		"helm":{"settings":{"clusterName":"prod","interruptionQueue":"prod"}},
+		"controllerRoleArn":"arn:aws:iam::111122223333:role/prod-karpenter",
+		"nodeRoleName":"KarpenterNodeRole-prod","nodeRoleArn":"arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
+		"instanceProfileName":"KarpenterNodeRole-prod","nodeRolePath":"/kiso/prod/","queueName":"prod"}`)
+	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
+		t.Errorf("XR status: -want, +got:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypeSpecValid, fnv1.Status_STATUS_CONDITION_TRUE, ReasonValid, "")
+}
+
+func TestEveryManagedResourceCarriesProviderConfigAndTags(t *testing.T) {
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","providerConfigName":"aws-prod","tags":{"team":"platform"}}`
+	// Kinds whose AWS resource takes no tags.
+	untagged := map[string]bool{"RolePolicyAttachment": true, "QueuePolicy": true, "Target": true}
+	for name, o := range desired(t, run(t, newRequest(t, xr(spec), nil))) {
+		if !strings.HasSuffix(dig(o, "apiVersion").(string), ".aws.upbound.io/v1beta1") && !strings.HasSuffix(dig(o, "apiVersion").(string), ".aws.upbound.io/v1beta2") {
+			continue
+		}
+		if pc := dig(o, "spec", "providerConfigRef", "name"); pc != "aws-prod" {
+			t.Errorf("%s: providerConfigRef.name %v, want aws-prod", name, pc)
+		}
+		kind := dig(o, "kind").(string)
+		if untagged[kind] {
+			continue
+		}
+		if diff := cmp.Diff(jsonMap(t, tags), dig(o, "spec", "forProvider", "tags")); diff != "" {
+			t.Errorf("%s (%s) tags: -want, +got:\n%s", name, kind, diff)
+		}
+	}
+}
+
+func TestIRSAClusterAnnotatesTheServiceAccount(t *testing.T) {
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333",
+		"controller":{"identity":"IRSA","oidcProviderArn":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE"}}`
+	rsp := run(t, newRequest(t, xr(spec), nil))
+	assertNoFatal(t, rsp)
+	got := desired(t, rsp)
+	if _, ok := got["pod-identity-association"]; ok {
+		t.Errorf("IRSA rendered a Pod Identity association")
+	}
+	wantTrust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE"},` +
+		`"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{"oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE:aud":"sts.amazonaws.com",` +
+		`"oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE:sub":"system:serviceaccount:kube-system:karpenter"}}}]}`
+	if diff := cmp.Diff(wantTrust, dig(got["controller-role"], "spec", "forProvider", "assumeRolePolicy")); diff != "" {
+		t.Errorf("controller trust policy: -want, +got:\n%s", diff)
+	}
+	wantHelm := jsonMap(t, `{"settings":{"clusterName":"prod","interruptionQueue":"prod"},
+		"serviceAccount":{"annotations":{"eks.amazonaws.com/role-arn":"arn:aws:iam::111122223333:role/prod-karpenter"}}}`)
+	if diff := cmp.Diff(wantHelm, dig(asMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "helm")); diff != "" {
+		t.Errorf("status.helm: -want, +got:\n%s", diff)
+	}
+}
+
+func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
+	spec := `{"clusterName":"socle-sbx-53","region":"eu-west-3","accountId":"111122223333",
+		"permissionsBoundary":"arn:aws:iam::111122223333:policy/crossplane-boundary",
+		"nodeRole":{"existingInstanceProfile":{"name":"socle-sbx-53-nodes","roleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-nodes"}}}`
+	rsp := run(t, newRequest(t, xr(spec), nil))
+	assertNoFatal(t, rsp)
+	got := desired(t, rsp)
+
+	want := sortedNames(controllerNames, interruptionNames, []string{"pod-identity-association", "prometheus-rule"})
+	if diff := cmp.Diff(want, sortedKeys(got)); diff != "" {
+		t.Errorf("no node role, instance profile or access entry: -want, +got:\n%s", diff)
+	}
+	if b := dig(got["controller-role"], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/crossplane-boundary" {
+		t.Errorf("controller role permissionsBoundary: %v", b)
+	}
+	wantStatus := jsonMap(t, `{
+		"helm":{"settings":{"clusterName":"socle-sbx-53","interruptionQueue":"socle-sbx-53"}},
+		"controllerRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-karpenter",
+		"nodeRoleName":"socle-sbx-53-nodes","nodeRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-nodes",
+		"instanceProfileName":"socle-sbx-53-nodes","queueName":"socle-sbx-53"}`)
+	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
+		t.Errorf("XR status (no nodeRolePath: no other role may be passed): -want, +got:\n%s", diff)
+	}
+}
+
+func TestBoundaryOnEveryRoleKisoCreates(t *testing.T) {
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","permissionsBoundary":"arn:aws:iam::111122223333:policy/boundary"}`
+	got := desired(t, run(t, newRequest(t, xr(spec), nil)))
+	for _, name := range []string{"controller-role", "node-role"} {
+		if b := dig(got[name], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/boundary" {
+			t.Errorf("%s: permissionsBoundary %v", name, b)
+		}
+	}
+}
+
+func TestChinaPartition(t *testing.T) {
+	spec := `{"clusterName":"prod","region":"cn-north-1","accountId":"111122223333","partition":"aws-cn"}`
+	rsp := run(t, newRequest(t, xr(spec), nil))
+	assertNoFatal(t, rsp)
+	got := desired(t, rsp)
+	checks := map[string]struct {
+		path []string
+		want string
+	}{
+		"node-role":                         {[]string{"spec", "forProvider", "assumeRolePolicy"}, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com.cn"},"Action":"sts:AssumeRole"}]}`},
+		"node-policy-attachment-cni":        {[]string{"spec", "forProvider", "policyArn"}, "arn:aws-cn:iam::aws:policy/AmazonEKS_CNI_Policy"},
+		"target-scheduled-change":           {[]string{"spec", "forProvider", "arn"}, "arn:aws-cn:sqs:cn-north-1:111122223333:prod"},
+		"controller-policy-eks-integration": {[]string{"spec", "forProvider", "policy"}, `{"Version":"2012-10-17","Statement":[{"Sid":"AllowAPIServerEndpointDiscovery","Effect":"Allow","Action":"eks:DescribeCluster","Resource":"arn:aws-cn:eks:cn-north-1:111122223333:cluster/prod"}]}`},
+	}
+	for name, c := range checks {
+		if diff := cmp.Diff(c.want, dig(got[name], c.path...)); diff != "" {
+			t.Errorf("%s %s: -want, +got:\n%s", name, strings.Join(c.path, "."), diff)
+		}
+	}
+	if arn := dig(asMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "controllerRoleArn"); arn != "arn:aws-cn:iam::111122223333:role/prod-karpenter" {
+		t.Errorf("status.controllerRoleArn: %v", arn)
+	}
+}
+
+func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","interruption":{"enabled":false},"monitoring":{"prometheusRule":false}}`
+	rsp := run(t, newRequest(t, xr(spec), nil))
+	assertNoFatal(t, rsp)
+	var wantController []string
+	for _, n := range controllerNames {
+		if !strings.HasSuffix(n, "-interruption") {
+			wantController = append(wantController, n)
+		}
+	}
+	want := sortedNames(wantController, nodeNames, []string{"pod-identity-association"})
+	if diff := cmp.Diff(want, sortedKeys(desired(t, rsp))); diff != "" {
+		t.Errorf("no queue, rules, targets, interruption policy or PrometheusRule: -want, +got:\n%s", diff)
+	}
+	st := asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	if diff := cmp.Diff(map[string]any{"settings": map[string]any{"clusterName": "prod"}}, st["helm"]); diff != "" {
+		t.Errorf("status.helm without a queue: -want, +got:\n%s", diff)
+	}
+	if q, ok := st["queueName"]; ok {
+		t.Errorf("status.queueName %v without a queue", q)
+	}
+}
+
+func TestInvalidSpecIsFatalAndRendersNothing(t *testing.T) {
+	spec := `{"clusterName":"prod.eu","region":"eu-west-3","accountId":"1234","partition":"aws-iso"}`
+	// A Fatal result stops Crossplane before it applies or deletes anything,
+	// so the resources already composed (observed here) stay as they are.
+	observed := map[string]string{"queue": `{"apiVersion":"sqs.aws.upbound.io/v1beta1","kind":"Queue","metadata":{"name":"prod-karpenter-interruption"}}`}
+	rsp := run(t, newRequest(t, xr(spec), observed))
+
+	want := `[spec.clusterName: Invalid value: "prod.eu": must start with a letter or digit and hold only letters, digits, '-' and '_', as an EKS cluster name does, ` +
+		`spec.partition: Unsupported value: "aws-iso": supported values: "aws", "aws-cn", "aws-us-gov", ` +
+		`spec.accountId: Invalid value: "1234": must be 12 digits]`
+	wantResults := []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: want, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}}
+	if diff := cmp.Diff(wantResults, rsp.GetResults(), protocmp.Transform()); diff != "" {
+		t.Errorf("results: -want, +got:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, ReasonInvalidSpec, want)
+	if n := len(rsp.GetDesired().GetResources()); n != 0 {
+		t.Errorf("rendered %d resources for an invalid spec; want none", n)
+	}
+}
+
+func TestReadinessFollowsObservedReadyAndSynced(t *testing.T) {
+	first := desired(t, run(t, newRequest(t, xr(podIdentitySpec), nil)))
+	observed := map[string]string{}
+	for name, o := range first {
+		o["status"] = map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True"},
+			map[string]any{"type": "Synced", "status": "True"},
+		}}
+		observed[name] = toJSON(t, o)
+	}
+	// The node role's last update failed: it exists, but is not in sync.
+	nodeRole := jsonMap(t, observed["node-role"])
+	nodeRole["status"] = map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "True"},
+		map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError"},
+	}}
+	observed["node-role"] = toJSON(t, nodeRole)
+	delete(observed, "queue")
+
+	rsp := run(t, newRequest(t, xr(podIdentitySpec), observed))
+	for name, r := range rsp.GetDesired().GetResources() {
+		want := fnv1.Ready_READY_TRUE
+		if name == "node-role" || name == "queue" {
+			want = fnv1.Ready_READY_FALSE
+		}
+		if r.GetReady() != want {
+			t.Errorf("%s: want %s, got %s", name, want, r.GetReady())
+		}
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	a := run(t, newRequest(t, xr(podIdentitySpec), nil))
+	b := run(t, newRequest(t, xr(podIdentitySpec), nil))
+	if diff := cmp.Diff(a, b, protocmp.Transform()); diff != "" {
+		t.Errorf("two renders of the same request differ: -a, +b:\n%s", diff)
+	}
+}
+
+func TestEarlierPipelineStepsAreKept(t *testing.T) {
+	req := newRequest(t, xr(podIdentitySpec), nil)
+	req.Desired.Resources = map[string]*fnv1.Resource{"extra": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`)}}
+	if _, ok := desired(t, run(t, req))["extra"]; !ok {
+		t.Errorf("a resource an earlier step composed was dropped")
+	}
+}
+
+func sortedNames(groups ...[]string) []string {
+	m := map[string]bool{}
+	for _, g := range groups {
+		for _, n := range g {
+			m[n] = true
+		}
+	}
+	return sortedKeys(m)
+}
+
+func assertCondition(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string, status fnv1.Status, reason, message string) {
+	t.Helper()
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() != typ {
+			continue
+		}
+		if c.GetStatus() != status || c.GetReason() != reason || c.GetMessage() != message || c.GetTarget() != fnv1.Target_TARGET_COMPOSITE {
+			t.Errorf("condition %s: want %s %s %q on the composite, got %s %s %q on %s", typ, status, reason, message, c.GetStatus(), c.GetReason(), c.GetMessage(), c.GetTarget())
+		}
+		return
+	}
+	t.Errorf("no %s condition", typ)
+}
+
+func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		input  string
+		spec   string
+		want   string
+	}{
+		"InputOfTheWrongShape": {
+			reason: "An input that is not this function's Input is a Composition mistake.",
+			input:  `{"apiVersion":1}`,
+			spec:   podIdentitySpec,
+			want:   "invalid function input: cannot decode function input: json: cannot unmarshal number into Go struct field Input.apiVersion of type string",
+		},
+		"SpecOfTheWrongShape": {
+			reason: "The XRD's schema prevents it in a cluster; render does not apply the schema.",
+			input:  input,
+			spec:   `{"clusterName":["prod"],"region":"eu-west-3","accountId":"111122223333"}`,
+			want:   "cannot decode the XR's spec: json: cannot unmarshal array into Go struct field XKarpenterClusterSpec.clusterName of type string",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := newRequest(t, xr(tc.spec), nil)
+			req.Input = resource.MustStructJSON(tc.input)
+			rsp := run(t, req)
+			want := []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: tc.want, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}}
+			if diff := cmp.Diff(want, rsp.GetResults(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nresults: -want, +got:\n%s", tc.reason, diff)
+			}
+			if n := len(rsp.GetDesired().GetResources()); n != 0 {
+				t.Errorf("rendered %d resources; want none", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	eventsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta1"
+	eventsv1beta2 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta2"
+	sqsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/sqs/v1beta1"
+)
+
+// The interruption queue as AWS's template makes it.
+const (
+	queueRetentionSeconds = 300
+	queuePolicyID         = "EC2InterruptionPolicy"
+	// targetID is the Id of every rule's target in AWS's template.
+	targetID = "KarpenterInterruptionQueueTarget"
+)
+
+// queueSenders may send to the queue: EventBridge, and SQS itself. AWS's
+// template names them so in every partition.
+var queueSenders = Values{"events.amazonaws.com", "sqs.amazonaws.com"}
+
+// A rule is one of the EventBridge rules of AWS's template: the events
+// Karpenter's interruption controller has a parser for.
+type rule struct {
+	// Key names the rule's composed resources and is its AWS name's suffix.
+	Key        string
+	Source     string
+	DetailType string
+}
+
+// rules are AWS's five, in the template's order.
+var rules = []rule{
+	{"scheduled-change", "aws.health", "AWS Health Event"},
+	{"spot-interruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"},
+	{"rebalance", "aws.ec2", "EC2 Instance Rebalance Recommendation"},
+	{"instance-state-change", "aws.ec2", "EC2 Instance State-change Notification"},
+	{"capacity-reservation-interruption", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"},
+}
+
+// eventPattern is a rule's event pattern in the template's key order.
+func (r rule) eventPattern() string {
+	b, err := json.Marshal(struct {
+		Source     []string `json:"source"`
+		DetailType []string `json:"detail-type"`
+	}{[]string{r.Source}, []string{r.DetailType}})
+	if err != nil {
+		panic(err) // two lists of strings always marshal
+	}
+	return string(b)
+}
+
+// queuePolicy lets EventBridge send to the queue and denies every action
+// without TLS, as AWS's template does.
+func queuePolicy(queueARN string) PolicyDocument {
+	return PolicyDocument{Version: policyVersion, ID: queuePolicyID, Statement: []Statement{
+		{Effect: allow, Principal: &Principal{Service: queueSenders}, Action: Values{"sqs:SendMessage"}, Resource: Values{queueARN}},
+		{Sid: "DenyHTTP", Effect: deny, Principal: &Principal{Everyone: true}, Action: Values{"sqs:*"}, Resource: Values{queueARN},
+			Condition: Condition{"Bool": {"aws:SecureTransport": {"false"}}}},
+	}}
+}
+
+// renderInterruption returns the queue, its policy, and each rule with its
+// target. Targets point at the queue's ARN, which is known from partition,
+// region, account and name, so they need not wait for the queue's status.
+func renderInterruption(p plan) map[resource.Name]runtime.Object {
+	if !p.Interruption {
+		return nil
+	}
+	out := map[resource.Name]runtime.Object{}
+	queue := p.objectName("interruption")
+	out[crQueue] = &sqsv1beta1.Queue{
+		ObjectMeta: objectMeta(queue, ""),
+		Spec: sqsv1beta1.QueueSpec{
+			ResourceSpec: resourceSpec(p),
+			ForProvider: sqsv1beta1.QueueParameters{
+				Region:                  ptr(p.Region),
+				Name:                    ptr(p.QueueName),
+				MessageRetentionSeconds: ptr(float64(queueRetentionSeconds)),
+				SqsManagedSseEnabled:    ptr(true),
+				Tags:                    p.Tags,
+			},
+		},
+	}
+	out[crQueuePolicy] = &sqsv1beta1.QueuePolicy{
+		ObjectMeta: objectMeta(queue, ""),
+		Spec: sqsv1beta1.QueuePolicySpec{
+			ResourceSpec: resourceSpec(p),
+			ForProvider: sqsv1beta1.QueuePolicyParameters{
+				Region:      ptr(p.Region),
+				QueueURLRef: &xpv1.Reference{Name: queue},
+				Policy:      ptr(queuePolicy(p.QueueARN).JSON()),
+			},
+		},
+	}
+	for _, r := range rules {
+		name := p.objectName(r.Key)
+		out[crRule+resource.Name(r.Key)] = &eventsv1beta1.Rule{
+			ObjectMeta: objectMeta(name, ruleName(p.Cluster, r)),
+			Spec: eventsv1beta1.RuleSpec{
+				ResourceSpec: resourceSpec(p),
+				ForProvider: eventsv1beta1.RuleParameters{
+					Region:       ptr(p.Region),
+					EventPattern: ptr(r.eventPattern()),
+					Tags:         p.Tags,
+				},
+			},
+		}
+		out[crTarget+resource.Name(r.Key)] = &eventsv1beta2.Target{
+			ObjectMeta: objectMeta(name, ""),
+			Spec: eventsv1beta2.TargetSpec{
+				ResourceSpec: resourceSpec(p),
+				ForProvider: eventsv1beta2.TargetParameters{
+					Region:   ptr(p.Region),
+					RuleRef:  &xpv1.Reference{Name: name},
+					TargetID: ptr(targetID),
+					Arn:      ptr(p.QueueARN),
+				},
+			},
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestPrometheusRule(t *testing.T) {
+	spec := validSpec()
+	spec.Karpenter.Namespace = "karpenter"
+	spec.Monitoring.Labels = map[string]string{"release": "kube-prometheus-stack"}
+	u, err := renderPrometheusRule(newPlan(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetNamespace() != "karpenter" {
+		t.Errorf("namespace %q, want Karpenter's, karpenter", u.GetNamespace())
+	}
+	if diff := cmp.Diff(map[string]string{"app.kubernetes.io/managed-by": "kiso", "release": "kube-prometheus-stack"}, u.GetLabels()); diff != "" {
+		t.Errorf("labels: -want, +got:\n%s", diff)
+	}
+	groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "groups")
+	var got []string
+	for _, r := range groups[0].(map[string]any)["rules"].([]any) {
+		rule := r.(map[string]any)
+		got = append(got, rule["alert"].(string))
+		if rule["labels"].(map[string]any)["severity"] != "warning" {
+			t.Errorf("%s: no severity label", rule["alert"])
+		}
+	}
+	// Seed 001's five: an EC2NodeClass not Ready, a NodePool not Ready, a
+	// NodePool near its limits, EC2 calls failing, pods no NodePool can place.
+	want := []string{"KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNotReady", "KarpenterNodePoolNearLimit", "KarpenterCloudProviderErrors", "KarpenterPodsUnschedulable"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("alerts: -want, +got:\n%s", diff)
+	}
+
+	spec.Monitoring.PrometheusRule = ptr(false)
+	if u, _ := renderPrometheusRule(newPlan(spec)); u != nil {
+		t.Errorf("monitoring.prometheusRule false rendered a PrometheusRule")
+	}
+}

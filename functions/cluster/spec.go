@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/names"
+)
+
+// Defaults, the same as the XRD declares.
+const (
+	defaultProviderConfig = "default"
+	defaultNamespace      = "kube-system"
+	defaultServiceAccount = "karpenter"
+)
+
+// decodeSpec reads the XR's spec and applies the defaults the XRD declares,
+// so the function behaves the same whether or not the API server defaulted it.
+func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterClusterSpec, error) {
+	spec := v1alpha1.XKarpenterClusterSpec{}
+	raw, err := xr.Resource.GetValue("spec")
+	if err != nil {
+		return spec, errors.Wrap(err, "cannot read the XR's spec")
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return spec, errors.Wrap(err, "cannot encode the XR's spec")
+	}
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return spec, errors.Wrap(err, "cannot decode the XR's spec")
+	}
+	applyDefaults(&spec)
+	return spec, nil
+}
+
+func applyDefaults(spec *v1alpha1.XKarpenterClusterSpec) {
+	if spec.Partition == "" {
+		spec.Partition = v1alpha1.PartitionAWS
+	}
+	if spec.ProviderConfigName == "" {
+		spec.ProviderConfigName = defaultProviderConfig
+	}
+	if spec.Karpenter.Namespace == "" {
+		spec.Karpenter.Namespace = defaultNamespace
+	}
+	if spec.Karpenter.ServiceAccount == "" {
+		spec.Karpenter.ServiceAccount = defaultServiceAccount
+	}
+	if spec.Controller.Identity == "" {
+		spec.Controller.Identity = v1alpha1.IdentityPodIdentity
+	}
+	if spec.Interruption.Enabled == nil {
+		spec.Interruption.Enabled = ptr(true)
+	}
+	if spec.Monitoring.PrometheusRule == nil {
+		spec.Monitoring.PrometheusRule = ptr(true)
+	}
+}
+
+// plan is everything derived from a valid, defaulted spec: AWS names and
+// ARNs, what to render, the tags. Every renderer reads it; none recomputes.
+type plan struct {
+	Spec v1alpha1.XKarpenterClusterSpec
+
+	Partition v1alpha1.Partition
+	Cluster   string
+	Region    string
+	Account   string
+
+	ControllerRoleName string
+	ControllerRoleARN  string
+
+	// CreateNodeRole is false with an existing instance profile.
+	CreateNodeRole      bool
+	NodeRoleName        string
+	NodeRoleARN         string
+	InstanceProfileName string
+	// NodeRolePath is the IAM path of per-organization node roles, "" when
+	// the cluster uses an existing instance profile.
+	NodeRolePath      string
+	PassRoleResources Values
+
+	Interruption bool
+	QueueName    string
+	QueueARN     string
+
+	PodIdentity    bool
+	PrometheusRule bool
+
+	// Tags go on every AWS resource that takes tags.
+	Tags map[string]*string
+
+	// objectBase starts every composed object's Kubernetes name.
+	objectBase string
+}
+
+// newPlan derives the plan from a valid, defaulted spec.
+func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
+	p := plan{
+		Spec:           spec,
+		Partition:      spec.Partition,
+		Cluster:        spec.ClusterName,
+		Region:         spec.Region,
+		Account:        spec.AccountID,
+		Interruption:   *spec.Interruption.Enabled,
+		PodIdentity:    spec.Controller.Identity == v1alpha1.IdentityPodIdentity,
+		PrometheusRule: *spec.Monitoring.PrometheusRule,
+		Tags:           awsTags(spec),
+		objectBase:     names.Lower(spec.ClusterName),
+	}
+	p.ControllerRoleName = controllerRoleName(p.Cluster)
+	p.ControllerRoleARN = arn(p.Partition, "iam", "", p.Account, "role/"+p.ControllerRoleName)
+
+	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
+		p.NodeRoleARN = ex.RoleARN
+		p.NodeRoleName = roleNameOf(ex.RoleARN)
+		p.InstanceProfileName = ex.Name
+	} else {
+		p.CreateNodeRole = true
+		p.NodeRoleName = nodeRoleName(p.Cluster)
+		p.NodeRoleARN = arn(p.Partition, "iam", "", p.Account, "role/"+p.NodeRoleName)
+		p.InstanceProfileName = p.NodeRoleName
+		p.NodeRolePath = nodeRolePath(p.Cluster)
+	}
+	p.PassRoleResources = passRoleResources(p)
+
+	if p.Interruption {
+		p.QueueName = p.Cluster
+		p.QueueARN = arn(p.Partition, "sqs", p.Region, p.Account, p.QueueName)
+	}
+	return p
+}
+
+// nodeRolePath is the IAM path reserved for per-organization node roles of
+// a cluster: the controller may pass any role under it.
+func nodeRolePath(cluster string) string {
+	return "/kiso/" + cluster + "/"
+}
+
+// roleNameOf is the name of a role from its ARN: the part after the last "/"
+// (a role ARN is arn:<partition>:iam::<account>:role/<path><name>).
+func roleNameOf(roleARN string) string {
+	return roleARN[strings.LastIndex(roleARN, "/")+1:]
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
+
+// kiso's tags on every AWS resource it creates, with the same managed-by key
+// kiso puts on Kubernetes objects: a cost report or a boundary can find
+// kiso's resources, and those of one cluster.
+const (
+	tagCluster     = "kiso.dev/cluster"
+	tagManagedBy   = "app.kubernetes.io/managed-by"
+	managedByValue = "kiso"
+)
+
+// reservedTagKeys are set by kiso, or by provider-aws on every resource it
+// creates; a user tag with one of these keys would be overwritten.
+var reservedTagKeys = []string{tagCluster, tagManagedBy, "crossplane-kind", "crossplane-name", "crossplane-providerconfig"}
+
+// AWS allows 50 tags per IAM, SQS, EventBridge and EKS resource; kiso adds
+// two and provider-aws three (crossplane-kind, -name, -providerconfig).
+const (
+	maxAWSTags  = 50
+	maxUserTags = maxAWSTags - 2 - 3
+)
+
+// awsTags are the user's tags plus kiso's.
+func awsTags(spec v1alpha1.XKarpenterClusterSpec) map[string]*string {
+	out := make(map[string]*string, len(spec.Tags)+2)
+	for k, v := range spec.Tags {
+		out[k] = ptr(v)
+	}
+	out[tagCluster] = ptr(spec.ClusterName)
+	out[tagManagedBy] = ptr(managedByValue)
+	return out
+}

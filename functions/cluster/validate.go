@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awstags"
+)
+
+// AWS's rules for the values a spec names, checked here so a bad value fails
+// on the XR, naming its field, rather than as an error on a managed resource.
+var (
+	// An EKS cluster name: 1-100 characters, starting with a letter or digit.
+	clusterNamePattern = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
+	regionPattern      = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	accountPattern     = regexp.MustCompile(`^[0-9]{12}$`)
+	// IAM names (roles, instance profiles) hold these characters.
+	iamNamePattern = regexp.MustCompile(`^[\w+=,.@-]+$`)
+	// arn:<partition>:iam::<account>:<resource>, capturing the three.
+	iamARNPattern = regexp.MustCompile(`^arn:([a-z-]+):iam::([0-9]{12}|aws):(.+)$`)
+	// IAM resources: role/<path><name>, policy/<path><name>, oidc-provider/<issuer>.
+	roleResource   = regexp.MustCompile(`^role/(/?[\x21-\x7E]+/)?[\w+=,.@-]{1,64}$`)
+	policyResource = regexp.MustCompile(`^policy/(/?[\x21-\x7E]+/)?[\w+=,.@-]{1,128}$`)
+	oidcResource   = regexp.MustCompile(`^oidc-provider/[^/\s]+(/[^/\s]+)*$`)
+)
+
+// AWS's length limits on names the spec sets.
+const (
+	maxClusterName         = 100
+	maxInstanceProfileName = 128
+)
+
+// validateSpec returns every problem with the spec, each naming its field.
+// The spec has had defaults applied.
+func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
+	sp := field.NewPath("spec")
+	var errs field.ErrorList
+
+	errs = append(errs, validateClusterName(sp.Child("clusterName"), spec)...)
+
+	partitionValid := slices.Contains(partitions, string(spec.Partition))
+	if !partitionValid {
+		errs = append(errs, field.NotSupported(sp.Child("partition"), spec.Partition, partitions))
+	}
+	switch {
+	case spec.Region == "":
+		errs = append(errs, field.Required(sp.Child("region"), ""))
+	case !regionPattern.MatchString(spec.Region):
+		errs = append(errs, field.Invalid(sp.Child("region"), spec.Region, "must be an AWS region, e.g. eu-west-3"))
+	case partitionValid && partitionOfRegion(spec.Region) != spec.Partition:
+		errs = append(errs, field.Invalid(sp.Child("region"), spec.Region,
+			fmt.Sprintf("is in partition %s, not %s; set spec.partition to %s", partitionOfRegion(spec.Region), spec.Partition, partitionOfRegion(spec.Region))))
+	}
+	switch {
+	case spec.AccountID == "":
+		errs = append(errs, field.Required(sp.Child("accountId"), ""))
+	case !accountPattern.MatchString(spec.AccountID):
+		errs = append(errs, field.Invalid(sp.Child("accountId"), spec.AccountID, "must be 12 digits"))
+	}
+
+	for _, msg := range validation.IsDNS1123Subdomain(spec.ProviderConfigName) {
+		errs = append(errs, field.Invalid(sp.Child("providerConfigName"), spec.ProviderConfigName, msg))
+	}
+	errs = append(errs, validateTags(sp.Child("tags"), spec.Tags)...)
+
+	for _, msg := range validation.IsDNS1123Label(spec.Karpenter.Namespace) {
+		errs = append(errs, field.Invalid(sp.Child("karpenter", "namespace"), spec.Karpenter.Namespace, msg))
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(spec.Karpenter.ServiceAccount) {
+		errs = append(errs, field.Invalid(sp.Child("karpenter", "serviceAccount"), spec.Karpenter.ServiceAccount, msg))
+	}
+
+	errs = append(errs, validateController(sp.Child("controller"), spec)...)
+	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
+		errs = append(errs, validateExistingInstanceProfile(sp.Child("nodeRole", "existingInstanceProfile"), *ex, spec)...)
+	}
+	if b := spec.PermissionsBoundary; b != "" {
+		errs = append(errs, validateIAMARN(sp.Child("permissionsBoundary"), b, policyResource, "a managed policy ARN, arn:<partition>:iam::<account>:policy/<name>", spec, true)...)
+	}
+	errs = append(errs, validateLabels(sp.Child("monitoring", "labels"), spec.Monitoring.Labels)...)
+	return errs
+}
+
+// validateClusterName checks an EKS cluster name, and that it can name the
+// interruption queue (SQS allows 80 characters, EKS 100) when there is one.
+func validateClusterName(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
+	name := spec.ClusterName
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(path, "")}
+	case len(name) > maxClusterName:
+		return field.ErrorList{field.TooLong(path, name, maxClusterName)}
+	case !clusterNamePattern.MatchString(name):
+		return field.ErrorList{field.Invalid(path, name, "must start with a letter or digit and hold only letters, digits, '-' and '_', as an EKS cluster name does")}
+	case *spec.Interruption.Enabled && len(name) > maxQueueName:
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("must be at most %d characters while spec.interruption.enabled is true: it names the interruption queue, and SQS refuses longer queue names", maxQueueName))}
+	}
+	return nil
+}
+
+func validateTags(path *field.Path, tags map[string]string) field.ErrorList {
+	errs := awstags.Validate(path, tags)
+	for _, k := range awstags.SortedKeys(tags) {
+		if slices.Contains(reservedTagKeys, k) {
+			errs = append(errs, field.Forbidden(path.Key(k), "kiso or provider-aws sets this tag on every resource"))
+		}
+	}
+	if len(tags) > maxUserTags {
+		errs = append(errs, field.TooMany(path, len(tags), maxUserTags))
+	}
+	return errs
+}
+
+func validateController(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
+	c := spec.Controller
+	arnPath := path.Child("oidcProviderArn")
+	switch c.Identity {
+	case v1alpha1.IdentityPodIdentity:
+		if c.OIDCProviderARN != "" {
+			return field.ErrorList{field.Forbidden(arnPath, "only with spec.controller.identity IRSA; Pod Identity needs no OIDC provider")}
+		}
+	case v1alpha1.IdentityIRSA:
+		if c.OIDCProviderARN == "" {
+			return field.ErrorList{field.Required(arnPath, "IRSA trusts the cluster's IAM OIDC provider")}
+		}
+		return validateIAMARN(arnPath, c.OIDCProviderARN, oidcResource, "an IAM OIDC provider ARN, arn:<partition>:iam::<account>:oidc-provider/<issuer>", spec, false)
+	default:
+		return field.ErrorList{field.NotSupported(path.Child("identity"), c.Identity, []string{string(v1alpha1.IdentityPodIdentity), string(v1alpha1.IdentityIRSA)})}
+	}
+	return nil
+}
+
+func validateExistingInstanceProfile(path *field.Path, ex v1alpha1.ExistingInstanceProfile, spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case ex.Name == "":
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	case len(ex.Name) > maxInstanceProfileName:
+		errs = append(errs, field.TooLong(path.Child("name"), ex.Name, maxInstanceProfileName))
+	case !iamNamePattern.MatchString(ex.Name):
+		errs = append(errs, field.Invalid(path.Child("name"), ex.Name, "an instance profile name holds only letters, digits and + = , . @ _ -"))
+	}
+	if ex.RoleARN == "" {
+		return append(errs, field.Required(path.Child("roleArn"), "the role in the instance profile, which the controller may pass to EC2"))
+	}
+	return append(errs, validateIAMARN(path.Child("roleArn"), ex.RoleARN, roleResource, "a role ARN, arn:<partition>:iam::<account>:role/<name>", spec, false)...)
+}
+
+// validateIAMARN checks an IAM ARN's form and that it is in the cluster's
+// partition and account (or, for a managed policy when awsOwned, owned by AWS).
+func validateIAMARN(path *field.Path, v string, resource *regexp.Regexp, what string, spec v1alpha1.XKarpenterClusterSpec, awsOwned bool) field.ErrorList {
+	m := iamARNPattern.FindStringSubmatch(v)
+	if m == nil || !resource.MatchString(m[3]) || (m[2] == "aws" && !awsOwned) {
+		return field.ErrorList{field.Invalid(path, v, "must be "+what)}
+	}
+	if m[1] != string(spec.Partition) || (m[2] != spec.AccountID && m[2] != "aws") {
+		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be in the cluster's partition %s and account %s", spec.Partition, spec.AccountID))}
+	}
+	return nil
+}
+
+func validateLabels(path *field.Path, labels map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range awstags.SortedKeys(labels) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(path.Key(k), k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(labels[k]) {
+			errs = append(errs, field.Invalid(path.Key(k), labels[k], msg))
+		}
+		if k == tagManagedBy {
+			errs = append(errs, field.Forbidden(path.Key(k), "kiso sets this label on every object it composes"))
+		}
+	}
+	return errs
+}
