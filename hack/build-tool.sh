@@ -29,7 +29,7 @@ out="${KISO_CACHE:-$root/.cache}/tools/$name-$VERSION/$BIN"
 if [ ! -x "$out" ]; then
   echo "building $name $VERSION (once; cached in ${out%/*})" >&2
   mkdir -p "${out%/*}"
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp" "$PKG") >&2
-  mv "$out.tmp" "$out"
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp.$$" "$PKG") >&2
+  mv "$out.tmp.$$" "$out"
 fi
 echo "$out"

@@ -68,21 +68,6 @@ func (v Values) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]string(v))
 }
 
-// UnmarshalJSON reads a string or a list of strings.
-func (v *Values) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*v = Values{one}
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return err
-	}
-	*v = many
-	return nil
-}
-
 // JSON renders the document. It cannot fail: every field is a string, a
 // list of strings or a map of them.
 func (d PolicyDocument) JSON() string {

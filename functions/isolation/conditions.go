@@ -11,6 +11,9 @@ const (
 	// TypeNamesAvailable is False when an object kiso did not create holds a
 	// name one of the organization's pools needs.
 	TypeNamesAvailable = "NamesAvailable"
+	// TypePoolsSettled is False while pools the spec no longer asks for are
+	// kept until their replacements report Ready.
+	TypePoolsSettled = "PoolsSettled"
 )
 
 // Condition reasons.
@@ -22,4 +25,6 @@ const (
 	ReasonNotFound     = "ReferenceNotFound"
 	ReasonAvailable    = "Available"
 	ReasonNameConflict = "NameConflict"
+	ReasonSettled      = "Settled"
+	ReasonReplacing    = "ReplacingPools"
 )

@@ -71,7 +71,9 @@ func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctio
 	f := &Function{log: logging.NewNopLogger()}
 	var asked *fnv1.Requirements
 	for range 5 {
-		rsp, err := f.RunFunction(context.Background(), req)
+		// Each call gets its own copy, as over gRPC: response.To shares the
+		// request's desired state with the response.
+		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			t.Fatalf("RunFunction(...): unexpected error: %v", err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -104,6 +105,18 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			return rsp, nil
 		}
 		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
+
+		tr := planTransition(observed, rendered, pools)
+		if tr.Holding() {
+			for name, dc := range keepObserved(tr.Retired) {
+				rendered[name] = dc
+			}
+			response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).
+				WithMessage(fmt.Sprintf("keeping retired pools %s until new pools %s report Ready", strings.Join(tr.RetiredPools, ", "), strings.Join(tr.Waiting, ", "))).
+				TargetCompositeAndClaim()
+		} else {
+			response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
+		}
 	}
 	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetCompositeAndClaim()
 
@@ -136,7 +149,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // renderOrganization renders every object of the organization: each pool's
 // NodeClass and NodePool, and the admission policies that keep its pods on them.
 func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
-	objects := make(map[resource.Name]*composed.Unstructured, 2*len(pools)+4)
+	objects := make(map[resource.Name]*composed.Unstructured, 3*len(pools)+4)
 	gvk := nodeClassGVK(spec.NodeClassRef)
 	for _, p := range pools {
 		nc, err := renderNodeClass(found.NodeClass, p, gvk, keys)
@@ -149,6 +162,10 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, fou
 		}
 		objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
 		objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
+		objects[usageResourceName(p)] = renderUsage(usageName(p),
+			objectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: p.Name},
+			objectReference{APIVersion: nodePoolAPIVersion, Kind: nodePoolKind, Name: p.Name},
+			objectLabels(p, keys))
 	}
 	policies, err := renderPlacement(spec, pools, keys)
 	if err != nil {

@@ -46,7 +46,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	assertNoFatal(t, rsp)
 
 	got := desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web", "placement-binding", "placement-policy"}, sortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web", "placement-binding", "placement-policy", "usage-kiso-acme-jobs", "usage-kiso-acme-web"}, sortedKeys(got)); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(jsonMap(t, wantWebNodePool), got["nodepool-kiso-acme-web"]); diff != "" {
@@ -74,6 +74,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	}
 	assertConditions(t, rsp, map[string]fnv1.Status{
 		TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
+		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE,
 	})
 }
 
@@ -81,7 +82,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
 	assertNoFatal(t, rsp)
 	got := desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "placement-binding", "placement-policy"}, sortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "placement-binding", "placement-policy", "usage-kiso-acme"}, sortedKeys(got)); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]
@@ -201,7 +202,7 @@ func composedOrg(t *testing.T, ready bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, o := range desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})) {
-		if ready && strings.HasPrefix(name, "node") {
+		if ready && !strings.HasPrefix(name, "placement-") {
 			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}
 		out[name] = toJSON(t, o)
@@ -229,5 +230,17 @@ func assertConditions(t *testing.T, rsp *fnv1.RunFunctionResponse, want map[stri
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("conditions: -want, +got:\n%s", diff)
+	}
+}
+
+func TestNodePoolUsesItsNodeClass(t *testing.T) {
+	got := desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
+	want := jsonMap(t, `{"apiVersion":"protection.crossplane.io/v1beta1","kind":"ClusterUsage",
+		"metadata":{"name":"kiso-acme-nodepool-uses-nodeclass","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/customer":"acme-corp"}},
+		"spec":{"of":{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","resourceRef":{"name":"kiso-acme"}},
+		        "by":{"apiVersion":"karpenter.sh/v1","kind":"NodePool","resourceRef":{"name":"kiso-acme"}},
+		        "replayDeletion":true}}`)
+	if diff := cmp.Diff(want, got["usage-kiso-acme"]); diff != "" {
+		t.Errorf("ClusterUsage: -want, +got:\n%s", diff)
 	}
 }

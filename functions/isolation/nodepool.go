@@ -131,20 +131,28 @@ func clonedSpec(ref *unstructured.Unstructured) (map[string]any, error) {
 }
 
 // newObject starts a cluster-scoped object named after the pool and labelled
-// with its identity, so `kubectl get nodepools -l kiso.dev/organization=acme`
-// finds an organization's pools.
+// with its identity.
 func newObject(apiVersion, kind string, p pool, keys Keys) *unstructured.Unstructured {
-	labels := map[string]any{managedByLabel: managedByValue}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata":   map[string]any{"name": p.Name},
+	}}
+	u.SetLabels(objectLabels(p, keys))
+	return u
+}
+
+// objectLabels label every object of a pool with its identity, so
+// `kubectl get nodepools -l kiso.dev/organization=acme` finds an
+// organization's pools.
+func objectLabels(p pool, keys Keys) map[string]string {
+	labels := map[string]string{managedByLabel: managedByValue}
 	for _, k := range keys.Managed() {
 		if v, ok := p.Labels[k]; ok {
 			labels[k] = v
 		}
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiVersion,
-		"kind":       kind,
-		"metadata":   map[string]any{"name": p.Name, "labels": labels},
-	}}
+	return labels
 }
 
 func toAnyMap(m map[string]string) map[string]any {

@@ -38,11 +38,12 @@ type plannedObject struct {
 func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []plannedObject {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nodePool := schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
-	out := make([]plannedObject, 0, 2*len(pools)+4)
+	out := make([]plannedObject, 0, 3*len(pools)+4)
 	for _, p := range pools {
 		out = append(out,
 			plannedObject{Resource: nodeClassResourceName(p), Ref: objectRef{GVK: nodeClass, Name: p.Name}},
-			plannedObject{Resource: nodePoolResourceName(p), Ref: objectRef{GVK: nodePool, Name: p.Name}})
+			plannedObject{Resource: nodePoolResourceName(p), Ref: objectRef{GVK: nodePool, Name: p.Name}},
+			plannedObject{Resource: usageResourceName(p), Ref: objectRef{GVK: schema.FromAPIVersionAndKind(usageAPIVersion, usageKind), Name: usageName(p)}})
 	}
 	policy := placementPolicyName(spec.Organization)
 	if placementEnforced(spec) {
