@@ -145,6 +145,12 @@ type XKarpenterClusterStatus struct {
 	// ControllerRoleARN is the controller's IAM role.
 	ControllerRoleARN string `json:"controllerRoleArn,omitempty"`
 
+	// ControllerRoleResource is the Kubernetes name of the controller role's
+	// managed resource (an iam.aws.upbound.io Role). The isolation function
+	// names it in a Crossplane Usage, so tenant NodePools keep Karpenter's
+	// permissions until their last node is gone.
+	ControllerRoleResource string `json:"controllerRoleResource,omitempty"`
+
 	// NodeRoleName is the role EC2NodeClasses name in spec.role.
 	NodeRoleName string `json:"nodeRoleName,omitempty"`
 

@@ -52,7 +52,32 @@ type XKarpenterIsolationSpec struct {
 
 	// Placement says how the organization's pods are kept on its pools.
 	Placement *Placement `json:"placement,omitempty"`
+
+	// ClusterRef names the XKarpenterCluster whose Karpenter runs the
+	// organization's pools: its account, partition, node-role path,
+	// permissions boundary and tags apply to the organization.
+	ClusterRef *ClusterReference `json:"clusterRef,omitempty"`
+
+	// NodeRole is Shared (the NodeClass keeps the reference's node identity)
+	// or Dedicated (an IAM role and instance profile of the organization's
+	// own, so its nodes can be granted its own ECR repositories or KMS keys
+	// and nothing else). Dedicated needs clusterRef and an EC2NodeClass.
+	NodeRole NodeRoleMode `json:"nodeRole,omitempty"`
 }
+
+// ClusterReference names an XKarpenterCluster.
+type ClusterReference struct {
+	Name string `json:"name"`
+}
+
+// NodeRoleMode says whose IAM identity an organization's nodes have.
+type NodeRoleMode string
+
+// Node role modes.
+const (
+	NodeRoleShared    NodeRoleMode = "Shared"
+	NodeRoleDedicated NodeRoleMode = "Dedicated"
+)
 
 // Placement is enforced at admission for every pod, Deployments and Jobs
 // alike, by Kubernetes-native admission policies: no webhook server to run.

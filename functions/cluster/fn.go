@@ -11,8 +11,10 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/functions/internal/typed"
+	"github.com/kiso-dev/kiso/functions/internal/xrstatus"
 )
 
 // Function renders Karpenter's AWS prerequisites for one EKS cluster.
@@ -72,14 +74,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	notReady := 0
 	for name, obj := range rendered {
-		cd, err := composed.From(obj)
+		cd, err := typed.Composed(obj)
 		if err != nil {
-			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", name))
+			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s", name))
 			return rsp, nil
 		}
-		// Typed structs always carry a status (observedGeneration: 0); a
-		// function has no opinion on a composed resource's status.
-		delete(cd.Object, "status")
 		oc, ok := observed[name]
 		dc := &resource.DesiredComposed{Resource: cd, Ready: readiness(name, oc, ok)}
 		if dc.Ready != resource.ReadyTrue {
@@ -92,7 +91,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	if err := setStatus(dxr, buildStatus(p)); err != nil {
+	if err := xrstatus.Set(dxr, buildStatus(p)); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}

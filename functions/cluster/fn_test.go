@@ -24,7 +24,7 @@ var (
 		"controller-role",
 	}
 	nodeNames = []string{
-		"instance-profile", "node-access-entry",
+		"node-access-entry", "node-instance-profile",
 		"node-policy-attachment-cni", "node-policy-attachment-ecr-pull", "node-policy-attachment-ssm", "node-policy-attachment-worker-node",
 		"node-role",
 	}
@@ -63,7 +63,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 		"node-policy-attachment-ecr-pull": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"RolePolicyAttachment",
 			"metadata":{"name":"prod-karpenter-node-ecr-pull","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"roleRef":{"name":"prod-karpenter-node"},"policyArn":"arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"}}}`,
-		"instance-profile": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"InstanceProfile",
+		"node-instance-profile": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"InstanceProfile",
 			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"KarpenterNodeRole-prod"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","roleRef":{"name":"prod-karpenter-node"},"tags":` + tags + `}}}`,
 		"node-access-entry": `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"AccessEntry",
@@ -98,7 +98,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 
 	wantStatus := jsonMap(t, `{
 		"helm":{"settings":{"clusterName":"prod","interruptionQueue":"prod"}},
-		"controllerRoleArn":"arn:aws:iam::111122223333:role/prod-karpenter",
+		"controllerRoleArn":"arn:aws:iam::111122223333:role/prod-karpenter","controllerRoleResource":"prod-karpenter-controller",
 		"nodeRoleName":"KarpenterNodeRole-prod","nodeRoleArn":"arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
 		"instanceProfileName":"KarpenterNodeRole-prod","nodeRolePath":"/kiso/prod/","queueName":"prod"}`)
 	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
@@ -167,7 +167,7 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 	}
 	wantStatus := jsonMap(t, `{
 		"helm":{"settings":{"clusterName":"socle-sbx-53","interruptionQueue":"socle-sbx-53"}},
-		"controllerRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-karpenter",
+		"controllerRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-karpenter","controllerRoleResource":"socle-sbx-53-karpenter-controller",
 		"nodeRoleName":"socle-sbx-53-nodes","nodeRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-nodes",
 		"instanceProfileName":"socle-sbx-53-nodes","queueName":"socle-sbx-53"}`)
 	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {

@@ -8,27 +8,21 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
+
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 )
 
 // iamPath is the path of every role and policy of AWS's template.
 const iamPath = "/"
 
-// nodePolicies are the AWS-managed policies AWS's template attaches to the
-// node role, keyed by the suffix of their composed resource names.
-var nodePolicies = []struct{ Key, Name string }{
-	{"worker-node", "AmazonEKSWorkerNodePolicy"},
-	{"cni", "AmazonEKS_CNI_Policy"},
-	{"ecr-pull", "AmazonEC2ContainerRegistryPullOnly"},
-	{"ssm", "AmazonSSMManagedInstanceCore"},
-}
-
 // renderIAM returns the controller's role, its six policies (five without
 // interruption) and their attachments, and, unless the cluster uses an
-// existing instance profile, the node role, its policy attachments and its
-// instance profile.
+// existing instance profile, the node identity: the node role, its policy
+// attachments, its instance profile and its EKS access entry.
 func renderIAM(p plan) map[resource.Name]runtime.Object {
 	out := map[resource.Name]runtime.Object{}
-	controllerRole := p.objectName("controller")
+	controllerRole := p.ControllerRoleResource
 	out[crControllerRole] = role(p, controllerRole, p.ControllerRoleName, controllerTrust(p.Spec))
 
 	for _, mp := range controllerPolicies(p) {
@@ -59,37 +53,15 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 	if !p.CreateNodeRole {
 		return out
 	}
-	nodeRole := p.objectName("node")
-	out[crNodeRole] = role(p, nodeRole, p.NodeRoleName, nodeTrust(p.Partition))
-	for _, np := range nodePolicies {
-		out[crNodePolicy+resource.Name(np.Key)] = &iamv1beta1.RolePolicyAttachment{
-			ObjectMeta: objectMeta(p.objectName("node", np.Key), ""),
-			Spec: iamv1beta1.RolePolicyAttachmentSpec{
-				ResourceSpec: resourceSpec(p),
-				ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
-					RoleRef:   &xpv1.Reference{Name: nodeRole},
-					PolicyArn: ptr(managedPolicyARN(p.Partition, np.Name)),
-				},
-			},
-		}
-	}
-	out[crInstanceProfile] = &iamv1beta1.InstanceProfile{
-		ObjectMeta: objectMeta(nodeRole, p.InstanceProfileName),
-		Spec: iamv1beta1.InstanceProfileSpec{
-			ResourceSpec: resourceSpec(p),
-			ForProvider: iamv1beta1.InstanceProfileParameters{
-				Path:    ptr(iamPath),
-				RoleRef: &xpv1.Reference{Name: nodeRole},
-				Tags:    p.Tags,
-			},
-		},
+	for name, o := range nodeIdentity(p).Objects() {
+		out[name] = o
 	}
 	return out
 }
 
 // role is an IAM role kiso creates, under the permissions boundary if the
 // spec names one.
-func role(p plan, objectName, awsName string, trust PolicyDocument) *iamv1beta1.Role {
+func role(p plan, objectName, awsName string, trust awsiam.PolicyDocument) *iamv1beta1.Role {
 	r := &iamv1beta1.Role{
 		ObjectMeta: objectMeta(objectName, awsName),
 		Spec: iamv1beta1.RoleSpec{
@@ -121,4 +93,22 @@ func objectMeta(name, externalName string) metav1.ObjectMeta {
 // resourceSpec is what every managed resource shares: its ProviderConfig.
 func resourceSpec(p plan) xpv1.ResourceSpec {
 	return xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: p.Spec.ProviderConfigName}}
+}
+
+// nodeIdentity is the cluster's shared node identity, as AWS's template
+// makes it.
+func nodeIdentity(p plan) nodeidentity.Identity {
+	return nodeidentity.Identity{
+		ObjectName:          p.objectName("node"),
+		RoleName:            p.NodeRoleName,
+		ProfileName:         p.InstanceProfileName,
+		Path:                iamPath,
+		PermissionsBoundary: p.Spec.PermissionsBoundary,
+		Partition:           p.Partition,
+		Region:              p.Region,
+		ClusterName:         p.Cluster,
+		ProviderConfigName:  p.Spec.ProviderConfigName,
+		Tags:                p.Tags,
+		Labels:              map[string]string{tagManagedBy: managedByValue},
+	}
 }

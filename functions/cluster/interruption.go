@@ -11,6 +11,8 @@ import (
 	eventsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta1"
 	eventsv1beta2 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta2"
 	sqsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/sqs/v1beta1"
+
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 )
 
 // The interruption queue as AWS's template makes it.
@@ -23,7 +25,7 @@ const (
 
 // queueSenders may send to the queue: EventBridge, and SQS itself. AWS's
 // template names them so in every partition.
-var queueSenders = Values{"events.amazonaws.com", "sqs.amazonaws.com"}
+var queueSenders = awsiam.Values{"events.amazonaws.com", "sqs.amazonaws.com"}
 
 // A rule is one of the EventBridge rules of AWS's template: the events
 // Karpenter's interruption controller has a parser for.
@@ -57,11 +59,11 @@ func (r rule) eventPattern() string {
 
 // queuePolicy lets EventBridge send to the queue and denies every action
 // without TLS, as AWS's template does.
-func queuePolicy(queueARN string) PolicyDocument {
-	return PolicyDocument{Version: policyVersion, ID: queuePolicyID, Statement: []Statement{
-		{Effect: allow, Principal: &Principal{Service: queueSenders}, Action: Values{"sqs:SendMessage"}, Resource: Values{queueARN}},
-		{Sid: "DenyHTTP", Effect: deny, Principal: &Principal{Everyone: true}, Action: Values{"sqs:*"}, Resource: Values{queueARN},
-			Condition: Condition{"Bool": {"aws:SecureTransport": {"false"}}}},
+func queuePolicy(queueARN string) awsiam.PolicyDocument {
+	return awsiam.PolicyDocument{Version: awsiam.PolicyVersion, ID: queuePolicyID, Statement: []awsiam.Statement{
+		{Effect: awsiam.Allow, Principal: &awsiam.Principal{Service: queueSenders}, Action: awsiam.Values{"sqs:SendMessage"}, Resource: awsiam.Values{queueARN}},
+		{Sid: "DenyHTTP", Effect: awsiam.Deny, Principal: &awsiam.Principal{Everyone: true}, Action: awsiam.Values{"sqs:*"}, Resource: awsiam.Values{queueARN},
+			Condition: awsiam.Condition{"Bool": {"aws:SecureTransport": {"false"}}}},
 	}}
 }
 

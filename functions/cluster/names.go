@@ -43,16 +43,12 @@ func (p plan) objectName(parts ...string) string {
 // Composed resource names: the keys of desired state, stable and readable.
 const (
 	crControllerRole   = resource.Name("controller-role")
-	crNodeRole         = resource.Name("node-role")
-	crInstanceProfile  = resource.Name("instance-profile")
-	crAccessEntry      = resource.Name("node-access-entry")
 	crQueue            = resource.Name("queue")
 	crQueuePolicy      = resource.Name("queue-policy")
 	crPodIdentity      = resource.Name("pod-identity-association")
 	crPrometheusRule   = resource.Name("prometheus-rule")
 	crControllerPolicy = "controller-policy-"
 	crControllerAttach = "controller-policy-attachment-"
-	crNodePolicy       = "node-policy-attachment-"
 	crRule             = "rule-"
 	crTarget           = "target-"
 )

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 )
 
 // A managedPolicy is one of the six controller policies of Karpenter's
@@ -11,12 +11,12 @@ type managedPolicy struct {
 	Key string
 	// Name is the part of AWS's name KarpenterController<Name>Policy-<cluster>.
 	Name     string
-	Document PolicyDocument
+	Document awsiam.PolicyDocument
 }
 
 // passedToEC2 are the services the controller may pass a node role to:
 // exactly AWS's list, which names the China endpoint in every partition.
-var passedToEC2 = Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
+var passedToEC2 = awsiam.Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
 
 // controllerPolicies returns Karpenter's controller policies, statement for
 // statement as in AWS's template, in AWS's order, with the cluster, region,
@@ -26,43 +26,43 @@ var passedToEC2 = Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
 // interruption is enabled.
 func controllerPolicies(p plan) []managedPolicy {
 	part, region, account, cluster := p.Partition, p.Region, p.Account, p.Cluster
-	ec2 := func(resource string) string { return arn(part, "ec2", region, "*", resource) }
-	ec2NoAccount := func(resource string) string { return arn(part, "ec2", region, "", resource) }
-	instanceProfiles := arn(part, "iam", "", account, "instance-profile/*")
-	clusterARN := arn(part, "eks", region, account, "cluster/"+cluster)
+	ec2 := func(resource string) string { return awsiam.ARN(part, "ec2", region, "*", resource) }
+	ec2NoAccount := func(resource string) string { return awsiam.ARN(part, "ec2", region, "", resource) }
+	instanceProfiles := awsiam.ARN(part, "iam", "", account, "instance-profile/*")
+	clusterARN := awsiam.ARN(part, "eks", region, account, "cluster/"+cluster)
 
 	owned := "kubernetes.io/cluster/" + cluster
-	taggedResources := Values{ec2("fleet/*"), ec2("instance/*"), ec2("volume/*"), ec2("network-interface/*"), ec2("launch-template/*"), ec2("spot-instances-request/*")}
+	taggedResources := awsiam.Values{ec2("fleet/*"), ec2("instance/*"), ec2("volume/*"), ec2("network-interface/*"), ec2("launch-template/*"), ec2("spot-instances-request/*")}
 
-	deletion := Values{"ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"}
+	deletion := awsiam.Values{"ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"}
 	if p.Spec.Features.RebootForRepair {
-		deletion = Values{"ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"}
+		deletion = awsiam.Values{"ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"}
 	}
 
 	policies := []managedPolicy{
-		{Key: "node-lifecycle", Name: "NodeLifecycle", Document: PolicyDocument{Version: policyVersion, Statement: []Statement{
-			statement("AllowScopedEC2InstanceAccessActions",
-				Values{"ec2:RunInstances", "ec2:CreateFleet"},
-				Values{ec2NoAccount("image/*"), ec2NoAccount("snapshot/*"), ec2("security-group/*"), ec2("subnet/*"), ec2("capacity-reservation/*"), ec2("placement-group/*")},
+		{Key: "node-lifecycle", Name: "NodeLifecycle", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
+			awsiam.AllowStatement("AllowScopedEC2InstanceAccessActions",
+				awsiam.Values{"ec2:RunInstances", "ec2:CreateFleet"},
+				awsiam.Values{ec2NoAccount("image/*"), ec2NoAccount("snapshot/*"), ec2("security-group/*"), ec2("subnet/*"), ec2("capacity-reservation/*"), ec2("placement-group/*")},
 				nil),
-			statement("AllowScopedEC2LaunchTemplateAccessActions",
-				Values{"ec2:RunInstances", "ec2:CreateFleet"},
-				Values{ec2("launch-template/*")},
-				Condition{
+			awsiam.AllowStatement("AllowScopedEC2LaunchTemplateAccessActions",
+				awsiam.Values{"ec2:RunInstances", "ec2:CreateFleet"},
+				awsiam.Values{ec2("launch-template/*")},
+				awsiam.Condition{
 					"StringEquals": {"aws:ResourceTag/" + owned: {"owned"}},
 					"StringLike":   {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
 				}),
-			statement("AllowScopedEC2InstanceActionsWithTags",
-				Values{"ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"},
+			awsiam.AllowStatement("AllowScopedEC2InstanceActionsWithTags",
+				awsiam.Values{"ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"},
 				taggedResources,
-				Condition{
+				awsiam.Condition{
 					"StringEquals": {"aws:RequestTag/" + owned: {"owned"}, "aws:RequestTag/eks:eks-cluster-name": {cluster}},
 					"StringLike":   {"aws:RequestTag/karpenter.sh/nodepool": {"*"}},
 				}),
-			statement("AllowScopedResourceCreationTagging",
-				Values{"ec2:CreateTags"},
+			awsiam.AllowStatement("AllowScopedResourceCreationTagging",
+				awsiam.Values{"ec2:CreateTags"},
 				taggedResources,
-				Condition{
+				awsiam.Condition{
 					"StringEquals": {
 						"aws:RequestTag/" + owned:             {"owned"},
 						"aws:RequestTag/eks:eks-cluster-name": {cluster},
@@ -70,32 +70,32 @@ func controllerPolicies(p plan) []managedPolicy {
 					},
 					"StringLike": {"aws:RequestTag/karpenter.sh/nodepool": {"*"}},
 				}),
-			statement("AllowScopedResourceTagging",
-				Values{"ec2:CreateTags"},
-				Values{ec2("instance/*")},
-				Condition{
+			awsiam.AllowStatement("AllowScopedResourceTagging",
+				awsiam.Values{"ec2:CreateTags"},
+				awsiam.Values{ec2("instance/*")},
+				awsiam.Condition{
 					"StringEquals":              {"aws:ResourceTag/" + owned: {"owned"}},
 					"StringLike":                {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
 					"StringEqualsIfExists":      {"aws:RequestTag/eks:eks-cluster-name": {cluster}},
 					"ForAllValues:StringEquals": {"aws:TagKeys": {"eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"}},
 				}),
-			statement("AllowScopedDeletion",
+			awsiam.AllowStatement("AllowScopedDeletion",
 				deletion,
-				Values{ec2("instance/*"), ec2("launch-template/*")},
-				Condition{
+				awsiam.Values{ec2("instance/*"), ec2("launch-template/*")},
+				awsiam.Condition{
 					"StringEquals": {"aws:ResourceTag/" + owned: {"owned"}},
 					"StringLike":   {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
 				}),
 		}}},
-		{Key: "iam-integration", Name: "IAMIntegration", Document: PolicyDocument{Version: policyVersion, Statement: []Statement{
-			statement("AllowPassingInstanceRole",
-				Values{"iam:PassRole"},
+		{Key: "iam-integration", Name: "IAMIntegration", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
+			awsiam.AllowStatement("AllowPassingInstanceRole",
+				awsiam.Values{"iam:PassRole"},
 				p.PassRoleResources,
-				Condition{"StringEquals": {"iam:PassedToService": passedToEC2}}),
-			statement("AllowScopedInstanceProfileCreationActions",
-				Values{"iam:CreateInstanceProfile"},
-				Values{instanceProfiles},
-				Condition{
+				awsiam.Condition{"StringEquals": {"iam:PassedToService": passedToEC2}}),
+			awsiam.AllowStatement("AllowScopedInstanceProfileCreationActions",
+				awsiam.Values{"iam:CreateInstanceProfile"},
+				awsiam.Values{instanceProfiles},
+				awsiam.Condition{
 					"StringEquals": {
 						"aws:RequestTag/" + owned:                      {"owned"},
 						"aws:RequestTag/eks:eks-cluster-name":          {cluster},
@@ -103,10 +103,10 @@ func controllerPolicies(p plan) []managedPolicy {
 					},
 					"StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": {"*"}},
 				}),
-			statement("AllowScopedInstanceProfileTagActions",
-				Values{"iam:TagInstanceProfile"},
-				Values{instanceProfiles},
-				Condition{
+			awsiam.AllowStatement("AllowScopedInstanceProfileTagActions",
+				awsiam.Values{"iam:TagInstanceProfile"},
+				awsiam.Values{instanceProfiles},
+				awsiam.Condition{
 					"StringEquals": {
 						"aws:ResourceTag/" + owned:                      {"owned"},
 						"aws:ResourceTag/topology.kubernetes.io/region": {region},
@@ -119,10 +119,10 @@ func controllerPolicies(p plan) []managedPolicy {
 						"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass":  {"*"},
 					},
 				}),
-			statement("AllowScopedInstanceProfileActions",
-				Values{"iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"},
-				Values{instanceProfiles},
-				Condition{
+			awsiam.AllowStatement("AllowScopedInstanceProfileActions",
+				awsiam.Values{"iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"},
+				awsiam.Values{instanceProfiles},
+				awsiam.Condition{
 					"StringEquals": {
 						"aws:ResourceTag/" + owned:                      {"owned"},
 						"aws:ResourceTag/topology.kubernetes.io/region": {region},
@@ -130,38 +130,38 @@ func controllerPolicies(p plan) []managedPolicy {
 					"StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": {"*"}},
 				}),
 		}}},
-		{Key: "eks-integration", Name: "EKSIntegration", Document: PolicyDocument{Version: policyVersion, Statement: []Statement{
-			statement("AllowAPIServerEndpointDiscovery", Values{"eks:DescribeCluster"}, Values{clusterARN}, nil),
+		{Key: "eks-integration", Name: "EKSIntegration", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
+			awsiam.AllowStatement("AllowAPIServerEndpointDiscovery", awsiam.Values{"eks:DescribeCluster"}, awsiam.Values{clusterARN}, nil),
 		}}},
 	}
 	if p.Interruption {
-		policies = append(policies, managedPolicy{Key: "interruption", Name: "Interruption", Document: PolicyDocument{Version: policyVersion, Statement: []Statement{
-			statement("AllowInterruptionQueueActions",
-				Values{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
-				Values{p.QueueARN},
+		policies = append(policies, managedPolicy{Key: "interruption", Name: "Interruption", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
+			awsiam.AllowStatement("AllowInterruptionQueueActions",
+				awsiam.Values{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
+				awsiam.Values{p.QueueARN},
 				nil),
 		}}})
 	}
 	return append(policies,
-		managedPolicy{Key: "zonal-shift", Name: "ZonalShift", Document: PolicyDocument{Version: policyVersion, Statement: []Statement{
-			statement("AllowZonalShiftStatusReadOnly",
-				Values{"arc-zonal-shift:GetManagedResource"},
-				Values{"*"},
-				Condition{"StringEquals": {"arc-zonal-shift:ResourceIdentifier": {clusterARN}}}),
+		managedPolicy{Key: "zonal-shift", Name: "ZonalShift", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
+			awsiam.AllowStatement("AllowZonalShiftStatusReadOnly",
+				awsiam.Values{"arc-zonal-shift:GetManagedResource"},
+				awsiam.Values{"*"},
+				awsiam.Condition{"StringEquals": {"arc-zonal-shift:ResourceIdentifier": {clusterARN}}}),
 		}}},
-		managedPolicy{Key: "resource-discovery", Name: "ResourceDiscovery", Document: PolicyDocument{Version: policyVersion, Statement: []Statement{
-			statement("AllowRegionalReadActions",
-				Values{
+		managedPolicy{Key: "resource-discovery", Name: "ResourceDiscovery", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
+			awsiam.AllowStatement("AllowRegionalReadActions",
+				awsiam.Values{
 					"ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceStatus",
 					"ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
 					"ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
 				},
-				Values{"*"},
-				Condition{"StringEquals": {"aws:RequestedRegion": {region}}}),
-			statement("AllowSSMReadActions", Values{"ssm:GetParameter"}, Values{arn(part, "ssm", region, "", "parameter/aws/service/*")}, nil),
-			statement("AllowPricingReadActions", Values{"pricing:GetProducts"}, Values{"*"}, nil),
-			statement("AllowUnscopedInstanceProfileListAction", Values{"iam:ListInstanceProfiles"}, Values{"*"}, nil),
-			statement("AllowInstanceProfileReadActions", Values{"iam:GetInstanceProfile"}, Values{instanceProfiles}, nil),
+				awsiam.Values{"*"},
+				awsiam.Condition{"StringEquals": {"aws:RequestedRegion": {region}}}),
+			awsiam.AllowStatement("AllowSSMReadActions", awsiam.Values{"ssm:GetParameter"}, awsiam.Values{awsiam.ARN(part, "ssm", region, "", "parameter/aws/service/*")}, nil),
+			awsiam.AllowStatement("AllowPricingReadActions", awsiam.Values{"pricing:GetProducts"}, awsiam.Values{"*"}, nil),
+			awsiam.AllowStatement("AllowUnscopedInstanceProfileListAction", awsiam.Values{"iam:ListInstanceProfiles"}, awsiam.Values{"*"}, nil),
+			awsiam.AllowStatement("AllowInstanceProfileReadActions", awsiam.Values{"iam:GetInstanceProfile"}, awsiam.Values{instanceProfiles}, nil),
 		}}},
 	)
 }
@@ -175,14 +175,9 @@ func policyName(mp managedPolicy, cluster string) string {
 // passRoleResources are the roles the controller may pass to EC2: the
 // cluster's node role and every role under kiso's per-organization path, or
 // with an existing instance profile that profile's role only.
-func passRoleResources(p plan) Values {
+func passRoleResources(p plan) awsiam.Values {
 	if p.Spec.NodeRole.ExistingInstanceProfile != nil {
-		return Values{p.NodeRoleARN}
+		return awsiam.Values{p.NodeRoleARN}
 	}
-	return Values{p.NodeRoleARN, arn(p.Partition, "iam", "", p.Account, "role"+p.NodeRolePath+"*")}
-}
-
-// managedPolicyARN is the ARN of an AWS-managed policy in a partition.
-func managedPolicyARN(part v1alpha1.Partition, name string) string {
-	return arn(part, "iam", "", "aws", "policy/"+name)
+	return awsiam.Values{p.NodeRoleARN, awsiam.ARN(p.Partition, "iam", "", p.Account, "role"+p.NodeRolePath+"*")}
 }

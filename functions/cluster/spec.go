@@ -8,6 +8,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 )
 
@@ -73,6 +74,9 @@ type plan struct {
 
 	ControllerRoleName string
 	ControllerRoleARN  string
+	// ControllerRoleResource is the Kubernetes name of the controller's Role
+	// managed resource.
+	ControllerRoleResource string
 
 	// CreateNodeRole is false with an existing instance profile.
 	CreateNodeRole      bool
@@ -82,7 +86,7 @@ type plan struct {
 	// NodeRolePath is the IAM path of per-organization node roles, "" when
 	// the cluster uses an existing instance profile.
 	NodeRolePath      string
-	PassRoleResources Values
+	PassRoleResources awsiam.Values
 
 	Interruption bool
 	QueueName    string
@@ -113,7 +117,8 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 		objectBase:     names.Lower(spec.ClusterName),
 	}
 	p.ControllerRoleName = controllerRoleName(p.Cluster)
-	p.ControllerRoleARN = arn(p.Partition, "iam", "", p.Account, "role/"+p.ControllerRoleName)
+	p.ControllerRoleResource = p.objectName("controller")
+	p.ControllerRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role/"+p.ControllerRoleName)
 
 	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
 		p.NodeRoleARN = ex.RoleARN
@@ -122,7 +127,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 	} else {
 		p.CreateNodeRole = true
 		p.NodeRoleName = nodeRoleName(p.Cluster)
-		p.NodeRoleARN = arn(p.Partition, "iam", "", p.Account, "role/"+p.NodeRoleName)
+		p.NodeRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role/"+p.NodeRoleName)
 		p.InstanceProfileName = p.NodeRoleName
 		p.NodeRolePath = nodeRolePath(p.Cluster)
 	}
@@ -130,7 +135,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 
 	if p.Interruption {
 		p.QueueName = p.Cluster
-		p.QueueARN = arn(p.Partition, "sqs", p.Region, p.Account, p.QueueName)
+		p.QueueARN = awsiam.ARN(p.Partition, "sqs", p.Region, p.Account, p.QueueName)
 	}
 	return p
 }

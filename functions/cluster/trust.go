@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 )
 
 // Service principals that assume kiso's roles.
@@ -20,33 +21,23 @@ const (
 // mode: Pod Identity (sts:AssumeRole and sts:TagSession from EKS's agent) or
 // IRSA (web identity from the cluster's OIDC provider, for the controller's
 // service account only).
-func controllerTrust(spec v1alpha1.XKarpenterClusterSpec) PolicyDocument {
+func controllerTrust(spec v1alpha1.XKarpenterClusterSpec) awsiam.PolicyDocument {
 	if spec.Controller.Identity == v1alpha1.IdentityIRSA {
 		issuer := oidcIssuer(spec.Controller.OIDCProviderARN)
-		return PolicyDocument{Version: policyVersion, Statement: []Statement{{
-			Effect:    allow,
-			Principal: &Principal{Federated: spec.Controller.OIDCProviderARN},
-			Action:    Values{"sts:AssumeRoleWithWebIdentity"},
-			Condition: Condition{"StringEquals": {
+		return awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{{
+			Effect:    awsiam.Allow,
+			Principal: &awsiam.Principal{Federated: spec.Controller.OIDCProviderARN},
+			Action:    awsiam.Values{"sts:AssumeRoleWithWebIdentity"},
+			Condition: awsiam.Condition{"StringEquals": {
 				issuer + ":aud": {irsaAudience},
 				issuer + ":sub": {"system:serviceaccount:" + spec.Karpenter.Namespace + ":" + spec.Karpenter.ServiceAccount},
 			}},
 		}}}
 	}
-	return PolicyDocument{Version: policyVersion, Statement: []Statement{{
-		Effect:    allow,
-		Principal: &Principal{Service: Values{podIdentityPrincipal}},
-		Action:    Values{"sts:AssumeRole", "sts:TagSession"},
-	}}}
-}
-
-// nodeTrust is the node role's trust policy: AWS's template trusts
-// ec2.${AWS::URLSuffix}.
-func nodeTrust(part v1alpha1.Partition) PolicyDocument {
-	return PolicyDocument{Version: policyVersion, Statement: []Statement{{
-		Effect:    allow,
-		Principal: &Principal{Service: Values{"ec2." + urlSuffix(part)}},
-		Action:    Values{"sts:AssumeRole"},
+	return awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{{
+		Effect:    awsiam.Allow,
+		Principal: &awsiam.Principal{Service: awsiam.Values{podIdentityPrincipal}},
+		Action:    awsiam.Values{"sts:AssumeRole", "sts:TagSession"},
 	}}}
 }
 

@@ -6,9 +6,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 )
 
-func TestTrustPolicies(t *testing.T) {
+func TestControllerTrustPolicies(t *testing.T) {
 	irsa := func(partition v1alpha1.Partition, oidc string) v1alpha1.XKarpenterClusterSpec {
 		s := validSpec()
 		s.Partition = partition
@@ -18,7 +19,7 @@ func TestTrustPolicies(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason string
-		got    PolicyDocument
+		got    awsiam.PolicyDocument
 		want   string
 	}{
 		"PodIdentity": {
@@ -41,21 +42,6 @@ func TestTrustPolicies(t *testing.T) {
 				`"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{` +
 				`"oidc.eks.cn-north-1.amazonaws.com.cn/id/EXAMPLE:aud":"sts.amazonaws.com",` +
 				`"oidc.eks.cn-north-1.amazonaws.com.cn/id/EXAMPLE:sub":"system:serviceaccount:karpenter:karpenter-controller"}}}]}`,
-		},
-		"NodeRoleTrustsEC2": {
-			reason: "AWS's template trusts ec2.${AWS::URLSuffix}: ec2.amazonaws.com outside China.",
-			got:    nodeTrust(v1alpha1.PartitionAWS),
-			want:   `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`,
-		},
-		"NodeRoleTrustsEC2InGovCloud": {
-			reason: "GovCloud's URL suffix is amazonaws.com.",
-			got:    nodeTrust(v1alpha1.PartitionGovCloud),
-			want:   `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`,
-		},
-		"NodeRoleTrustsEC2InChina": {
-			reason: "China's URL suffix is amazonaws.com.cn.",
-			got:    nodeTrust(v1alpha1.PartitionChina),
-			want:   `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com.cn"},"Action":"sts:AssumeRole"}]}`,
 		},
 	}
 	for name, tc := range cases {

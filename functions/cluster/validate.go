@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/awstags"
 )
 
@@ -43,18 +44,18 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 
 	errs = append(errs, validateClusterName(sp.Child("clusterName"), spec)...)
 
-	partitionValid := slices.Contains(partitions, string(spec.Partition))
+	partitionValid := slices.Contains(awsiam.Partitions, string(spec.Partition))
 	if !partitionValid {
-		errs = append(errs, field.NotSupported(sp.Child("partition"), spec.Partition, partitions))
+		errs = append(errs, field.NotSupported(sp.Child("partition"), spec.Partition, awsiam.Partitions))
 	}
 	switch {
 	case spec.Region == "":
 		errs = append(errs, field.Required(sp.Child("region"), ""))
 	case !regionPattern.MatchString(spec.Region):
 		errs = append(errs, field.Invalid(sp.Child("region"), spec.Region, "must be an AWS region, e.g. eu-west-3"))
-	case partitionValid && partitionOfRegion(spec.Region) != spec.Partition:
+	case partitionValid && awsiam.PartitionOfRegion(spec.Region) != spec.Partition:
 		errs = append(errs, field.Invalid(sp.Child("region"), spec.Region,
-			fmt.Sprintf("is in partition %s, not %s; set spec.partition to %s", partitionOfRegion(spec.Region), spec.Partition, partitionOfRegion(spec.Region))))
+			fmt.Sprintf("is in partition %s, not %s; set spec.partition to %s", awsiam.PartitionOfRegion(spec.Region), spec.Partition, awsiam.PartitionOfRegion(spec.Region))))
 	}
 	switch {
 	case spec.AccountID == "":

@@ -18,13 +18,14 @@ const (
 
 // Condition reasons.
 const (
-	ReasonValid        = "Valid"
-	ReasonInvalidSpec  = "InvalidSpec"
-	ReasonResolved     = "Resolved"
-	ReasonWaiting      = "WaitingForReferences"
-	ReasonNotFound     = "ReferenceNotFound"
-	ReasonAvailable    = "Available"
-	ReasonNameConflict = "NameConflict"
-	ReasonSettled      = "Settled"
-	ReasonReplacing    = "ReplacingPools"
+	ReasonValid           = "Valid"
+	ReasonInvalidSpec     = "InvalidSpec"
+	ReasonResolved        = "Resolved"
+	ReasonWaiting         = "WaitingForReferences"
+	ReasonNotFound        = "ReferenceNotFound"
+	ReasonClusterNotReady = "ClusterNotReady"
+	ReasonAvailable       = "Available"
+	ReasonNameConflict    = "NameConflict"
+	ReasonSettled         = "Settled"
+	ReasonReplacing       = "ReplacingPools"
 )

@@ -16,6 +16,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/xrstatus"
 )
 
 // Function renders an organization's dedicated Karpenter pools.
@@ -91,7 +93,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	var rendered map[resource.Name]*resource.DesiredComposed
 	switch {
-	case found.Waiting, len(found.Missing) > 0:
+	case found.Unresolved():
 		rendered = keepObserved(observed)
 		unresolved(rsp, dxr, found, len(observed))
 	default:
@@ -134,7 +136,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		nc, ncOK := observed[nodeClassResourceName(p)]
 		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
 	}
-	if err := setStatus(dxr, buildStatus(spec, pools, ready)); err != nil {
+	if err := xrstatus.Set(dxr, buildStatus(spec, pools, ready)); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
@@ -146,13 +148,33 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// renderOrganization renders every object of the organization: each pool's
-// NodeClass and NodePool, and the admission policies that keep its pods on them.
+// renderOrganization renders every object of the organization: its
+// dedicated node identity if it has one, each pool's NodeClass, NodePool and
+// the Usages that order their deletion, and the admission policies that keep
+// its pods on its pools.
 func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
-	objects := make(map[resource.Name]*composed.Unstructured, 3*len(pools)+4)
+	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
+	var used usedObjects
+	var identity *nodeidentity.Identity
+	if c := found.Cluster; c != nil {
+		used.ControllerRole = c.Status.ControllerRoleResource
+		if spec.NodeRole == v1alpha1.NodeRoleDedicated {
+			id := dedicatedIdentity(spec, c, organizationTags(spec, c, keys), keys)
+			identity = &id
+			used.NodeRole, used.NodeProfile = id.ObjectName, id.ObjectName
+			ios, err := identityObjects(id)
+			if err != nil {
+				return nil, err
+			}
+			for name, o := range ios {
+				objects[name] = o
+			}
+		}
+	}
+
 	gvk := nodeClassGVK(spec.NodeClassRef)
 	for _, p := range pools {
-		nc, err := renderNodeClass(found.NodeClass, p, gvk, keys)
+		nc, err := renderNodeClass(found.NodeClass, p, gvk, keys, found.Cluster.inheritedTags(), identity)
 		if err != nil {
 			return nil, err
 		}
@@ -162,10 +184,9 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, fou
 		}
 		objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
 		objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
-		objects[usageResourceName(p)] = renderUsage(usageName(p),
-			objectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: p.Name},
-			objectReference{APIVersion: nodePoolAPIVersion, Kind: nodePoolKind, Name: p.Name},
-			objectLabels(p, keys))
+		for _, u := range poolUsages(spec, p, used) {
+			objects[u.Resource] = u.render(objectLabels(p, keys))
+		}
 	}
 	policies, err := renderPlacement(spec, pools, keys)
 	if err != nil {
@@ -200,11 +221,14 @@ func unresolved(rsp *fnv1.RunFunctionResponse, dxr *resource.Composite, found lo
 		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonWaiting).
 			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool").TargetCompositeAndClaim()
 	} else {
-		msg := strings.Join(found.Missing, "; ")
-		if kept > 0 {
-			msg += "; keeping the pools already composed unchanged until it exists"
+		reason, msg := ReasonNotFound, strings.Join(append(found.Missing, found.NotReady...), "; ")
+		if len(found.Missing) == 0 {
+			reason = ReasonClusterNotReady
 		}
-		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonNotFound).WithMessage(msg).TargetCompositeAndClaim()
+		if kept > 0 {
+			msg += "; keeping the pools already composed unchanged meanwhile"
+		}
+		response.ConditionFalse(rsp, TypeReferencesResolved, reason).WithMessage(msg).TargetCompositeAndClaim()
 		response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
 	}
 	if kept == 0 {

@@ -5,12 +5,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 )
 
 // renderNodeClass clones the reference NodeClass's spec whole (fields kiso
 // does not know included) for one pool. On an EC2NodeClass it merges the
-// pool's cost tags into spec.tags; every other tag of the reference stays.
-func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVersionKind, keys Keys) (*unstructured.Unstructured, error) {
+// cluster's tags and the pool's cost tags into spec.tags (every other tag of
+// the reference stays) and, with a dedicated identity, names its instance
+// profile instead of the reference's role or profile: Karpenter accepts
+// exactly one of the two.
+func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVersionKind, keys Keys, inherited map[string]string, identity *nodeidentity.Identity) (*unstructured.Unstructured, error) {
 	spec, err := clonedSpec(ref)
 	if err != nil {
 		return nil, err
@@ -24,8 +29,17 @@ func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVer
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot read spec.tags of %s %q", ref.GetKind(), ref.GetName())
 	}
+	for k, v := range inherited {
+		if _, own := p.Tags[k]; !own {
+			tags[k] = v
+		}
+	}
 	if err := unstructured.SetNestedField(spec, toAnyMap(mergeStringMap(tags, keys.Managed(), p.Tags)), "tags"); err != nil {
 		return nil, errors.Wrapf(err, "cannot set spec.tags of %s %q", gvk.Kind, p.Name)
+	}
+	if identity != nil {
+		delete(spec, "role")
+		spec["instanceProfile"] = identity.ProfileName
 	}
 	return nc, nil
 }

@@ -8,6 +8,9 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
+	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
@@ -15,6 +18,8 @@ func init() {
 	// composed.From needs the Go types of the objects it converts.
 	_ = admissionv1.AddToScheme(composed.Scheme)
 	_ = admissionv1beta1.AddToScheme(composed.Scheme)
+	_ = iamv1beta1.AddToScheme(composed.Scheme)
+	_ = eksv1beta1.AddToScheme(composed.Scheme)
 }
 
 // Composed resource names of the organization-wide objects.
@@ -42,9 +47,12 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []plannedO
 	for _, p := range pools {
 		out = append(out,
 			plannedObject{Resource: nodeClassResourceName(p), Ref: objectRef{GVK: nodeClass, Name: p.Name}},
-			plannedObject{Resource: nodePoolResourceName(p), Ref: objectRef{GVK: nodePool, Name: p.Name}},
-			plannedObject{Resource: usageResourceName(p), Ref: objectRef{GVK: schema.FromAPIVersionAndKind(usageAPIVersion, usageKind), Name: usageName(p)}})
+			plannedObject{Resource: nodePoolResourceName(p), Ref: objectRef{GVK: nodePool, Name: p.Name}})
+		for _, u := range poolUsages(spec, p, usedObjects{}) {
+			out = append(out, plannedObject{Resource: u.Resource, Ref: objectRef{GVK: usageGVK, Name: u.Name}})
+		}
 	}
+	out = append(out, plannedIdentity(spec)...)
 	policy := placementPolicyName(spec.Organization)
 	if placementEnforced(spec) {
 		out = append(out,

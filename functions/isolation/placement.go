@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
 // Placement is enforced at admission, for every pod: taints and tolerations
@@ -280,12 +281,10 @@ func renderPlacement(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, keys K
 	}
 	out := make(map[resource.Name]*composed.Unstructured, len(objects))
 	for name, o := range objects {
-		cd, err := composed.From(o)
+		cd, err := typed.Composed(o)
 		if err != nil {
 			return nil, errors.Wrapf(err, "cannot convert %s", name)
 		}
-		// Typed policies serialise an empty status; kiso has no opinion on it.
-		delete(cd.Object, "status")
 		cd.SetLabels(map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization})
 		out[name] = cd
 	}

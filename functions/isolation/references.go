@@ -43,6 +43,9 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []plannedObject
 		requireReferenceNodeClass: byName(nodeClassGVK(spec.NodeClassRef), spec.NodeClassRef.Name),
 		requireReferenceNodePool:  byName(schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind), spec.NodePoolRef.Name),
 	}
+	if spec.ClusterRef != nil {
+		rs[requireCluster] = byName(clusterGVK, spec.ClusterRef.Name)
+	}
 	for _, o := range planned {
 		if !composed[o.Ref.key()] {
 			rs[o.Ref.requireExisting()] = byName(o.Ref.GVK, o.Ref.Name)
@@ -69,6 +72,12 @@ type lookup struct {
 
 	// Missing describes each reference that does not exist.
 	Missing []string
+
+	// Cluster is the organization's XKarpenterCluster, if it names one.
+	Cluster *boundCluster
+
+	// NotReady describes each reference that exists but cannot be built on yet.
+	NotReady []string
 
 	// Conflicts describes each object that holds a name kiso wants and that
 	// this XR does not own.
@@ -99,6 +108,11 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			l.Missing = append(l.Missing, fmt.Sprintf("%s: reference %s not found", r.field, r.ref))
 		default:
 			*r.into = found[0].Resource
+		}
+	}
+	if spec.ClusterRef != nil {
+		if err := l.resolveCluster(req, spec.ClusterRef.Name); err != nil {
+			return l, err
 		}
 	}
 	for _, o := range planned {
@@ -132,4 +146,33 @@ func controlledBy(o *unstructured.Unstructured, xrUID types.UID) bool {
 		}
 	}
 	return false
+}
+
+// resolveCluster reads the organization's XKarpenterCluster.
+func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error {
+	ref := objectRef{GVK: clusterGVK, Name: name}
+	found, resolved, err := request.GetRequiredResource(req, requireCluster)
+	switch {
+	case err != nil:
+		return errors.Wrapf(err, "cannot read required resource %s", ref)
+	case !resolved:
+		l.Waiting = true
+	case len(found) == 0:
+		l.Missing = append(l.Missing, fmt.Sprintf("spec.clusterRef: %s not found", ref))
+	default:
+		c, err := decodeCluster(found[0].Resource)
+		if err != nil {
+			return err
+		}
+		l.Cluster = c
+		if why := c.notReady(); why != "" {
+			l.NotReady = append(l.NotReady, why)
+		}
+	}
+	return nil
+}
+
+// Unresolved reports whether anything the function needs is not there yet.
+func (l lookup) Unresolved() bool {
+	return l.Waiting || len(l.Missing) > 0 || len(l.NotReady) > 0
 }

@@ -70,7 +70,7 @@ func TestMissingReferenceKeepsComposedPools(t *testing.T) {
 	if len(got) != len(observed) {
 		t.Errorf("want exactly the composed resources kept, got %v", sortedKeys(got))
 	}
-	want := `spec.nodePoolRef: reference NodePool "default" not found; keeping the pools already composed unchanged until it exists`
+	want := `spec.nodePoolRef: reference NodePool "default" not found; keeping the pools already composed unchanged meanwhile`
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound, want)
 	assertWarning(t, rsp, want)
 }

@@ -53,6 +53,9 @@ func applyDefaults(spec *v1alpha1.XKarpenterIsolationSpec) {
 	if spec.NodeClassRef.Kind == "" {
 		spec.NodeClassRef.Kind = defaultNodeClassKind
 	}
+	if spec.NodeRole == "" {
+		spec.NodeRole = v1alpha1.NodeRoleShared
+	}
 }
 
 // namespacesOf returns the namespaces a stack's pods run in: those listed, or

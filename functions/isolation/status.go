@@ -1,11 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
-	"github.com/crossplane/function-sdk-go/errors"
-	"github.com/crossplane/function-sdk-go/resource"
-
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
@@ -45,22 +40,4 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 		st.Stacks = append(st.Stacks, ss)
 	}
 	return st
-}
-
-// setStatus writes the status into the desired XR.
-func setStatus(xr *resource.Composite, st v1alpha1.XKarpenterIsolationStatus) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return errors.Wrap(err, "cannot encode status")
-	}
-	fields := map[string]any{}
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return errors.Wrap(err, "cannot decode status")
-	}
-	for k, v := range fields {
-		if err := xr.Resource.SetValue("status."+k, v); err != nil {
-			return errors.Wrapf(err, "cannot set status.%s", k)
-		}
-	}
-	return nil
 }

@@ -61,6 +61,27 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorL
 		errs = append(errs, validatePool(sp.Child("pool"), *spec.Pool)...)
 	}
 	errs = append(errs, validateTags(sp.Child("tags"), spec, keys)...)
+	errs = append(errs, validateNodeRole(sp, spec)...)
+	return errs
+}
+
+func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+	var errs field.ErrorList
+	switch spec.NodeRole {
+	case v1alpha1.NodeRoleShared:
+	case v1alpha1.NodeRoleDedicated:
+		if spec.ClusterRef == nil {
+			errs = append(errs, field.Required(sp.Child("clusterRef"), "a Dedicated node role is created in the cluster's AWS account, under its node-role path"))
+		}
+		if !isEC2NodeClass(spec.NodeClassRef) {
+			errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("a Dedicated node role needs an EC2NodeClass; %s has no IAM identity", spec.NodeClassRef.Kind)))
+		}
+	default:
+		errs = append(errs, field.NotSupported(sp.Child("nodeRole"), spec.NodeRole, []string{string(v1alpha1.NodeRoleShared), string(v1alpha1.NodeRoleDedicated)}))
+	}
+	if spec.ClusterRef != nil {
+		errs = append(errs, dnsSubdomain(sp.Child("clusterRef", "name"), spec.ClusterRef.Name)...)
+	}
 	return errs
 }
 
@@ -188,13 +209,18 @@ func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys 
 	errs := awstags.Validate(path, spec.Tags)
 	for _, k := range awstags.SortedKeys(spec.Tags) {
 		switch {
-		case slices.Contains(karpenterTagKeys, k) || strings.HasPrefix(k, "kubernetes.io/cluster"):
+		case karpenterReservedTag(k):
 			errs = append(errs, field.Forbidden(path.Key(k), "Karpenter sets this tag itself and its EC2NodeClass refuses it"))
 		case slices.Contains(keys.Managed(), k):
 			errs = append(errs, field.Forbidden(path.Key(k), "kiso sets this tag from the organization, stack and customer"))
 		}
 	}
 	return errs
+}
+
+// karpenterReservedTag reports whether Karpenter's EC2NodeClass refuses a tag key.
+func karpenterReservedTag(k string) bool {
+	return slices.Contains(karpenterTagKeys, k) || strings.HasPrefix(k, "kubernetes.io/cluster")
 }
 
 func dnsLabel(path *field.Path, v string) field.ErrorList {
@@ -245,6 +271,12 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 		for i := range spec.Stacks {
 			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
 		}
+	}
+
+	// Only a cluster whose controller may pass per-organization roles can
+	// host a Dedicated one.
+	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
+		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
 	}
 
 	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.

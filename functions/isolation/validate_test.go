@@ -134,6 +134,22 @@ func TestValidateSpec(t *testing.T) {
 				"spec.tags[kubernetes.io/cluster/prod]: Forbidden: Karpenter sets this tag itself and its EC2NodeClass refuses it",
 			},
 		},
+		"DedicatedNeedsClusterAndEC2": {
+			reason: "A dedicated role lives in the cluster's account, and only an EC2NodeClass has an IAM identity.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.NodeRole = v1alpha1.NodeRoleDedicated
+				s.NodeClassRef = v1alpha1.NodeClassReference{APIVersion: "karpenter.rackspace.com/v1", Kind: "RackspaceSpotNodeClass", Name: "spot"}
+			},
+			want: []string{
+				"spec.clusterRef: Required value: a Dedicated node role is created in the cluster's AWS account, under its node-role path",
+				"spec.nodeRole: Forbidden: a Dedicated node role needs an EC2NodeClass; RackspaceSpotNodeClass has no IAM identity",
+			},
+		},
+		"UnknownNodeRole": {
+			reason: "nodeRole is Shared or Dedicated.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.NodeRole = "Own" },
+			want:   []string{`spec.nodeRole: Unsupported value: "Own": supported values: "Shared", "Dedicated"`},
+		},
 		"TagsNeedAnEC2NodeClass": {
 			reason: "Only EC2NodeClasses carry tags.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {

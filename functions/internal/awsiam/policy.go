@@ -1,11 +1,11 @@
-package main
+package awsiam
 
 import (
 	"encoding/json"
 )
 
-// policyVersion is the IAM policy language version every document uses.
-const policyVersion = "2012-10-17"
+// PolicyVersion is the IAM policy language version every document uses.
+const PolicyVersion = "2012-10-17"
 
 // A PolicyDocument is an IAM or SQS policy. Field order is the order AWS
 // documents them in, and Condition maps marshal with sorted keys, so a
@@ -28,8 +28,8 @@ type Statement struct {
 
 // Statement effects.
 const (
-	allow = "Allow"
-	deny  = "Deny"
+	Allow = "Allow"
+	Deny  = "Deny"
 )
 
 // Condition maps an operator (StringEquals, ...) to condition keys and the
@@ -78,7 +78,7 @@ func (d PolicyDocument) JSON() string {
 	return string(b)
 }
 
-// statement is shorthand for an Allow statement.
-func statement(sid string, actions, resources Values, cond Condition) Statement {
-	return Statement{Sid: sid, Effect: allow, Action: actions, Resource: resources, Condition: cond}
+// AllowStatement is shorthand for an Allow statement.
+func AllowStatement(sid string, actions, resources Values, cond Condition) Statement {
+	return Statement{Sid: sid, Effect: Allow, Action: actions, Resource: resources, Condition: cond}
 }

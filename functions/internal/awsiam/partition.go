@@ -1,4 +1,4 @@
-package main
+package awsiam
 
 import (
 	"strings"
@@ -6,22 +6,22 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
-// partitions are the AWS partitions kiso renders for, in the order error
+// Partitions are the AWS partitions kiso renders for, in the order error
 // messages list them.
-var partitions = []string{string(v1alpha1.PartitionAWS), string(v1alpha1.PartitionChina), string(v1alpha1.PartitionGovCloud)}
+var Partitions = []string{string(v1alpha1.PartitionAWS), string(v1alpha1.PartitionChina), string(v1alpha1.PartitionGovCloud)}
 
-// urlSuffix is CloudFormation's AWS::URLSuffix for a partition. AWS's
+// URLSuffix is CloudFormation's AWS::URLSuffix for a partition. AWS's
 // template trusts ec2.${AWS::URLSuffix} in the node role, which makes the
 // EC2 service principal ec2.amazonaws.com.cn in China.
-func urlSuffix(p v1alpha1.Partition) string {
+func URLSuffix(p v1alpha1.Partition) string {
 	if p == v1alpha1.PartitionChina {
 		return "amazonaws.com.cn"
 	}
 	return "amazonaws.com"
 }
 
-// partitionOfRegion returns the partition a region belongs to.
-func partitionOfRegion(region string) v1alpha1.Partition {
+// PartitionOfRegion returns the partition a region belongs to.
+func PartitionOfRegion(region string) v1alpha1.Partition {
 	switch {
 	case strings.HasPrefix(region, "cn-"):
 		return v1alpha1.PartitionChina
@@ -32,8 +32,8 @@ func partitionOfRegion(region string) v1alpha1.Partition {
 	}
 }
 
-// arn builds an ARN. IAM ARNs have no region; AWS-managed policies have the
+// ARN builds an ARN. IAM ARNs have no region; AWS-managed policies have the
 // account "aws".
-func arn(partition v1alpha1.Partition, service, region, account, resource string) string {
+func ARN(partition v1alpha1.Partition, service, region, account, resource string) string {
 	return "arn:" + string(partition) + ":" + service + ":" + region + ":" + account + ":" + resource
 }

@@ -1,0 +1,129 @@
+// Package nodeidentity renders the AWS identity of a group of Karpenter
+// nodes: an IAM role EC2 may assume, with the AWS-managed policies a node
+// needs, its instance profile, and the EKS access entry that lets its
+// instances join the cluster as nodes. The cluster function renders one for
+// the cluster's shared node role, the isolation function one per
+// organization with a Dedicated node role.
+package nodeidentity
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
+	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/names"
+)
+
+// Composed resource names of an identity's objects.
+const (
+	ResourceRole            resource.Name = "node-role"
+	ResourceInstanceProfile resource.Name = "node-instance-profile"
+	ResourceAccessEntry     resource.Name = "node-access-entry"
+	// ResourcePolicyPrefix is followed by the policy's key (awsiam.NodePolicies).
+	ResourcePolicyPrefix = "node-policy-attachment-"
+)
+
+// accessEntryType lets the role's instances join the cluster as Linux
+// nodes; EKS forbids a username and groups on it.
+const accessEntryType = "EC2_LINUX"
+
+// externalNameAnnotation sets the AWS name of kinds whose identifier is a
+// name kiso chooses: the Kubernetes name must be DNS-1123, the AWS name need
+// not be.
+const externalNameAnnotation = "crossplane.io/external-name"
+
+// An Identity describes one node identity.
+type Identity struct {
+	// ObjectName is the Kubernetes name of the role, instance profile and
+	// access entry; policy attachments append their policy's key (shortened
+	// with a hash to 63 characters).
+	ObjectName string
+
+	// RoleName and ProfileName are the AWS names.
+	RoleName    string
+	ProfileName string
+
+	// Path is the IAM path of the role and the instance profile.
+	Path string
+
+	// PermissionsBoundary, if set, bounds the role.
+	PermissionsBoundary string
+
+	Partition          v1alpha1.Partition
+	Region             string
+	ClusterName        string
+	ProviderConfigName string
+
+	Tags   map[string]*string
+	Labels map[string]string
+}
+
+// Objects returns the identity's managed resources by composed resource name.
+func (id Identity) Objects() map[resource.Name]runtime.Object {
+	spec := xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: id.ProviderConfigName}}
+	roleRef := &xpv1.Reference{Name: id.ObjectName}
+
+	role := &iamv1beta1.Role{
+		ObjectMeta: id.meta(id.ObjectName, id.RoleName),
+		Spec: iamv1beta1.RoleSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RoleParameters{
+			AssumeRolePolicy: ptr.To(awsiam.NodeTrust(id.Partition).JSON()),
+			Path:             ptr.To(id.Path),
+			Tags:             id.Tags,
+		}},
+	}
+	if id.PermissionsBoundary != "" {
+		role.Spec.ForProvider.PermissionsBoundary = ptr.To(id.PermissionsBoundary)
+	}
+	out := map[resource.Name]runtime.Object{
+		ResourceRole: role,
+		ResourceInstanceProfile: &iamv1beta1.InstanceProfile{
+			ObjectMeta: id.meta(id.ObjectName, id.ProfileName),
+			Spec: iamv1beta1.InstanceProfileSpec{ResourceSpec: spec, ForProvider: iamv1beta1.InstanceProfileParameters{
+				Path:    ptr.To(id.Path),
+				RoleRef: roleRef,
+				Tags:    id.Tags,
+			}},
+		},
+		ResourceAccessEntry: &eksv1beta1.AccessEntry{
+			ObjectMeta: id.meta(id.ObjectName, ""),
+			Spec: eksv1beta1.AccessEntrySpec{ResourceSpec: spec, ForProvider: eksv1beta1.AccessEntryParameters{
+				Region:                  ptr.To(id.Region),
+				ClusterName:             ptr.To(id.ClusterName),
+				PrincipalArnFromRoleRef: roleRef,
+				Type:                    ptr.To(accessEntryType),
+				Tags:                    id.Tags,
+			}},
+		},
+	}
+	for _, np := range awsiam.NodePolicies {
+		out[ResourcePolicyPrefix+resource.Name(np.Key)] = &iamv1beta1.RolePolicyAttachment{
+			ObjectMeta: id.meta(names.Join(names.MaxLabelValue, id.ObjectName, np.Key), ""),
+			Spec: iamv1beta1.RolePolicyAttachmentSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
+				RoleRef:   roleRef,
+				PolicyArn: ptr.To(awsiam.ManagedPolicyARN(id.Partition, np.Name)),
+			}},
+		}
+	}
+	return out
+}
+
+// RoleARN is the role's ARN, known before AWS creates it.
+func (id Identity) RoleARN(account string) string {
+	return awsiam.ARN(id.Partition, "iam", "", account, "role"+id.Path+id.RoleName)
+}
+
+func (id Identity) meta(name, externalName string) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: name, Labels: id.Labels}
+	if externalName != "" {
+		m.Annotations = map[string]string{externalNameAnnotation: externalName}
+	}
+	return m
+}

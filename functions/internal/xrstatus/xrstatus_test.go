@@ -1,0 +1,81 @@
+package xrstatus
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composite"
+)
+
+type settings struct {
+	ClusterName string `json:"clusterName"`
+}
+
+type status struct {
+	Helm     *settings `json:"helm,omitempty"`
+	RoleName string    `json:"roleName,omitempty"`
+	Queue    string    `json:"queue,omitempty"`
+}
+
+func TestSet(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		status  any
+		want    map[string]any
+		wantErr string
+	}{
+		"SetsFieldsAndKeepsOthers": {
+			reason: "Every field of the status is set; fields it does not name, like conditions, stay.",
+			status: status{Helm: &settings{ClusterName: "prod"}, RoleName: "KarpenterNodeRole-prod"},
+			want: map[string]any{
+				"conditions": []any{map[string]any{"type": "Ready", "status": "False"}},
+				"helm":       map[string]any{"clusterName": "prod"},
+				"roleName":   "KarpenterNodeRole-prod",
+				"queue":      "old",
+			},
+		},
+		"OmittedFieldKeepsItsValue": {
+			reason: "An empty omitempty field is not written, so it does not clear what the XR holds.",
+			status: status{},
+			want: map[string]any{
+				"conditions": []any{map[string]any{"type": "Ready", "status": "False"}},
+				"queue":      "old",
+			},
+		},
+		"CannotEncode": {
+			reason:  "A status JSON cannot encode is an error.",
+			status:  map[string]any{"ch": make(chan int)},
+			wantErr: "cannot encode status: json: unsupported type: chan int",
+		},
+		"CannotDecode": {
+			reason:  "A status that is not a JSON object is an error.",
+			status:  "ready",
+			wantErr: "cannot decode status: json: cannot unmarshal string into Go value of type map[string]interface {}",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := &resource.Composite{Resource: composite.New()}
+			xr.Resource.Object = map[string]any{
+				"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterCluster",
+				"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}, "queue": "old"},
+			}
+			err := Set(xr, tc.status)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Fatalf("%s\nerror: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.wantErr != "" {
+				return
+			}
+			if diff := cmp.Diff(tc.want, xr.Resource.Object["status"]); diff != "" {
+				t.Errorf("%s\nstatus: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

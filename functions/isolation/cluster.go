@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
+
+// requireCluster is the required resource under which Crossplane returns the
+// organization's XKarpenterCluster.
+const requireCluster = "cluster"
+
+var clusterGVK = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: v1alpha1.ClusterKind}
+
+// boundCluster is what an organization takes from its XKarpenterCluster.
+type boundCluster struct {
+	Name   string
+	Spec   v1alpha1.XKarpenterClusterSpec
+	Status v1alpha1.XKarpenterClusterStatus
+}
+
+// decodeCluster reads a cluster XR's spec and status.
+func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
+	c := &boundCluster{Name: u.GetName()}
+	for field, into := range map[string]any{"spec": &c.Spec, "status": &c.Status} {
+		raw, ok := u.Object[field]
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot encode %s of %s %q", field, v1alpha1.ClusterKind, c.Name)
+		}
+		if err := json.Unmarshal(b, into); err != nil {
+			return nil, errors.Wrapf(err, "cannot decode %s of %s %q", field, v1alpha1.ClusterKind, c.Name)
+		}
+	}
+	if c.Spec.Partition == "" {
+		c.Spec.Partition = v1alpha1.PartitionAWS
+	}
+	if c.Spec.ProviderConfigName == "" {
+		c.Spec.ProviderConfigName = "default"
+	}
+	return c, nil
+}
+
+// notReady says why a cluster cannot be built on yet. kiso waits for the
+// cluster function's status (every value in it is known from the cluster's
+// spec), not for AWS: Usages order deletion, and creation converges.
+func (c *boundCluster) notReady() string {
+	if c.Status.ControllerRoleResource == "" {
+		return fmt.Sprintf("spec.clusterRef: %s %q has not been rendered yet (its status has no controllerRoleResource)", v1alpha1.ClusterKind, c.Name)
+	}
+	return ""
+}
+
+// inheritedTags are the cluster's tags that an EC2NodeClass may carry:
+// Karpenter's CRD refuses the keys it reserves, which IAM resources allow.
+func (c *boundCluster) inheritedTags() map[string]string {
+	if c == nil {
+		return nil
+	}
+	out := make(map[string]string, len(c.Spec.Tags))
+	for k, v := range c.Spec.Tags {
+		if !karpenterReservedTag(k) {
+			out[k] = v
+		}
+	}
+	return out
+}

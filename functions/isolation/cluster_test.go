@@ -1,0 +1,105 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// clusterXR is an XKarpenterCluster as the cluster function leaves it.
+const clusterXR = `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},
+	"spec":{"clusterName":"prod-eu","region":"eu-west-3","accountId":"123456789012","partition":"aws",
+	        "providerConfigName":"aws","permissionsBoundary":"arn:aws:iam::123456789012:policy/boundary",
+	        "tags":{"environment":"prod","kubernetes.io/cluster/prod-eu":"owned"}},
+	"status":{"controllerRoleResource":"prod-eu-karpenter-controller","nodeRolePath":"/kiso/prod-eu/",
+	          "nodeRoleName":"KarpenterNodeRole-prod-eu"}}`
+
+var dedicatedSpec = strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeRole":"Dedicated","nodeClassRef"`, 1)
+
+func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
+	rsp := run(t, newRequest(t, input, xr(dedicatedSpec), nil), cluster{refNodeClass, refNodePool, clusterXR})
+	assertNoFatal(t, rsp)
+	got := desired(t, rsp)
+
+	tags := map[string]any{"environment": "prod", "kubernetes.io/cluster/prod-eu": "owned", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
+	wantRole := jsonMap(t, `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
+		"metadata":{"name":"kiso-acme-node","annotations":{"crossplane.io/external-name":"prod-eu-acme-node"},
+		            "labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme"}},
+		"spec":{"providerConfigRef":{"name":"aws"},"forProvider":{
+			"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}",
+			"path":"/kiso/prod-eu/","permissionsBoundary":"arn:aws:iam::123456789012:policy/boundary"}}}`)
+	dig(wantRole, "spec", "forProvider").(map[string]any)["tags"] = tags
+	if diff := cmp.Diff(wantRole, got["node-role"]); diff != "" {
+		t.Errorf("dedicated Role: -want, +got:\n%s", diff)
+	}
+	for _, name := range []string{"node-instance-profile", "node-access-entry", "node-policy-attachment-worker-node", "node-policy-attachment-cni", "node-policy-attachment-ecr-pull", "node-policy-attachment-ssm"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("dedicated identity lacks %s", name)
+		}
+	}
+
+	nc := got["nodeclass-kiso-acme"]["spec"].(map[string]any)
+	if _, ok := nc["role"]; ok {
+		t.Errorf("NodeClass still names the reference's role %v; it must name only the organization's identity", nc["role"])
+	}
+	if nc["instanceProfile"] != "prod-eu-acme-node" {
+		t.Errorf("NodeClass instanceProfile: want prod-eu-acme-node, got %v", nc["instanceProfile"])
+	}
+	wantTags := map[string]any{"team": "platform", "environment": "prod", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
+	if diff := cmp.Diff(wantTags, nc["tags"]); diff != "" {
+		t.Errorf("NodeClass tags (cluster tags inherited, Karpenter-reserved ones left out): -want, +got:\n%s", diff)
+	}
+
+	usages := map[string][2]string{
+		"usage-kiso-acme":                  {"EC2NodeClass/kiso-acme", "NodePool/kiso-acme"},
+		"usage-kiso-acme-node-role":        {"Role/kiso-acme-node", "EC2NodeClass/kiso-acme"},
+		"usage-kiso-acme-instance-profile": {"InstanceProfile/kiso-acme-node", "EC2NodeClass/kiso-acme"},
+		"usage-kiso-acme-controller-role":  {"Role/prod-eu-karpenter-controller", "NodePool/kiso-acme"},
+	}
+	for name, want := range usages {
+		u, ok := got[name]
+		if !ok {
+			t.Errorf("no %s", name)
+			continue
+		}
+		ref := func(side string) string {
+			return dig(u, "spec", side, "kind").(string) + "/" + dig(u, "spec", side, "resourceRef", "name").(string)
+		}
+		if diff := cmp.Diff(want, [2]string{ref("of"), ref("by")}); diff != "" {
+			t.Errorf("%s (of, by): -want, +got:\n%s", name, diff)
+		}
+	}
+}
+
+func TestMissingClusterKeepsComposedPools(t *testing.T) {
+	observed := composedOrg(t, true)
+	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
+	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool})
+	assertNoFatal(t, rsp)
+	if diff := cmp.Diff(sortedKeys(observed), sortedKeys(desired(t, rsp))); diff != "" {
+		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound,
+		`spec.clusterRef: XKarpenterCluster "prod" not found; keeping the pools already composed unchanged meanwhile`)
+}
+
+func TestClusterNotYetRenderedKeepsComposedPools(t *testing.T) {
+	observed := composedOrg(t, true)
+	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
+	fresh := `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},"spec":{"clusterName":"prod-eu"}}`
+	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool, fresh})
+	if diff := cmp.Diff(sortedKeys(observed), sortedKeys(desired(t, rsp))); diff != "" {
+		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonClusterNotReady,
+		`spec.clusterRef: XKarpenterCluster "prod" has not been rendered yet (its status has no controllerRoleResource); keeping the pools already composed unchanged meanwhile`)
+}
+
+func TestDedicatedNeedsAClusterThatMayPassIt(t *testing.T) {
+	boundary := strings.Replace(clusterXR, `"nodeRolePath":"/kiso/prod-eu/",`, ``, 1)
+	rsp := run(t, newRequest(t, input, xr(dedicatedSpec), nil), cluster{refNodeClass, refNodePool, boundary})
+	assertFatal(t, rsp, `spec.nodeRole: Forbidden: XKarpenterCluster "prod" uses an existing instance profile and its controller may pass that one role only; use Shared`)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/names"
+	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/typed"
+)
+
+// maxRoleName is IAM's limit on role and instance profile names.
+const maxRoleName = 64
+
+// dedicatedIdentity is an organization's own node identity: a role (and
+// instance profile of the same name) under the cluster's node-role path,
+// which the controller's iam:PassRole already covers, bounded by the
+// cluster's permissions boundary. IAM names are unique per account, so the
+// name carries the cluster's.
+func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, tags map[string]string, keys Keys) nodeidentity.Identity {
+	name := names.Join(maxRoleName, c.Spec.ClusterName, spec.Organization, "node")
+	awsTags := make(map[string]*string, len(tags))
+	for k, v := range tags {
+		awsTags[k] = &v
+	}
+	return nodeidentity.Identity{
+		ObjectName:          names.Join(names.MaxLabelValue, poolName(spec.Organization, ""), "node"),
+		RoleName:            name,
+		ProfileName:         name,
+		Path:                c.Status.NodeRolePath,
+		PermissionsBoundary: c.Spec.PermissionsBoundary,
+		Partition:           c.Spec.Partition,
+		Region:              c.Spec.Region,
+		ClusterName:         c.Spec.ClusterName,
+		ProviderConfigName:  c.Spec.ProviderConfigName,
+		Tags:                awsTags,
+		Labels:              map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization},
+	}
+}
+
+// organizationTags are the cost tags of an organization's IAM resources:
+// the cluster's, the organization's own, and its identity.
+func organizationTags(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, keys Keys) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Spec.Tags {
+		out[k] = v
+	}
+	for k, v := range spec.Tags {
+		out[k] = v
+	}
+	out[keys.Organization] = spec.Organization
+	if spec.Customer != "" {
+		out[keys.Customer] = spec.Customer
+	}
+	return out
+}
+
+// identityObjects converts an identity's managed resources for composing.
+func identityObjects(id nodeidentity.Identity) (map[resource.Name]*composed.Unstructured, error) {
+	out := map[resource.Name]*composed.Unstructured{}
+	for name, o := range id.Objects() {
+		cd, err := typed.Composed(o)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot convert %s", name)
+		}
+		out[name] = cd
+	}
+	return out, nil
+}
+
+// plannedIdentity lists a Dedicated identity's objects. Their Kubernetes
+// names depend on the organization only, so they are known before the
+// cluster is fetched.
+func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []plannedObject {
+	if spec.NodeRole != v1alpha1.NodeRoleDedicated {
+		return nil
+	}
+	objects, err := identityObjects(dedicatedIdentity(spec, &boundCluster{}, nil, NewKeys(DefaultKeyDomain)))
+	if err != nil {
+		// The objects are typed and registered in the scheme; converting
+		// them cannot fail.
+		panic(err)
+	}
+	out := make([]plannedObject, 0, len(objects))
+	for name, o := range objects {
+		out = append(out, plannedObject{Resource: name, Ref: objectRef{GVK: o.GetObjectKind().GroupVersionKind(), Name: o.GetName()}})
+	}
+	slices.SortFunc(out, func(a, b plannedObject) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
+	return out
+}
