@@ -18,7 +18,7 @@ else
 endif
 
 .PHONY: test
-test: unit examples ## Everything CI runs: unit tests, every example rendered and validated against the real CRDs.
+test: unit examples e2e ## Everything CI runs: unit tests, examples rendered and validated against the real CRDs, end-to-end on a real control plane.
 
 ##@ Tests
 

@@ -114,13 +114,13 @@ serve_and_render() {
 
   local fn port pid i
   for fn in $KISO_RENDER_FNS; do
-    port=$(port_of "kiso-$fn")
+    port=$(port_of "kiso-dev-function-$fn")
     [ -n "$port" ] || {
-      echo "test/render/functions.yaml declares no development target for kiso-$fn" >&2
+      echo "test/render/functions.yaml declares no development target for kiso-dev-function-$fn" >&2
       return 1
     }
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "port $port (kiso-$fn) is already in use; stop whatever listens there or use the network namespace" >&2
+      echo "port $port (kiso-dev-function-$fn) is already in use; stop whatever listens there or use the network namespace" >&2
       return 1
     fi
     local debug=()
@@ -132,7 +132,7 @@ serve_and_render() {
     for ((i = 0; ; i++)); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
       if ! kill -0 "$pid" 2>/dev/null || [ "$i" -ge 300 ]; then
-        echo "function kiso-$fn did not start listening on 127.0.0.1:$port:" >&2
+        echo "function kiso-dev-function-$fn did not start listening on 127.0.0.1:$port:" >&2
         cat "$tmp/$fn.log" >&2
         return 1
       fi

@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const (
+	// serverStartTimeout bounds how long one server may take to become ready.
+	serverStartTimeout = 90 * time.Second
+	// admissionFeatures turns on MutatingAdmissionPolicy (beta, off by default in Kubernetes 1.35) next to
+	// ValidatingAdmissionPolicy (GA), so that admission-time placement can be tested as a cluster would run it.
+	admissionFeatureGates = "MutatingAdmissionPolicy=true"
+	admissionRuntimeAPIs  = "admissionregistration.k8s.io/v1beta1=true"
+)
+
+// A controlPlane is etcd, kube-apiserver and kube-controller-manager on loopback.
+type controlPlane struct {
+	dir        string
+	apiServer  string // https://127.0.0.1:PORT
+	kubeconfig string
+	adminTLS   *tls.Config
+}
+
+// startControlPlane starts etcd, kube-apiserver and kube-controller-manager, each ready before the next.
+func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir string, phases *phaseTimer) (*controlPlane, error) {
+	cp := &controlPlane{dir: dir}
+	pki := filepath.Join(dir, "pki")
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	etcdClientPort, etcdPeerPort, apiServerPort, controllerManagerPort := ports[0], ports[1], ports[2], ports[3]
+
+	var ca *certificateAuthority
+	err = phases.run("make control plane certificates", func() error {
+		var err error
+		ca, err = newCertificateAuthority("kiso-e2e-ca")
+		if err != nil {
+			return err
+		}
+		serving, err := ca.issue(certificateRequest{
+			commonName: "kube-apiserver",
+			dnsNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+			ips:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+			usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		})
+		if err != nil {
+			return err
+		}
+		// One administrator identity for the harness, kubectl, the controller manager and Crossplane: RBAC
+		// is not what these tests are about, and system:masters needs no bindings.
+		admin, err := ca.issue(certificateRequest{
+			commonName:    "kiso-e2e-admin",
+			organizations: []string{"system:masters"},
+			usages:        []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		})
+		if err != nil {
+			return err
+		}
+		serviceAccountKey, err := newServiceAccountKey()
+		if err != nil {
+			return err
+		}
+		if err := writeFiles(pki, map[string][]byte{
+			"ca.crt": ca.certPEM, "apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
+			"admin.crt": admin.certPEM, "admin.key": admin.keyPEM, "service-account.key": serviceAccountKey,
+		}); err != nil {
+			return err
+		}
+		cp.apiServer = "https://127.0.0.1:" + strconv.Itoa(apiServerPort)
+		cp.kubeconfig = filepath.Join(dir, "kubeconfig")
+		if err := writeKubeconfig(cp.kubeconfig, cp.apiServer, ca.certPEM, admin); err != nil {
+			return err
+		}
+		adminCert, err := tls.X509KeyPair(admin.certPEM, admin.keyPEM)
+		if err != nil {
+			return fmt.Errorf("cannot load admin key pair: %w", err)
+		}
+		roots := x509.NewCertPool()
+		roots.AddCert(ca.cert)
+		cp.adminTLS = &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{adminCert}, MinVersion: tls.VersionTLS12}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = phases.run("start etcd", func() error {
+		clientURL := "http://127.0.0.1:" + strconv.Itoa(etcdClientPort)
+		peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeerPort)
+		etcd, err := servers.start("etcd", p.Etcd, []string{
+			"--name=e2e",
+			"--data-dir=" + filepath.Join(dir, "etcd"),
+			"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
+			"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+			"--initial-cluster=e2e=" + peerURL,
+			// The data dies with the run: durability buys nothing and fsync costs seconds.
+			"--unsafe-no-fsync",
+			"--log-level=warn",
+		}, nil)
+		if err != nil {
+			return err
+		}
+		return waitForHTTP(ctx, etcd, http.DefaultClient, clientURL+"/health", `"health":"true"`)
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = phases.run("start kube-apiserver", func() error {
+		apiServer, err := servers.start("kube-apiserver", p.KubeAPIServer, []string{
+			"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdClientPort),
+			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(apiServerPort),
+			"--tls-cert-file=" + filepath.Join(pki, "apiserver.crt"),
+			"--tls-private-key-file=" + filepath.Join(pki, "apiserver.key"),
+			"--client-ca-file=" + filepath.Join(pki, "ca.crt"),
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file=" + filepath.Join(pki, "service-account.key"),
+			"--service-account-signing-key-file=" + filepath.Join(pki, "service-account.key"),
+			"--service-cluster-ip-range=10.0.0.0/24",
+			"--authorization-mode=RBAC",
+			// The default admission plugins are on; these make MutatingAdmissionPolicy servable too.
+			"--feature-gates=" + admissionFeatureGates,
+			"--runtime-config=" + admissionRuntimeAPIs,
+			"--profiling=false",
+			// The kubernetes Service cannot have a loopback endpoint, and nothing here runs in a pod.
+			"--endpoint-reconciler-type=none",
+		}, nil)
+		if err != nil {
+			return err
+		}
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: cp.adminTLS}, Timeout: 5 * time.Second}
+		return waitForHTTP(ctx, apiServer, client, cp.apiServer+"/readyz", "ok")
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = phases.run("start kube-controller-manager", func() error {
+		controllerManager, err := servers.start("kube-controller-manager", p.KubeControllerMgr, []string{
+			"--kubeconfig=" + cp.kubeconfig,
+			"--authentication-kubeconfig=" + cp.kubeconfig,
+			"--authorization-kubeconfig=" + cp.kubeconfig,
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(controllerManagerPort),
+			"--cert-dir=" + filepath.Join(dir, "controller-manager"),
+			// Only what a control plane without nodes needs: the garbage collector deletes composed objects
+			// through their owner references, namespace deletion empties namespaces, and service accounts
+			// get tokens. Without the garbage collector, deleted XRs would orphan what they composed.
+			"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token",
+			"--use-service-account-credentials=true",
+			"--service-account-private-key-file=" + filepath.Join(pki, "service-account.key"),
+			"--root-ca-file=" + filepath.Join(pki, "ca.crt"),
+			"--leader-elect=false",
+		}, nil)
+		if err != nil {
+			return err
+		}
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			// Its serving certificate is self-signed at start; only its health is asked here.
+			InsecureSkipVerify: true, //nolint:gosec // loopback health probe of a server this harness started
+		}}, Timeout: 5 * time.Second}
+		return waitForHTTP(ctx, controllerManager, client, "https://127.0.0.1:"+strconv.Itoa(controllerManagerPort)+"/healthz", "ok")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// waitForHTTP waits until url answers 200 with a body containing want, failing early if srv exits.
+func waitForHTTP(ctx context.Context, srv *server, client *http.Client, url, want string) error {
+	return waitFor(ctx, serverStartTimeout, srv.name+" at "+url, func(ctx context.Context) (bool, string, error) {
+		if err := srv.running(); err != nil {
+			return false, "", err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, "", err
+		}
+		rsp, err := client.Do(req)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		defer rsp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(rsp.Body, 4096))
+		if rsp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			return false, fmt.Sprintf("HTTP %d: %s", rsp.StatusCode, strings.TrimSpace(string(body))), nil
+		}
+		return true, "", nil
+	})
+}
+
+// writeKubeconfig writes the administrator's kubeconfig, with certificates inline so it works from any
+// working directory.
+func writeKubeconfig(path, server string, caPEM []byte, admin keyPair) error {
+	config := clientcmdapi.NewConfig()
+	config.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	config.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.certPEM, ClientKeyData: admin.keyPEM}
+	config.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin", Namespace: "default"}
+	config.CurrentContext = "e2e"
+	if err := clientcmd.WriteToFile(*config, path); err != nil {
+		return fmt.Errorf("cannot write kubeconfig: %w", err)
+	}
+	return os.Chmod(path, 0o600)
+}

@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+)
+
+const (
+	// packageReadyTimeout bounds pulling, unpacking and establishing one package.
+	packageReadyTimeout = 2 * time.Minute
+	// configurationName is the Configuration object the harness installs kiso as.
+	configurationName = "kiso"
+)
+
+// pushPackages pushes kiso's packages with the same script `make push` runs.
+func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
+	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion}, nil,
+		filepath.Join(p.RepoRoot, "hack", "xpkg.sh"), "push", reg.host+"/"+packageOwner)
+	if err != nil {
+		return fmt.Errorf("cannot push packages: %w", err)
+	}
+	return nil
+}
+
+// installManifest is what a platform team applies to install kiso from a registry with dependency
+// resolution off: each Function under the name dependency resolution would give it, then the Configuration.
+func installManifest(p *prepared, reg *registry) []byte {
+	var b strings.Builder
+	for _, fn := range p.Functions {
+		fmt.Fprintf(&b, "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: %s\nspec:\n  package: %s:%s\n---\n",
+			fn.FunctionName, reg.repository(fn.Package), packageVersion)
+	}
+	fmt.Fprintf(&b, "apiVersion: pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: %s\nspec:\n  package: %s:%s\n"+
+		"  # The providers kiso depends on do not run here; their CRDs are applied directly, and the functions\n"+
+		"  # are installed above.\n  skipDependencyResolution: true\n",
+		configurationName, reg.repository(configurationPackage), packageVersion)
+	return []byte(b.String())
+}
+
+// A functionRuntime is a kiso function binary serving Crossplane over mTLS, in place of the Deployment
+// Crossplane's default runtime would create.
+type functionRuntime struct {
+	fn       kisoFunction
+	server   *server
+	endpoint string // 127.0.0.1:PORT
+	secret   string // the TLS server secret named in the revision's status
+	revision string
+}
+
+// serveFunction runs fn's binary with a server certificate signed by Crossplane's root CA, then points the
+// Function's active revision at it: with the External runtime, nothing else sets status.endpoint, which is
+// where Crossplane dials a function.
+func serveFunction(ctx context.Context, servers *servers, cluster *Cluster, fn kisoFunction, dir string) (*functionRuntime, error) {
+	revision, err := activeRevision(ctx, cluster, fn.FunctionName)
+	if err != nil {
+		return nil, err
+	}
+	rootCA, err := cluster.Typed.CoreV1().Secrets(crossplaneNamespace).Get(ctx, crossplaneRootCASecret, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot read Crossplane's root CA: %w", err)
+	}
+	ca, err := loadCertificateAuthority(rootCA.Data[corev1.TLSCertKey], rootCA.Data[corev1.TLSPrivateKeyKey])
+	if err != nil {
+		return nil, fmt.Errorf("cannot load Crossplane's root CA: %w", err)
+	}
+	serving, err := ca.issue(certificateRequest{
+		commonName: fn.FunctionName,
+		dnsNames:   []string{fn.FunctionName},
+		ips:        []net.IP{net.ParseIP("127.0.0.1")},
+		usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+	if err != nil {
+		return nil, err
+	}
+	certsDir := filepath.Join(dir, fn.FunctionName)
+	// ca.crt is the CA the function verifies Crossplane's client certificate against: the same root CA.
+	files := map[string][]byte{"tls.crt": serving.certPEM, "tls.key": serving.keyPEM, "ca.crt": ca.certPEM}
+	if err := writeFiles(certsDir, files); err != nil {
+		return nil, err
+	}
+
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	rt := &functionRuntime{fn: fn, endpoint: "127.0.0.1:" + strconv.Itoa(port), secret: fn.FunctionName + "-tls-server", revision: revision}
+	rt.server, err = servers.start(fn.FunctionName, fn.Binary, []string{"--address=" + rt.endpoint, "--debug"},
+		[]string{"TLS_SERVER_CERTS_DIR=" + certsDir})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitForListener(ctx, rt.server, port, serverStartTimeout); err != nil {
+		return nil, err
+	}
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: rt.secret, Namespace: crossplaneNamespace},
+		Type:       corev1.SecretTypeTLS,
+		Data:       files,
+	}
+	if _, err := cluster.Typed.CoreV1().Secrets(crossplaneNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !kerrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("cannot create the TLS secret of %s: %w", fn.FunctionName, err)
+	}
+	if err := rt.publishEndpoint(ctx, cluster); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// publishEndpoint does for the function's revision what Crossplane's Deployment runtime would: it records
+// where the function serves, the secret holding its server certificate, and that the runtime is healthy.
+// Without RuntimeHealthy the Function never becomes Healthy, whatever the revision's own health.
+func (rt *functionRuntime) publishEndpoint(ctx context.Context, cluster *Cluster) error {
+	r, err := cluster.Resource(FunctionRevisionKind, "")
+	if err != nil {
+		return err
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rev, err := r.Get(ctx, rt.revision, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(rev.Object, rt.endpoint, "status", "endpoint"); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(rev.Object, rt.secret, "status", "tlsServerSecretName"); err != nil {
+			return err
+		}
+		if err := setCondition(rev, map[string]any{
+			"type":               "RuntimeHealthy",
+			"status":             "True",
+			"reason":             "HealthyPackageRevision",
+			"message":            "served by the end-to-end harness at " + rt.endpoint,
+			"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+		}); err != nil {
+			return err
+		}
+		_, err = r.UpdateStatus(ctx, rev, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cannot publish the endpoint of FunctionRevision %s: %w", rt.revision, err)
+	}
+	return nil
+}
+
+// published reports whether the revision still says what publishEndpoint wrote.
+func (rt *functionRuntime) published(rev *unstructured.Unstructured) bool {
+	endpoint, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint")
+	healthy, _ := HasCondition("RuntimeHealthy")(rev)
+	return endpoint == rt.endpoint && healthy
+}
+
+// waitHealthy waits for the Function to be Healthy, publishing the endpoint again should an update of
+// Crossplane's have dropped it.
+func (rt *functionRuntime) waitHealthy(ctx context.Context, cluster *Cluster) error {
+	return waitFor(ctx, packageReadyTimeout, "Function "+rt.fn.FunctionName+" to be Healthy", func(ctx context.Context) (bool, string, error) {
+		if err := rt.server.running(); err != nil {
+			return false, "", err
+		}
+		rev, err := cluster.Get(ctx, FunctionRevisionKind, "", rt.revision)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if !rt.published(rev) {
+			if err := rt.publishEndpoint(ctx, cluster); err != nil {
+				return false, err.Error(), nil
+			}
+		}
+		fn, err := cluster.Get(ctx, FunctionKind, "", rt.fn.FunctionName)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		done, notYet := HasCondition("Healthy")(fn)
+		return done, notYet, nil
+	})
+}
+
+// setCondition replaces the condition of the same type in status.conditions, or appends it.
+func setCondition(u *unstructured.Unstructured, condition map[string]any) error {
+	conditions, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if err != nil {
+		return err
+	}
+	replaced := false
+	for i, raw := range conditions {
+		if c, ok := raw.(map[string]any); ok && c["type"] == condition["type"] {
+			conditions[i] = condition
+			replaced = true
+		}
+	}
+	if !replaced {
+		conditions = append(conditions, condition)
+	}
+	return unstructured.SetNestedSlice(u.Object, conditions, "status", "conditions")
+}
+
+// activeRevision waits for the Function's active revision and returns its name.
+func activeRevision(ctx context.Context, cluster *Cluster, functionName string) (string, error) {
+	var name string
+	err := waitFor(ctx, packageReadyTimeout, "the active FunctionRevision of "+functionName, func(ctx context.Context) (bool, string, error) {
+		revisions, err := cluster.List(ctx, FunctionRevisionKind, "", "pkg.crossplane.io/package="+functionName)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, rev := range revisions {
+			if state, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); state == "Active" {
+				name = rev.GetName()
+				return true, "", nil
+			}
+		}
+		fn, err := cluster.Get(ctx, FunctionKind, "", functionName)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return false, fmt.Sprintf("%d revisions, none active; Function conditions: %s", len(revisions), conditionSummary(fn)), nil
+	})
+	return name, err
+}
+
+// waitForAPIs waits for the Configuration to be Healthy and every XRD to be Established, and, if it offers a
+// claim, Offered.
+func waitForAPIs(ctx context.Context, cluster *Cluster) ([]string, error) {
+	if _, err := cluster.WaitForCondition(ctx, packageReadyTimeout, ConfigurationKind, "", configurationName, "Healthy"); err != nil {
+		return nil, err
+	}
+	xrds, err := cluster.List(ctx, CompositeResourceDefinitionKind, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if len(xrds) == 0 {
+		return nil, fmt.Errorf("the Configuration is Healthy but installed no CompositeResourceDefinition")
+	}
+	names := make([]string, 0, len(xrds))
+	for _, xrd := range xrds {
+		ready := []string{"Established"}
+		if claimKind, _, _ := unstructured.NestedString(xrd.Object, "spec", "claimNames", "kind"); claimKind != "" {
+			ready = append(ready, "Offered")
+		}
+		for _, condition := range ready {
+			if _, err := cluster.WaitForCondition(ctx, packageReadyTimeout, CompositeResourceDefinitionKind, "", xrd.GetName(), condition); err != nil {
+				return nil, err
+			}
+		}
+		names = append(names, xrd.GetName())
+	}
+	return names, nil
+}

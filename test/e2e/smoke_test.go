@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// kiso's isolation API.
+var (
+	IsolationXRDName   = "xkarpenterisolations.kiso.dev"
+	IsolationKind      = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "XKarpenterIsolation"}
+	IsolationClaimKind = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "KarpenterIsolation"}
+)
+
+// TestSmoke proves the installation works end to end: kiso's XRDs are served, its functions are healthy,
+// and a tenant's claim applied with kubectl becomes an XR and is deleted with it.
+func TestSmoke(t *testing.T) {
+	for _, name := range env.XRDs {
+		env.Cluster.WaitForConditionT(t, 10*time.Second, CompositeResourceDefinitionKind, "", name, "Established")
+	}
+	if !slices.Contains(env.XRDs, IsolationXRDName) {
+		t.Fatalf("the Configuration installed XRDs %v, want %s among them", env.XRDs, IsolationXRDName)
+	}
+	if len(env.Functions) == 0 {
+		t.Fatal("no kiso Function is installed")
+	}
+	for _, name := range env.Functions {
+		env.Cluster.WaitForConditionT(t, 10*time.Second, FunctionKind, "", name, "Healthy")
+	}
+
+	claim, err := os.ReadFile(filepath.Join("testdata", "smoke", "claim.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.ApplyT(t, claim)
+	bound := env.Cluster.WaitForT(t, 30*time.Second, IsolationClaimKind, "e2e-smoke", "smoke", func(u *unstructured.Unstructured) (bool, string) {
+		if name, _, _ := unstructured.NestedString(u.Object, "spec", "resourceRef", "name"); name == "" {
+			return false, "claim not yet bound to an XR"
+		}
+		return true, ""
+	})
+	xrName, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
+	xr := env.Cluster.WaitForT(t, 60*time.Second, IsolationKind, "", xrName, functionRan)
+	synced, _ := Condition(xr, "Synced")
+	t.Logf("XR %s: Synced=%s %s %s", xrName, synced.Status, synced.Reason, synced.Message)
+
+	env.DeleteT(t, claim)
+	env.Cluster.WaitForDeletionT(t, 60*time.Second, IsolationKind, "", xrName)
+}
+
+// functionRan reports whether Crossplane has run the XR's pipeline: the XR is Synced, or a function
+// returned a fatal result (the smoke claim's reference NodePool need not exist). An error reaching a function
+// ("cannot run Composition pipeline step") is not yet done.
+func functionRan(u *unstructured.Unstructured) (bool, string) {
+	synced, ok := Condition(u, "Synced")
+	switch {
+	case !ok:
+		return false, "XR not yet reconciled"
+	case synced.Status == "True", strings.Contains(synced.Message, "returned a fatal result"):
+		return true, ""
+	default:
+		return false, fmt.Sprintf("Synced=%s reason=%s message=%q", synced.Status, synced.Reason, synced.Message)
+	}
+}
+
+// TestAdmissionPoliciesServed proves the control plane serves both kinds of admission policy, so that
+// placement enforced at admission can be tested as a cluster would run it.
+func TestAdmissionPoliciesServed(t *testing.T) {
+	served := map[string]string{
+		"admissionregistration.k8s.io/v1":      "validatingadmissionpolicies",
+		"admissionregistration.k8s.io/v1beta1": "mutatingadmissionpolicies",
+	}
+	for groupVersion, resource := range served {
+		list, err := env.Cluster.Typed.Discovery().ServerResourcesForGroupVersion(groupVersion)
+		if err != nil {
+			t.Fatalf("cannot discover %s: %v", groupVersion, err)
+		}
+		if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == resource }) {
+			t.Errorf("%s does not serve %s", groupVersion, resource)
+		}
+	}
+}
+
+// TestCompositionsReferToInstalledFunctions proves every pipeline step of the Configuration's Compositions
+// names a Function that is installed. The harness installs each Function under the name Crossplane's
+// dependency resolution gives it (kiso-dev-function-<name> for a package pushed to <host>/kiso-dev), so
+// a Composition naming a function otherwise would work here only by accident and fail for every user.
+func TestCompositionsReferToInstalledFunctions(t *testing.T) {
+	for _, composition := range env.Cluster.ListT(t, CompositionKind, "", "") {
+		pipeline, _, _ := unstructured.NestedSlice(composition.Object, "spec", "pipeline")
+		for i, raw := range pipeline {
+			step, _ := raw.(map[string]any)
+			name, _, _ := unstructured.NestedString(step, "functionRef", "name")
+			if !slices.Contains(env.Functions, name) {
+				t.Errorf("Composition %s spec.pipeline[%d].functionRef.name is %q; installed Functions are %v",
+					composition.GetName(), i, name, env.Functions)
+			}
+		}
+	}
+}
