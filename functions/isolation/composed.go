@@ -34,22 +34,35 @@ func isReady(oc resource.ObservedComposed, ok bool) bool {
 	return ok && oc.Resource.GetCondition(xpv1.TypeReady).Status == corev1.ConditionTrue
 }
 
-// readiness is a composed resource's readiness: an object with a Ready
-// condition (NodePools, NodeClasses) is ready when it says so; an admission
-// policy or binding has no status and is ready once it exists. Not yet
-// observed means not ready.
+// readiness is a composed resource's readiness. An admission policy or
+// binding has no status, and a Usage's only says Crossplane's usage
+// controller has seen it (which never happens where Crossplane runs without
+// webhooks): both are ready once they exist. A managed resource is ready when
+// Ready and Synced; anything else (NodePools, NodeClasses) when Ready. Not
+// yet observed means not ready.
 func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok bool) resource.Ready {
+	group := desired.GetObjectKind().GroupVersionKind().Group
 	switch {
 	case !ok:
 		return resource.ReadyFalse
-	case desired.GetObjectKind().GroupVersionKind().Group == admissionGroup, isReady(oc, ok):
+	case readyOnceExists(group):
+		return resource.ReadyTrue
+	case strings.HasSuffix(group, ".aws.upbound.io"):
+		// A managed resource is ready when the provider has synced it too.
+		if isReady(oc, ok) && oc.Resource.GetCondition(xpv1.TypeSynced).Status == corev1.ConditionTrue {
+			return resource.ReadyTrue
+		}
+	case isReady(oc, ok):
 		return resource.ReadyTrue
 	}
 	return resource.ReadyFalse
 }
 
-// admissionGroup holds admission policies, which report no conditions.
-const admissionGroup = "admissionregistration.k8s.io"
+// readyOnceExists reports whether objects of a group are ready as soon as
+// they exist.
+func readyOnceExists(group string) bool {
+	return group == "admissionregistration.k8s.io" || group == "protection.crossplane.io"
+}
 
 // keepObserved returns every observed composed resource as desired, exactly
 // as it is. It is what the function returns when it cannot render: Crossplane

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+)
+
+func TestReadiness(t *testing.T) {
+	object := func(apiVersion, kind string, conditions ...string) *composed.Unstructured {
+		cd := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}}
+		var cs []any
+		for _, c := range conditions {
+			cs = append(cs, map[string]any{"type": c, "status": "True"})
+		}
+		if cs != nil {
+			cd.Object["status"] = map[string]any{"conditions": cs}
+		}
+		return cd
+	}
+	cases := map[string]struct {
+		reason   string
+		desired  *composed.Unstructured
+		observed *composed.Unstructured
+		want     resource.Ready
+	}{
+		"NotObservedIsNotReady": {
+			reason:  "An object Crossplane has not created yet is not ready.",
+			desired: object("karpenter.sh/v1", "NodePool"),
+			want:    resource.ReadyFalse,
+		},
+		"NodePoolReadyWhenItSaysSo": {
+			reason:   "Karpenter's Ready condition decides.",
+			desired:  object("karpenter.sh/v1", "NodePool"),
+			observed: object("karpenter.sh/v1", "NodePool", "Ready"),
+			want:     resource.ReadyTrue,
+		},
+		"NodePoolWithoutReadyIsNotReady": {
+			reason:   "A NodePool Karpenter has not validated is not ready.",
+			desired:  object("karpenter.sh/v1", "NodePool"),
+			observed: object("karpenter.sh/v1", "NodePool"),
+			want:     resource.ReadyFalse,
+		},
+		"PolicyReadyOnceItExists": {
+			reason:   "Admission policies report no status.",
+			desired:  object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+			observed: object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+			want:     resource.ReadyTrue,
+		},
+		"UsageReadyOnceItExists": {
+			reason:   "A Usage protects from the moment it exists, with or without Crossplane's usage controller.",
+			desired:  object("protection.crossplane.io/v1beta1", "ClusterUsage"),
+			observed: object("protection.crossplane.io/v1beta1", "ClusterUsage"),
+			want:     resource.ReadyTrue,
+		},
+		"ManagedResourceNeedsSynced": {
+			reason:   "A managed resource the provider has not synced is not ready.",
+			desired:  object("iam.aws.upbound.io/v1beta1", "Role"),
+			observed: object("iam.aws.upbound.io/v1beta1", "Role", "Ready"),
+			want:     resource.ReadyFalse,
+		},
+		"ManagedResourceReadyAndSynced": {
+			reason:   "Ready and Synced make a managed resource ready.",
+			desired:  object("iam.aws.upbound.io/v1beta1", "Role"),
+			observed: object("iam.aws.upbound.io/v1beta1", "Role", "Ready", "Synced"),
+			want:     resource.ReadyTrue,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			oc := resource.ObservedComposed{Resource: tc.observed}
+			if got := readiness(tc.desired, oc, tc.observed != nil); got != tc.want {
+				t.Errorf("%s\nreadiness(...): want %s, got %s", tc.reason, tc.want, got)
+			}
+		})
+	}
+}
