@@ -4,6 +4,7 @@ module github.com/kiso-dev/kiso/test/e2e
 go 1.26
 
 require (
+	github.com/google/go-cmp v0.7.0
 	golang.org/x/sys v0.46.0
 	k8s.io/api v0.35.8
 	k8s.io/apimachinery v0.35.8
