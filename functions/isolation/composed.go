@@ -31,7 +31,21 @@ func composedIndex(observed map[resource.Name]resource.ObservedComposed) map[str
 
 // isReady reports whether an observed Karpenter object says Ready=True.
 func isReady(oc resource.ObservedComposed, ok bool) bool {
-	return ok && oc.Resource.GetCondition(xpv1.TypeReady).Status == corev1.ConditionTrue
+	return ok && conditionStatus(oc.Resource, xpv1.TypeReady) == corev1.ConditionTrue
+}
+
+// conditionStatus reads a condition's status straight from the object: the
+// SDK's GetCondition round-trips through JSON, which shows in reconciles of
+// organizations with many pools.
+func conditionStatus(o *composed.Unstructured, t xpv1.ConditionType) corev1.ConditionStatus {
+	conditions, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == string(t) {
+			s, _ := m["status"].(string)
+			return corev1.ConditionStatus(s)
+		}
+	}
+	return corev1.ConditionUnknown
 }
 
 // readiness is a composed resource's readiness. An admission policy or
@@ -49,7 +63,7 @@ func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok 
 		return resource.ReadyTrue
 	case strings.HasSuffix(group, ".aws.upbound.io"):
 		// A managed resource is ready when the provider has synced it too.
-		if isReady(oc, ok) && oc.Resource.GetCondition(xpv1.TypeSynced).Status == corev1.ConditionTrue {
+		if isReady(oc, ok) && conditionStatus(oc.Resource, xpv1.TypeSynced) == corev1.ConditionTrue {
 			return resource.ReadyTrue
 		}
 	case isReady(oc, ok):
