@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"testing"
-
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -55,76 +51,4 @@ func run(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 		t.Fatalf("RunFunction(...): unexpected error: %v", err)
 	}
 	return rsp
-}
-
-// desired decodes the desired composed resources of a response.
-func desired(t *testing.T, rsp *fnv1.RunFunctionResponse) map[string]map[string]any {
-	t.Helper()
-	out := map[string]map[string]any{}
-	for name, r := range rsp.GetDesired().GetResources() {
-		out[name] = asMap(t, r.GetResource())
-	}
-	return out
-}
-
-func asMap(t *testing.T, s *structpb.Struct) map[string]any {
-	t.Helper()
-	b, err := s.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func jsonMap(t *testing.T, j string) map[string]any {
-	t.Helper()
-	m := map[string]any{}
-	if err := json.Unmarshal([]byte(j), &m); err != nil {
-		t.Fatalf("bad JSON %s: %v", j, err)
-	}
-	return m
-}
-
-func toJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// dig returns the value at path in a decoded object, or nil.
-func dig(m map[string]any, path ...string) any {
-	var v any = m
-	for _, p := range path {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[p]
-	}
-	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func assertNoFatal(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-	t.Helper()
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			t.Fatalf("unexpected fatal result: %s", r.GetMessage())
-		}
-	}
 }

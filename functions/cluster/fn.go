@@ -14,7 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/functions/internal/typed"
-	"github.com/kiso-dev/kiso/functions/internal/xrstatus"
+	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Function renders Karpenter's AWS prerequisites for one EKS cluster.
@@ -91,7 +91,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	if err := xrstatus.Set(dxr, buildStatus(p)); err != nil {
+	if err := xrfields.SetStatus(dxr, buildStatus(p)); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}

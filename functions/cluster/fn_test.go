@@ -9,6 +9,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 const podIdentitySpec = `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","tags":{"team":"platform"}}`
@@ -40,11 +42,11 @@ const tags = `{"app.kubernetes.io/managed-by":"kiso","kiso.dev/cluster":"prod","
 
 func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	rsp := run(t, newRequest(t, xr(podIdentitySpec), nil))
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 
 	want := sortedNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association", "prometheus-rule"})
-	if diff := cmp.Diff(want, sortedKeys(got)); diff != "" {
+	if diff := cmp.Diff(want, fntest.SortedKeys(got)); diff != "" {
 		t.Fatalf("composed resource names: -want, +got:\n%s", diff)
 	}
 
@@ -76,7 +78,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 		"queue-policy": `{"apiVersion":"sqs.aws.upbound.io/v1beta1","kind":"QueuePolicy",
 			"metadata":{"name":"prod-karpenter-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","queueUrlRef":{"name":"prod-karpenter-interruption"},
-				"policy":` + toJSON(t, queuePolicy("arn:aws:sqs:eu-west-3:111122223333:prod").JSON()) + `}}}`,
+				"policy":` + fntest.ToJSON(t, queuePolicy("arn:aws:sqs:eu-west-3:111122223333:prod").JSON()) + `}}}`,
 		"rule-spot-interruption": `{"apiVersion":"cloudwatchevents.aws.upbound.io/v1beta1","kind":"Rule",
 			"metadata":{"name":"prod-karpenter-spot-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"prod-spot-interruption"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","tags":` + tags + `,
@@ -91,17 +93,17 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 				"roleArnRef":{"name":"prod-karpenter-controller"},"tags":` + tags + `}}}`,
 	}
 	for name, w := range wantObjects {
-		if diff := cmp.Diff(jsonMap(t, w), got[name]); diff != "" {
+		if diff := cmp.Diff(fntest.JSONMap(t, w), got[name]); diff != "" {
 			t.Errorf("%s: -want, +got:\n%s", name, diff)
 		}
 	}
 
-	wantStatus := jsonMap(t, `{
+	wantStatus := fntest.JSONMap(t, `{
 		"helm":{"settings":{"clusterName":"prod","interruptionQueue":"prod"}},
 		"controllerRoleArn":"arn:aws:iam::111122223333:role/prod-karpenter","controllerRoleResource":"prod-karpenter-controller",
 		"nodeRoleName":"KarpenterNodeRole-prod","nodeRoleArn":"arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
 		"instanceProfileName":"KarpenterNodeRole-prod","nodeRolePath":"/kiso/prod/","queueName":"prod"}`)
-	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
+	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypeSpecValid, fnv1.Status_STATUS_CONDITION_TRUE, ReasonValid, "")
@@ -111,18 +113,18 @@ func TestEveryManagedResourceCarriesProviderConfigAndTags(t *testing.T) {
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","providerConfigName":"aws-prod","tags":{"team":"platform"}}`
 	// Kinds whose AWS resource takes no tags.
 	untagged := map[string]bool{"RolePolicyAttachment": true, "QueuePolicy": true, "Target": true}
-	for name, o := range desired(t, run(t, newRequest(t, xr(spec), nil))) {
-		if !strings.HasSuffix(dig(o, "apiVersion").(string), ".aws.upbound.io/v1beta1") && !strings.HasSuffix(dig(o, "apiVersion").(string), ".aws.upbound.io/v1beta2") {
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, xr(spec), nil))) {
+		if !strings.HasSuffix(fntest.Dig(o, "apiVersion").(string), ".aws.upbound.io/v1beta1") && !strings.HasSuffix(fntest.Dig(o, "apiVersion").(string), ".aws.upbound.io/v1beta2") {
 			continue
 		}
-		if pc := dig(o, "spec", "providerConfigRef", "name"); pc != "aws-prod" {
+		if pc := fntest.Dig(o, "spec", "providerConfigRef", "name"); pc != "aws-prod" {
 			t.Errorf("%s: providerConfigRef.name %v, want aws-prod", name, pc)
 		}
-		kind := dig(o, "kind").(string)
+		kind := fntest.Dig(o, "kind").(string)
 		if untagged[kind] {
 			continue
 		}
-		if diff := cmp.Diff(jsonMap(t, tags), dig(o, "spec", "forProvider", "tags")); diff != "" {
+		if diff := cmp.Diff(fntest.JSONMap(t, tags), fntest.Dig(o, "spec", "forProvider", "tags")); diff != "" {
 			t.Errorf("%s (%s) tags: -want, +got:\n%s", name, kind, diff)
 		}
 	}
@@ -132,20 +134,20 @@ func TestIRSAClusterAnnotatesTheServiceAccount(t *testing.T) {
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333",
 		"controller":{"identity":"IRSA","oidcProviderArn":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE"}}`
 	rsp := run(t, newRequest(t, xr(spec), nil))
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 	if _, ok := got["pod-identity-association"]; ok {
 		t.Errorf("IRSA rendered a Pod Identity association")
 	}
 	wantTrust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE"},` +
 		`"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{"oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE:aud":"sts.amazonaws.com",` +
 		`"oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE:sub":"system:serviceaccount:kube-system:karpenter"}}}]}`
-	if diff := cmp.Diff(wantTrust, dig(got["controller-role"], "spec", "forProvider", "assumeRolePolicy")); diff != "" {
+	if diff := cmp.Diff(wantTrust, fntest.Dig(got["controller-role"], "spec", "forProvider", "assumeRolePolicy")); diff != "" {
 		t.Errorf("controller trust policy: -want, +got:\n%s", diff)
 	}
-	wantHelm := jsonMap(t, `{"settings":{"clusterName":"prod","interruptionQueue":"prod"},
+	wantHelm := fntest.JSONMap(t, `{"settings":{"clusterName":"prod","interruptionQueue":"prod"},
 		"serviceAccount":{"annotations":{"eks.amazonaws.com/role-arn":"arn:aws:iam::111122223333:role/prod-karpenter"}}}`)
-	if diff := cmp.Diff(wantHelm, dig(asMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "helm")); diff != "" {
+	if diff := cmp.Diff(wantHelm, fntest.Dig(fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "helm")); diff != "" {
 		t.Errorf("status.helm: -want, +got:\n%s", diff)
 	}
 }
@@ -155,31 +157,31 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 		"permissionsBoundary":"arn:aws:iam::111122223333:policy/crossplane-boundary",
 		"nodeRole":{"existingInstanceProfile":{"name":"socle-sbx-53-nodes","roleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-nodes"}}}`
 	rsp := run(t, newRequest(t, xr(spec), nil))
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 
 	want := sortedNames(controllerNames, interruptionNames, []string{"pod-identity-association", "prometheus-rule"})
-	if diff := cmp.Diff(want, sortedKeys(got)); diff != "" {
+	if diff := cmp.Diff(want, fntest.SortedKeys(got)); diff != "" {
 		t.Errorf("no node role, instance profile or access entry: -want, +got:\n%s", diff)
 	}
-	if b := dig(got["controller-role"], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/crossplane-boundary" {
+	if b := fntest.Dig(got["controller-role"], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/crossplane-boundary" {
 		t.Errorf("controller role permissionsBoundary: %v", b)
 	}
-	wantStatus := jsonMap(t, `{
+	wantStatus := fntest.JSONMap(t, `{
 		"helm":{"settings":{"clusterName":"socle-sbx-53","interruptionQueue":"socle-sbx-53"}},
 		"controllerRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-karpenter","controllerRoleResource":"socle-sbx-53-karpenter-controller",
 		"nodeRoleName":"socle-sbx-53-nodes","nodeRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-nodes",
 		"instanceProfileName":"socle-sbx-53-nodes","queueName":"socle-sbx-53"}`)
-	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
+	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status (no nodeRolePath: no other role may be passed): -want, +got:\n%s", diff)
 	}
 }
 
 func TestBoundaryOnEveryRoleKisoCreates(t *testing.T) {
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","permissionsBoundary":"arn:aws:iam::111122223333:policy/boundary"}`
-	got := desired(t, run(t, newRequest(t, xr(spec), nil)))
+	got := fntest.Desired(t, run(t, newRequest(t, xr(spec), nil)))
 	for _, name := range []string{"controller-role", "node-role"} {
-		if b := dig(got[name], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/boundary" {
+		if b := fntest.Dig(got[name], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/boundary" {
 			t.Errorf("%s: permissionsBoundary %v", name, b)
 		}
 	}
@@ -188,8 +190,8 @@ func TestBoundaryOnEveryRoleKisoCreates(t *testing.T) {
 func TestChinaPartition(t *testing.T) {
 	spec := `{"clusterName":"prod","region":"cn-north-1","accountId":"111122223333","partition":"aws-cn"}`
 	rsp := run(t, newRequest(t, xr(spec), nil))
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 	checks := map[string]struct {
 		path []string
 		want string
@@ -200,11 +202,11 @@ func TestChinaPartition(t *testing.T) {
 		"controller-policy-eks-integration": {[]string{"spec", "forProvider", "policy"}, `{"Version":"2012-10-17","Statement":[{"Sid":"AllowAPIServerEndpointDiscovery","Effect":"Allow","Action":"eks:DescribeCluster","Resource":"arn:aws-cn:eks:cn-north-1:111122223333:cluster/prod"}]}`},
 	}
 	for name, c := range checks {
-		if diff := cmp.Diff(c.want, dig(got[name], c.path...)); diff != "" {
+		if diff := cmp.Diff(c.want, fntest.Dig(got[name], c.path...)); diff != "" {
 			t.Errorf("%s %s: -want, +got:\n%s", name, strings.Join(c.path, "."), diff)
 		}
 	}
-	if arn := dig(asMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "controllerRoleArn"); arn != "arn:aws-cn:iam::111122223333:role/prod-karpenter" {
+	if arn := fntest.Dig(fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "controllerRoleArn"); arn != "arn:aws-cn:iam::111122223333:role/prod-karpenter" {
 		t.Errorf("status.controllerRoleArn: %v", arn)
 	}
 }
@@ -212,7 +214,7 @@ func TestChinaPartition(t *testing.T) {
 func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","interruption":{"enabled":false},"monitoring":{"prometheusRule":false}}`
 	rsp := run(t, newRequest(t, xr(spec), nil))
-	assertNoFatal(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
 	var wantController []string
 	for _, n := range controllerNames {
 		if !strings.HasSuffix(n, "-interruption") {
@@ -220,10 +222,10 @@ func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
 		}
 	}
 	want := sortedNames(wantController, nodeNames, []string{"pod-identity-association"})
-	if diff := cmp.Diff(want, sortedKeys(desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(want, fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
 		t.Errorf("no queue, rules, targets, interruption policy or PrometheusRule: -want, +got:\n%s", diff)
 	}
-	st := asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
 	if diff := cmp.Diff(map[string]any{"settings": map[string]any{"clusterName": "prod"}}, st["helm"]); diff != "" {
 		t.Errorf("status.helm without a queue: -want, +got:\n%s", diff)
 	}
@@ -253,22 +255,22 @@ func TestInvalidSpecIsFatalAndRendersNothing(t *testing.T) {
 }
 
 func TestReadinessFollowsObservedReadyAndSynced(t *testing.T) {
-	first := desired(t, run(t, newRequest(t, xr(podIdentitySpec), nil)))
+	first := fntest.Desired(t, run(t, newRequest(t, xr(podIdentitySpec), nil)))
 	observed := map[string]string{}
 	for name, o := range first {
 		o["status"] = map[string]any{"conditions": []any{
 			map[string]any{"type": "Ready", "status": "True"},
 			map[string]any{"type": "Synced", "status": "True"},
 		}}
-		observed[name] = toJSON(t, o)
+		observed[name] = fntest.ToJSON(t, o)
 	}
 	// The node role's last update failed: it exists, but is not in sync.
-	nodeRole := jsonMap(t, observed["node-role"])
+	nodeRole := fntest.JSONMap(t, observed["node-role"])
 	nodeRole["status"] = map[string]any{"conditions": []any{
 		map[string]any{"type": "Ready", "status": "True"},
 		map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError"},
 	}}
-	observed["node-role"] = toJSON(t, nodeRole)
+	observed["node-role"] = fntest.ToJSON(t, nodeRole)
 	delete(observed, "queue")
 
 	rsp := run(t, newRequest(t, xr(podIdentitySpec), observed))
@@ -294,7 +296,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 func TestEarlierPipelineStepsAreKept(t *testing.T) {
 	req := newRequest(t, xr(podIdentitySpec), nil)
 	req.Desired.Resources = map[string]*fnv1.Resource{"extra": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`)}}
-	if _, ok := desired(t, run(t, req))["extra"]; !ok {
+	if _, ok := fntest.Desired(t, run(t, req))["extra"]; !ok {
 		t.Errorf("a resource an earlier step composed was dropped")
 	}
 }
@@ -306,7 +308,7 @@ func sortedNames(groups ...[]string) []string {
 			m[n] = true
 		}
 	}
-	return sortedKeys(m)
+	return fntest.SortedKeys(m)
 }
 
 func assertCondition(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string, status fnv1.Status, reason, message string) {
@@ -340,7 +342,7 @@ func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
 			reason: "The XRD's schema prevents it in a cluster; render does not apply the schema.",
 			input:  input,
 			spec:   `{"clusterName":["prod"],"region":"eu-west-3","accountId":"111122223333"}`,
-			want:   "cannot decode the XR's spec: json: cannot unmarshal array into Go struct field XKarpenterClusterSpec.clusterName of type string",
+			want:   "cannot read the XR: cannot decode spec: json: cannot unmarshal array into Go struct field XKarpenterClusterSpec.clusterName of type string",
 		},
 	}
 	for name, tc := range cases {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -10,6 +9,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/names"
+	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Defaults, the same as the XRD declares.
@@ -23,16 +23,8 @@ const (
 // so the function behaves the same whether or not the API server defaulted it.
 func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterClusterSpec, error) {
 	spec := v1alpha1.XKarpenterClusterSpec{}
-	raw, err := xr.Resource.GetValue("spec")
-	if err != nil {
-		return spec, errors.Wrap(err, "cannot read the XR's spec")
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return spec, errors.Wrap(err, "cannot encode the XR's spec")
-	}
-	if err := json.Unmarshal(b, &spec); err != nil {
-		return spec, errors.Wrap(err, "cannot decode the XR's spec")
+	if err := xrfields.Decode(xr.Resource.Object, "spec", &spec); err != nil {
+		return spec, errors.Wrap(err, "cannot read the XR")
 	}
 	applyDefaults(&spec)
 	return spec, nil

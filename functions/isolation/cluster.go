@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,6 +9,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // requireCluster is the required resource under which Crossplane returns the
@@ -29,16 +29,8 @@ type boundCluster struct {
 func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
 	c := &boundCluster{Name: u.GetName()}
 	for field, into := range map[string]any{"spec": &c.Spec, "status": &c.Status} {
-		raw, ok := u.Object[field]
-		if !ok {
-			continue
-		}
-		b, err := json.Marshal(raw)
-		if err != nil {
-			return nil, errors.Wrapf(err, "cannot encode %s of %s %q", field, v1alpha1.ClusterKind, c.Name)
-		}
-		if err := json.Unmarshal(b, into); err != nil {
-			return nil, errors.Wrapf(err, "cannot decode %s of %s %q", field, v1alpha1.ClusterKind, c.Name)
+		if err := xrfields.Decode(u.Object, field, into); err != nil {
+			return nil, errors.Wrapf(err, "cannot read %s %q", v1alpha1.ClusterKind, c.Name)
 		}
 	}
 	if c.Spec.Partition == "" {

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 // clusterXR is an XKarpenterCluster as the cluster function leaves it.
@@ -21,17 +23,17 @@ var dedicatedSpec = strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"n
 
 func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(dedicatedSpec), nil), cluster{refNodeClass, refNodePool, clusterXR})
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 
 	tags := map[string]any{"environment": "prod", "kubernetes.io/cluster/prod-eu": "owned", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
-	wantRole := jsonMap(t, `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
+	wantRole := fntest.JSONMap(t, `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
 		"metadata":{"name":"kiso-acme-node","annotations":{"crossplane.io/external-name":"prod-eu-acme-node"},
 		            "labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme"}},
 		"spec":{"providerConfigRef":{"name":"aws"},"forProvider":{
 			"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}",
 			"path":"/kiso/prod-eu/","permissionsBoundary":"arn:aws:iam::123456789012:policy/boundary"}}}`)
-	dig(wantRole, "spec", "forProvider").(map[string]any)["tags"] = tags
+	fntest.Dig(wantRole, "spec", "forProvider").(map[string]any)["tags"] = tags
 	if diff := cmp.Diff(wantRole, got["node-role"]); diff != "" {
 		t.Errorf("dedicated Role: -want, +got:\n%s", diff)
 	}
@@ -66,7 +68,7 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 			continue
 		}
 		ref := func(side string) string {
-			return dig(u, "spec", side, "kind").(string) + "/" + dig(u, "spec", side, "resourceRef", "name").(string)
+			return fntest.Dig(u, "spec", side, "kind").(string) + "/" + fntest.Dig(u, "spec", side, "resourceRef", "name").(string)
 		}
 		if diff := cmp.Diff(want, [2]string{ref("of"), ref("by")}); diff != "" {
 			t.Errorf("%s (of, by): -want, +got:\n%s", name, diff)
@@ -78,8 +80,8 @@ func TestMissingClusterKeepsComposedPools(t *testing.T) {
 	observed := composedOrg(t, true)
 	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool})
-	assertNoFatal(t, rsp)
-	if diff := cmp.Diff(sortedKeys(observed), sortedKeys(desired(t, rsp))); diff != "" {
+	fntest.AssertNoFatal(t, rsp)
+	if diff := cmp.Diff(fntest.SortedKeys(observed), fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
 		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound,
@@ -91,7 +93,7 @@ func TestClusterNotYetRenderedKeepsComposedPools(t *testing.T) {
 	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
 	fresh := `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},"spec":{"clusterName":"prod-eu"}}`
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool, fresh})
-	if diff := cmp.Diff(sortedKeys(observed), sortedKeys(desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(fntest.SortedKeys(observed), fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
 		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonClusterNotReady,

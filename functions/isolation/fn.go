@@ -17,7 +17,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
-	"github.com/kiso-dev/kiso/functions/internal/xrstatus"
+	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Function renders an organization's dedicated Karpenter pools.
@@ -136,7 +136,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		nc, ncOK := observed[nodeClassResourceName(p)]
 		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
 	}
-	if err := xrstatus.Set(dxr, buildStatus(spec, pools, ready)); err != nil {
+	if err := xrfields.SetStatus(dxr, buildStatus(spec, pools, ready)); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}

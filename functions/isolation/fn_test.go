@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 const stackSpec = `{"organization":"acme","customer":"acme-corp","isolation":"stack",
@@ -43,20 +45,20 @@ const (
 
 func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool})
-	assertNoFatal(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
 
-	got := desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web", "placement-binding", "placement-policy", "usage-kiso-acme-jobs", "usage-kiso-acme-web"}, sortedKeys(got)); diff != "" {
+	got := fntest.Desired(t, rsp)
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web", "placement-binding", "placement-policy", "usage-kiso-acme-jobs", "usage-kiso-acme-web"}, fntest.SortedKeys(got)); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(jsonMap(t, wantWebNodePool), got["nodepool-kiso-acme-web"]); diff != "" {
+	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodePool), got["nodepool-kiso-acme-web"]); diff != "" {
 		t.Errorf("NodePool kiso-acme-web: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(jsonMap(t, wantWebNodeClass), got["nodeclass-kiso-acme-web"]); diff != "" {
+	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodeClass), got["nodeclass-kiso-acme-web"]); diff != "" {
 		t.Errorf("EC2NodeClass kiso-acme-web: -want, +got:\n%s", diff)
 	}
 
-	wantStatus := jsonMap(t, `{
+	wantStatus := fntest.JSONMap(t, `{
 		"pools":[
 			{"name":"kiso-acme-web","nodeClass":"kiso-acme-web","stacks":["web"],"ready":false},
 			{"name":"kiso-acme-jobs","nodeClass":"kiso-acme-jobs","stacks":["jobs"],"ready":false}],
@@ -69,7 +71,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 			 "nodeSelector":{"kiso.dev/organization":"acme","kiso.dev/stack":"jobs"},
 			 "tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},
 			                {"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]}]}`)
-	if diff := cmp.Diff(wantStatus, asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
+	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
 	assertConditions(t, rsp, map[string]fnv1.Status{
@@ -80,9 +82,9 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 
 func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "placement-binding", "placement-policy", "usage-kiso-acme"}, sortedKeys(got)); diff != "" {
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "placement-binding", "placement-policy", "usage-kiso-acme"}, fntest.SortedKeys(got)); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]
@@ -90,35 +92,35 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 		map[string]any{"key": "arch", "value": "arm64", "effect": "NoSchedule"},
 		map[string]any{"key": "kiso.dev/organization", "value": "acme", "effect": "NoSchedule"},
 	}
-	if diff := cmp.Diff(wantTaints, dig(np, "spec", "template", "spec", "taints")); diff != "" {
+	if diff := cmp.Diff(wantTaints, fntest.Dig(np, "spec", "template", "spec", "taints")); diff != "" {
 		t.Errorf("shared pool taints (organization only, never stack or customer): -want, +got:\n%s", diff)
 	}
 	wantLabels := map[string]any{"tier": "general", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
-	if diff := cmp.Diff(wantLabels, dig(np, "spec", "template", "metadata", "labels")); diff != "" {
+	if diff := cmp.Diff(wantLabels, fntest.Dig(np, "spec", "template", "metadata", "labels")); diff != "" {
 		t.Errorf("shared pool node labels: -want, +got:\n%s", diff)
 	}
-	st := asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
 	if diff := cmp.Diff([]any{"web", "jobs"}, st["pools"].([]any)[0].(map[string]any)["stacks"]); diff != "" {
 		t.Errorf("the shared pool serves every stack: -want, +got:\n%s", diff)
 	}
 
 	// Reordering the stacks, as a second writer might, renders the same pool.
 	reordered := strings.Replace(orgSpec, `[{"name":"web"},{"name":"jobs"}]`, `[{"name":"jobs"},{"name":"web"}]`, 1)
-	again := desired(t, run(t, newRequest(t, input, xr(reordered), nil), cluster{refNodeClass, refNodePool}))
+	again := fntest.Desired(t, run(t, newRequest(t, input, xr(reordered), nil), cluster{refNodeClass, refNodePool}))
 	if diff := cmp.Diff(got, again); diff != "" {
 		t.Errorf("the shared pool depends on stack order: -first, +reordered:\n%s", diff)
 	}
 }
 
 func TestCloneOfCloneIsUnchanged(t *testing.T) {
-	first := desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool}))
+	first := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool}))
 
 	// Use kiso's own output as the reference: rendering it again must change
 	// nothing but the name it points at, which is the same name here.
-	np, nc := toJSON(t, first["nodepool-kiso-acme-web"]), toJSON(t, first["nodeclass-kiso-acme-web"])
+	np, nc := fntest.ToJSON(t, first["nodepool-kiso-acme-web"]), fntest.ToJSON(t, first["nodeclass-kiso-acme-web"])
 	np = strings.Replace(np, `"name":"kiso-acme-web"`, `"name":"default"`, 1)
 	nc = strings.Replace(nc, `"name":"kiso-acme-web"`, `"name":"default"`, 1)
-	second := desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{nc, np}))
+	second := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{nc, np}))
 	for _, name := range []string{"nodepool-kiso-acme-web", "nodeclass-kiso-acme-web"} {
 		if diff := cmp.Diff(first[name], second[name]); diff != "" {
 			t.Errorf("%s changed when rendered from its own output: -first, +second:\n%s", name, diff)
@@ -136,8 +138,8 @@ func TestRenderIsDeterministic(t *testing.T) {
 
 func TestKeyDomainComesFromInput(t *testing.T) {
 	in := `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input","keyDomain":"formance.com"}`
-	got := desired(t, run(t, newRequest(t, in, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
-	taints := dig(got["nodepool-kiso-acme"], "spec", "template", "spec", "taints").([]any)
+	got := fntest.Desired(t, run(t, newRequest(t, in, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
+	taints := fntest.Dig(got["nodepool-kiso-acme"], "spec", "template", "spec", "taints").([]any)
 	if key := taints[len(taints)-1].(map[string]any)["key"]; key != "formance.com/organization" {
 		t.Errorf("organization taint key: want formance.com/organization, got %v", key)
 	}
@@ -147,9 +149,9 @@ func TestPoolNamesAreShortenedToFitALabel(t *testing.T) {
 	org := strings.Repeat("o", 40)
 	spec := `{"organization":"` + org + `","isolation":"stack","stacks":[{"name":"` + strings.Repeat("s", 40) + `"}],
 		"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
-	got := desired(t, run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool}))
+	got := fntest.Desired(t, run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool}))
 	for name, o := range got {
-		n := dig(o, "metadata", "name").(string)
+		n := fntest.Dig(o, "metadata", "name").(string)
 		if len(n) > 63 {
 			t.Errorf("%s: name %q has %d characters, more than 63", name, n, len(n))
 		}
@@ -163,13 +165,13 @@ func TestRackspaceNodeClassIsClonedWithoutTags(t *testing.T) {
 	ref := `{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","metadata":{"name":"spot"},"spec":{"bidPercentile":"P80"}}`
 	spec := `{"organization":"acme","nodeClassRef":{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","name":"spot"},"nodePoolRef":{"name":"default"}}`
 	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{ref, refNodePool})
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 	if diff := cmp.Diff(map[string]any{"bidPercentile": "P80"}, got["nodeclass-kiso-acme"]["spec"]); diff != "" {
 		t.Errorf("RackspaceSpotNodeClass spec: -want, +got:\n%s", diff)
 	}
 	wantRef := map[string]any{"group": "karpenter.rackspace.com", "kind": "RackspaceSpotNodeClass", "name": "kiso-acme"}
-	if diff := cmp.Diff(wantRef, dig(got["nodepool-kiso-acme"], "spec", "template", "spec", "nodeClassRef")); diff != "" {
+	if diff := cmp.Diff(wantRef, fntest.Dig(got["nodepool-kiso-acme"], "spec", "template", "spec", "nodeClassRef")); diff != "" {
 		t.Errorf("NodePool nodeClassRef: -want, +got:\n%s", diff)
 	}
 }
@@ -181,7 +183,7 @@ func TestPoolIsReadyWhenKarpenterSaysSo(t *testing.T) {
 			t.Errorf("%s: want READY_TRUE, got %s", name, r.GetReady())
 		}
 	}
-	st := asMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
 	if r := st["pools"].([]any)[0].(map[string]any)["ready"]; r != true {
 		t.Errorf("status.pools[0].ready: want true, got %v", r)
 	}
@@ -201,22 +203,13 @@ func TestNewPoolIsNotReady(t *testing.T) {
 func composedOrg(t *testing.T, ready bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for name, o := range desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})) {
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})) {
 		if ready && !strings.HasPrefix(name, "placement-") {
 			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}
-		out[name] = toJSON(t, o)
+		out[name] = fntest.ToJSON(t, o)
 	}
 	return out
-}
-
-func assertNoFatal(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-	t.Helper()
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			t.Fatalf("unexpected fatal result: %s", r.GetMessage())
-		}
-	}
 }
 
 func assertConditions(t *testing.T, rsp *fnv1.RunFunctionResponse, want map[string]fnv1.Status) {
@@ -234,8 +227,8 @@ func assertConditions(t *testing.T, rsp *fnv1.RunFunctionResponse, want map[stri
 }
 
 func TestNodePoolUsesItsNodeClass(t *testing.T) {
-	got := desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
-	want := jsonMap(t, `{"apiVersion":"protection.crossplane.io/v1beta1","kind":"ClusterUsage",
+	got := fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
+	want := fntest.JSONMap(t, `{"apiVersion":"protection.crossplane.io/v1beta1","kind":"ClusterUsage",
 		"metadata":{"name":"kiso-acme-nodepool-uses-nodeclass","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/customer":"acme-corp"}},
 		"spec":{"of":{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","resourceRef":{"name":"kiso-acme"}},
 		        "by":{"apiVersion":"karpenter.sh/v1","kind":"NodePool","resourceRef":{"name":"kiso-acme"}},

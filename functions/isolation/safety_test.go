@@ -11,6 +11,8 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 // Tests for the paths where kiso must not render, and must not drop what
@@ -35,7 +37,7 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 	ours := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso-acme",
 		"ownerReferences":[{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation","name":"acme-x1","uid":"xr-uid","controller":true}]},"spec":{}}`
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool, ours})
-	assertNoFatal(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
 	if _, ok := rsp.GetDesired().GetResources()["nodepool-kiso-acme"]; !ok {
 		t.Errorf("the XR's own NodePool was not rendered")
 	}
@@ -43,8 +45,8 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 
 func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, false)), cluster{refNodeClass, refNodePool})
-	assertNoFatal(t, rsp)
-	if diff := cmp.Diff([]string{requireReferenceNodeClass, requireReferenceNodePool}, sortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
+	fntest.AssertNoFatal(t, rsp)
+	if diff := cmp.Diff([]string{requireReferenceNodeClass, requireReferenceNodePool}, fntest.SortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
 		t.Errorf("requirements once the pool is composed: -want, +got:\n%s", diff)
 	}
 }
@@ -52,23 +54,23 @@ func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 func TestMissingReferenceKeepsComposedPools(t *testing.T) {
 	observed := composedOrg(t, false)
 	// Crossplane's copy of a composed resource carries its own labels too.
-	withCrossplaneLabel := jsonMap(t, observed["nodepool-kiso-acme"])
+	withCrossplaneLabel := fntest.JSONMap(t, observed["nodepool-kiso-acme"])
 	withCrossplaneLabel["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/composite"] = "acme-x1"
-	observed["nodepool-kiso-acme"] = toJSON(t, withCrossplaneLabel)
+	observed["nodepool-kiso-acme"] = fntest.ToJSON(t, withCrossplaneLabel)
 
 	// The stack list changed too: nothing new may be rendered, nothing old dropped.
 	spec := strings.Replace(orgSpec, `"stacks":[{"name":"web"},{"name":"jobs"}]`, `"isolation":"stack","stacks":[{"name":"web"}]`, 1)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass})
 
-	assertNoFatal(t, rsp)
-	got := desired(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
 	for name, o := range composedOrg(t, false) {
-		if diff := cmp.Diff(jsonMap(t, o), got[name]); diff != "" {
+		if diff := cmp.Diff(fntest.JSONMap(t, o), got[name]); diff != "" {
 			t.Errorf("kept %s differs from the one composed: -composed, +kept:\n%s", name, diff)
 		}
 	}
 	if len(got) != len(observed) {
-		t.Errorf("want exactly the composed resources kept, got %v", sortedKeys(got))
+		t.Errorf("want exactly the composed resources kept, got %v", fntest.SortedKeys(got))
 	}
 	want := `spec.nodePoolRef: reference NodePool "default" not found; keeping the pools already composed unchanged meanwhile`
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound, want)
@@ -77,7 +79,7 @@ func TestMissingReferenceKeepsComposedPools(t *testing.T) {
 
 func TestMissingReferenceOnANewXRRendersNothingAndIsNotReady(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{})
-	assertNoFatal(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {
 		t.Errorf("rendered %d resources without references; want none", n)
 	}
@@ -96,7 +98,7 @@ func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(sortedKeys(observed), sortedKeys(desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(fntest.SortedKeys(observed), fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
 		t.Errorf("kept resources: -want, +got:\n%s", diff)
 	}
 	wantReq := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Defaults for the reference NodeClass: AWS's EC2NodeClass.
@@ -28,16 +27,8 @@ const (
 // so the function behaves the same whether or not the API server defaulted it.
 func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterIsolationSpec, error) {
 	spec := v1alpha1.XKarpenterIsolationSpec{}
-	raw, err := xr.Resource.GetValue("spec")
-	if err != nil {
-		return spec, errors.Wrap(err, "cannot read the XR's spec")
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return spec, errors.Wrap(err, "cannot encode the XR's spec")
-	}
-	if err := json.Unmarshal(b, &spec); err != nil {
-		return spec, errors.Wrap(err, "cannot decode the XR's spec")
+	if err := xrfields.Decode(xr.Resource.Object, "spec", &spec); err != nil {
+		return spec, errors.Wrap(err, "cannot read the XR")
 	}
 	applyDefaults(&spec)
 	return spec, nil

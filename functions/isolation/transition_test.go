@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 // stackSwitch is orgSpec switched to stack isolation.
@@ -15,11 +17,11 @@ var stackSwitch = strings.Replace(orgSpec, `"stacks":`, `"isolation":"stack","st
 func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 	old := composedOrg(t, true)
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), old), cluster{refNodeClass, refNodePool})
-	assertNoFatal(t, rsp)
+	fntest.AssertNoFatal(t, rsp)
 
-	got := desired(t, rsp)
+	got := fntest.Desired(t, rsp)
 	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
-		if diff := cmp.Diff(jsonMap(t, old[name]), withStatus(t, got[name], old[name])); diff != "" {
+		if diff := cmp.Diff(fntest.JSONMap(t, old[name]), withStatus(t, got[name], old[name])); diff != "" {
 			t.Errorf("retired %s must be kept unchanged until its replacements are Ready: -composed, +kept:\n%s", name, diff)
 		}
 	}
@@ -34,12 +36,12 @@ func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 
 func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 	observed := composedOrg(t, true)
-	for name, o := range desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
 		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-		observed[name] = toJSON(t, o)
+		observed[name] = fntest.ToJSON(t, o)
 	}
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
-	got := desired(t, rsp)
+	got := fntest.Desired(t, rsp)
 	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
 		if _, ok := got[name]; ok {
 			t.Errorf("retired %s still rendered after every new pool is Ready", name)
@@ -52,7 +54,7 @@ func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 // none, so the two can be compared whole.
 func withStatus(t *testing.T, kept map[string]any, observed string) map[string]any {
 	t.Helper()
-	if st, ok := jsonMap(t, observed)["status"]; ok && kept != nil {
+	if st, ok := fntest.JSONMap(t, observed)["status"]; ok && kept != nil {
 		kept["status"] = st
 	}
 	return kept

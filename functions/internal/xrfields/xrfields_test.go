@@ -1,4 +1,4 @@
-package xrstatus
+package xrfields
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ type status struct {
 	Queue    string    `json:"queue,omitempty"`
 }
 
-func TestSet(t *testing.T) {
+func TestSetStatus(t *testing.T) {
 	cases := map[string]struct {
 		reason  string
 		status  any
@@ -62,7 +62,7 @@ func TestSet(t *testing.T) {
 				"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterCluster",
 				"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}, "queue": "old"},
 			}
-			err := Set(xr, tc.status)
+			err := SetStatus(xr, tc.status)
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
@@ -77,5 +77,27 @@ func TestSet(t *testing.T) {
 				t.Errorf("%s\nstatus: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestDecode(t *testing.T) {
+	type spec struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	}
+	object := map[string]any{"spec": map[string]any{"name": "acme", "count": int64(3)}}
+	got := spec{}
+	if err := Decode(object, "spec", &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(spec{Name: "acme", Count: 3}, got); diff != "" {
+		t.Errorf("Decode(spec): -want, +got:\n%s", diff)
+	}
+	kept := spec{Name: "unchanged"}
+	if err := Decode(object, "status", &kept); err != nil || kept.Name != "unchanged" {
+		t.Errorf("Decode(missing field): want no error and nothing changed, got %v, %+v", err, kept)
+	}
+	if err := Decode(map[string]any{"spec": "not an object"}, "spec", &got); err == nil {
+		t.Errorf("Decode(wrong type): want an error")
 	}
 }
