@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -11,8 +12,11 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
@@ -72,14 +76,46 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	notReady := 0
+	objects := make(map[resource.Name]*composed.Unstructured, len(rendered))
+	planned := make([]ownership.Object, 0, len(rendered))
 	for name, obj := range rendered {
 		cd, err := typed.Composed(obj)
 		if err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s", name))
 			return rsp, nil
 		}
+		objects[name] = cd
+		planned = append(planned, ownership.Object{Resource: name, GVK: cd.GroupVersionKind(), Namespace: cd.GetNamespace(), Name: cd.GetName()})
+	}
+
+	// Never take over an IAM role, queue or rule kiso did not create: ask
+	// Crossplane for whatever holds each name not yet composed.
+	composedIdx := ownership.IndexObserved(observed)
+	rs := map[string]*fnv1.ResourceSelector{}
+	ownership.Require(rs, planned, composedIdx)
+	if len(rs) > 0 {
+		rsp.Requirements = &fnv1.Requirements{Resources: rs}
+	}
+	verdict, err := ownership.Verify(req, planned, composedIdx, v1alpha1.ClusterKind, oxr.Resource.GetUID())
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if len(verdict.Conflicts) > 0 {
+		msg := strings.Join(verdict.Conflicts, "; ")
+		response.ConditionFalse(rsp, TypeNamesAvailable, ReasonNameConflict).WithMessage(msg).TargetComposite()
+		response.Fatal(rsp, errors.New(msg))
+		return rsp, nil
+	}
+	response.ConditionTrue(rsp, TypeNamesAvailable, ReasonAvailable).TargetComposite()
+
+	notReady := 0
+	for name, cd := range objects {
 		oc, ok := observed[name]
+		if verdict.Waiting && !ok {
+			// Not yet known to be free: compose it once Crossplane says so.
+			continue
+		}
 		dc := &resource.DesiredComposed{Resource: cd, Ready: readiness(name, oc, ok)}
 		if dc.Ready != resource.ReadyTrue {
 			notReady++

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -358,5 +359,25 @@ func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
 				t.Errorf("rendered %d resources; want none", n)
 			}
 		})
+	}
+}
+
+func TestForeignRoleIsNeverAdopted(t *testing.T) {
+	// A role MR of the same Kubernetes name exists and is not controlled by this XR.
+	foreign := `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role","metadata":{"name":"prod-karpenter-controller"},"spec":{"forProvider":{}}}`
+	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`), nil), fntest.Cluster{foreign})
+
+	want := `Role "prod-karpenter-controller" already exists and is not composed by this XKarpenterCluster; kiso never adopts or overwrites an object it did not create`
+	var fatal string
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			fatal = r.GetMessage()
+		}
+	}
+	if fatal != want {
+		t.Errorf("fatal result:\nwant: %s\ngot:  %s", want, fatal)
+	}
+	if n := len(rsp.GetDesired().GetResources()); n != 0 {
+		t.Errorf("rendered %d resources beside a foreign role; want none", n)
 	}
 }

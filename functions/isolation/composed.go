@@ -18,17 +18,6 @@ import (
 func nodePoolResourceName(p pool) resource.Name  { return resource.Name("nodepool-" + p.Name) }
 func nodeClassResourceName(p pool) resource.Name { return resource.Name("nodeclass-" + p.Name) }
 
-// composedIndex returns the group/kind/name of every observed composed
-// resource, the objects this XR already owns.
-func composedIndex(observed map[resource.Name]resource.ObservedComposed) map[string]bool {
-	idx := make(map[string]bool, len(observed))
-	for _, oc := range observed {
-		gvk := oc.Resource.GetObjectKind().GroupVersionKind()
-		idx[objectRef{GVK: gvk, Name: oc.Resource.GetName()}.key()] = true
-	}
-	return idx
-}
-
 // isReady reports whether an observed Karpenter object says Ready=True.
 func isReady(oc resource.ObservedComposed, ok bool) bool {
 	return ok && conditionStatus(oc.Resource, xpv1.TypeReady) == corev1.ConditionTrue

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
-
-	"google.golang.org/protobuf/proto"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 // Reference objects a platform owns. The NodeClass carries a field kiso does
@@ -59,48 +56,11 @@ func newRequest(t *testing.T, in, xrJSON string, observed map[string]string) *fn
 }
 
 // cluster holds the objects a fake API server returns for required resources.
-type cluster []string
+type cluster = fntest.Cluster
 
-// run calls the function the way Crossplane does: it resolves the function's
-// requirements against the cluster and calls again until the function asks
-// for the same requirements twice in a row.
+// run calls the function as Crossplane does, resolving its requirements
+// against the cluster.
 func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
 	t.Helper()
-	f := &Function{log: logging.NewNopLogger()}
-	var asked *fnv1.Requirements
-	for range 5 {
-		// Each call gets its own copy, as over gRPC: response.To shares the
-		// request's desired state with the response.
-		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
-		if err != nil {
-			t.Fatalf("RunFunction(...): unexpected error: %v", err)
-		}
-		if rsp.GetRequirements() == nil || (asked != nil && proto.Equal(rsp.GetRequirements(), asked)) {
-			return rsp
-		}
-		asked = rsp.GetRequirements()
-		req = proto.Clone(req).(*fnv1.RunFunctionRequest)
-		req.RequiredResources = c.resolve(t, asked)
-	}
-	t.Fatalf("requirements did not stabilise after 5 calls")
-	return nil
-}
-
-func (c cluster) resolve(t *testing.T, rq *fnv1.Requirements) map[string]*fnv1.Resources {
-	t.Helper()
-	out := map[string]*fnv1.Resources{}
-	for name, sel := range rq.GetResources() {
-		items := &fnv1.Resources{}
-		for _, o := range c {
-			u := &unstructured.Unstructured{}
-			if err := json.Unmarshal([]byte(o), &u.Object); err != nil {
-				t.Fatalf("bad cluster object: %v", err)
-			}
-			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && u.GetName() == sel.GetMatchName() {
-				items.Items = append(items.Items, &fnv1.Resource{Resource: resource.MustStructJSON(o)})
-			}
-		}
-		out[name] = items
-	}
-	return out
+	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, c)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
@@ -75,7 +76,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	pools := planPools(spec, keys)
 	planned := planObjects(spec, pools)
-	composed := composedIndex(observed)
+	composed := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, composed)
 
 	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID())

@@ -11,6 +11,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
@@ -76,7 +77,7 @@ func identityObjects(id nodeidentity.Identity) (map[resource.Name]*composed.Unst
 // plannedIdentity lists a Dedicated identity's objects. Their Kubernetes
 // names depend on the organization only, so they are known before the
 // cluster is fetched.
-func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []plannedObject {
+func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
 	if spec.NodeRole != v1alpha1.NodeRoleDedicated {
 		return nil
 	}
@@ -86,10 +87,10 @@ func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []plannedObject {
 		// them cannot fail.
 		panic(err)
 	}
-	out := make([]plannedObject, 0, len(objects))
+	out := make([]ownership.Object, 0, len(objects))
 	for name, o := range objects {
-		out = append(out, plannedObject{Resource: name, Ref: objectRef{GVK: o.GetObjectKind().GroupVersionKind(), Name: o.GetName()}})
+		out = append(out, ownership.Object{Resource: name, GVK: o.GetObjectKind().GroupVersionKind(), Name: o.GetName()})
 	}
-	slices.SortFunc(out, func(a, b plannedObject) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
+	slices.SortFunc(out, func(a, b ownership.Object) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
 	return out
 }

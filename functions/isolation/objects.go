@@ -12,6 +12,7 @@ import (
 	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 func init() {
@@ -30,39 +31,32 @@ const (
 	resourcePlacementInjectBinding resource.Name = "placement-inject-binding"
 )
 
-// A plannedObject is one object the function composes for the organization:
-// its composed resource name and the cluster-scoped object it is. The plan is
-// known before the references are fetched, so the function can ask Crossplane
-// whether anything already holds each name.
-type plannedObject struct {
-	Resource resource.Name
-	Ref      objectRef
-}
-
-// planObjects lists every object the organization's spec composes.
-func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []plannedObject {
+// planObjects lists every object the organization's spec composes. The plan
+// is known before anything is fetched, so the function can ask Crossplane
+// whether something else already holds each name.
+func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []ownership.Object {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nodePool := schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
-	out := make([]plannedObject, 0, 3*len(pools)+4)
+	out := make([]ownership.Object, 0, 3*len(pools)+4)
 	for _, p := range pools {
 		out = append(out,
-			plannedObject{Resource: nodeClassResourceName(p), Ref: objectRef{GVK: nodeClass, Name: p.Name}},
-			plannedObject{Resource: nodePoolResourceName(p), Ref: objectRef{GVK: nodePool, Name: p.Name}})
+			ownership.Object{Resource: nodeClassResourceName(p), GVK: nodeClass, Name: p.Name},
+			ownership.Object{Resource: nodePoolResourceName(p), GVK: nodePool, Name: p.Name})
 		for _, u := range poolUsages(spec, p, usedObjects{}) {
-			out = append(out, plannedObject{Resource: u.Resource, Ref: objectRef{GVK: usageGVK, Name: u.Name}})
+			out = append(out, ownership.Object{Resource: u.Resource, GVK: usageGVK, Name: u.Name})
 		}
 	}
 	out = append(out, plannedIdentity(spec)...)
 	policy := placementPolicyName(spec.Organization)
 	if placementEnforced(spec) {
 		out = append(out,
-			plannedObject{Resource: resourcePlacementPolicy, Ref: objectRef{GVK: admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), Name: policy}},
-			plannedObject{Resource: resourcePlacementBinding, Ref: objectRef{GVK: admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), Name: policy}})
+			ownership.Object{Resource: resourcePlacementPolicy, GVK: admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), Name: policy},
+			ownership.Object{Resource: resourcePlacementBinding, GVK: admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), Name: policy})
 	}
 	if placementInjected(spec) {
 		out = append(out,
-			plannedObject{Resource: resourcePlacementInjectPolicy, Ref: objectRef{GVK: admissionv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy"), Name: policy + "-inject"}},
-			plannedObject{Resource: resourcePlacementInjectBinding, Ref: objectRef{GVK: admissionv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBinding"), Name: policy + "-inject"}})
+			ownership.Object{Resource: resourcePlacementInjectPolicy, GVK: admissionv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy"), Name: policy + "-inject"},
+			ownership.Object{Resource: resourcePlacementInjectBinding, GVK: admissionv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBinding"), Name: policy + "-inject"})
 	}
 	return out
 }

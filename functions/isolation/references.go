@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // Names of the required resources this function asks Crossplane for.
@@ -20,46 +21,21 @@ const (
 	requireReferenceNodePool  = "reference-nodepool"
 )
 
-// objectRef identifies a cluster-scoped object by group, kind and name.
-type objectRef struct {
-	GVK  schema.GroupVersionKind
-	Name string
-}
+var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
-func (r objectRef) key() string { return r.GVK.GroupKind().String() + "/" + r.Name }
-
-func (r objectRef) String() string { return fmt.Sprintf("%s %q", r.GVK.Kind, r.Name) }
-
-// requireExisting is the requirement name under which Crossplane returns the
-// object, if any, that already holds a name kiso wants to use.
-func (r objectRef) requireExisting() string { return "existing/" + r.key() }
-
-// requirements asks Crossplane for the two reference objects and, for every
-// object kiso is about to create, for whatever already holds its name. Objects
-// this XR already composes need no check, so in steady state only the two
-// references are fetched.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []plannedObject, composed map[string]bool) *fnv1.Requirements {
+// requirements asks Crossplane for the two reference objects, the cluster if
+// the spec names one and, for every object kiso is about to create, for
+// whatever already holds its name.
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
-		requireReferenceNodeClass: byName(nodeClassGVK(spec.NodeClassRef), spec.NodeClassRef.Name),
-		requireReferenceNodePool:  byName(schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind), spec.NodePoolRef.Name),
+		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
+		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
 	}
 	if spec.ClusterRef != nil {
-		rs[requireCluster] = byName(clusterGVK, spec.ClusterRef.Name)
+		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
 	}
-	for _, o := range planned {
-		if !composed[o.Ref.key()] {
-			rs[o.Ref.requireExisting()] = byName(o.Ref.GVK, o.Ref.Name)
-		}
-	}
+	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
-}
-
-func byName(gvk schema.GroupVersionKind, name string) *fnv1.ResourceSelector {
-	return &fnv1.ResourceSelector{
-		ApiVersion: gvk.GroupVersion().String(),
-		Kind:       gvk.Kind,
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
-	}
 }
 
 // lookup is what Crossplane returned for this function's requirements.
@@ -85,16 +61,16 @@ type lookup struct {
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []plannedObject, composed map[string]bool, xrUID types.UID) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xrUID types.UID) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
 		field string
-		ref   objectRef
+		ref   ownership.Object
 		into  **unstructured.Unstructured
 	}{
-		{requireReferenceNodeClass, "spec.nodeClassRef", objectRef{GVK: nodeClassGVK(spec.NodeClassRef), Name: spec.NodeClassRef.Name}, &l.NodeClass},
-		{requireReferenceNodePool, "spec.nodePoolRef", objectRef{GVK: schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind), Name: spec.NodePoolRef.Name}, &l.NodePool},
+		{requireReferenceNodeClass, "spec.nodeClassRef", ownership.Object{GVK: nodeClassGVK(spec.NodeClassRef), Name: spec.NodeClassRef.Name}, &l.NodeClass},
+		{requireReferenceNodePool, "spec.nodePoolRef", ownership.Object{GVK: nodePoolGVK, Name: spec.NodePoolRef.Name}, &l.NodePool},
 	}
 	for _, r := range refs {
 		found, resolved, err := request.GetRequiredResource(req, r.name)
@@ -115,42 +91,18 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	for _, o := range planned {
-		if composed[o.Ref.key()] {
-			continue
-		}
-		found, resolved, err := request.GetRequiredResource(req, o.Ref.requireExisting())
-		if err != nil {
-			return l, errors.Wrapf(err, "cannot read required resource %s", o.Ref)
-		}
-		if !resolved {
-			l.Waiting = true
-			continue
-		}
-		if len(found) > 0 && !controlledBy(found[0].Resource, xrUID) {
-			l.Conflicts = append(l.Conflicts, fmt.Sprintf("%s already exists and is not composed by this %s; kiso never adopts or overwrites an object it did not create", o.Ref, v1alpha1.IsolationKind))
-		}
+	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
+	if err != nil {
+		return l, err
 	}
+	l.Waiting = l.Waiting || v.Waiting
+	l.Conflicts = v.Conflicts
 	return l, nil
-}
-
-// controlledBy reports whether the XR is the object's controller, as it is of
-// every resource it composed.
-func controlledBy(o *unstructured.Unstructured, xrUID types.UID) bool {
-	if xrUID == "" {
-		return false
-	}
-	for _, ref := range o.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.UID == xrUID {
-			return true
-		}
-	}
-	return false
 }
 
 // resolveCluster reads the organization's XKarpenterCluster.
 func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error {
-	ref := objectRef{GVK: clusterGVK, Name: name}
+	ref := ownership.Object{GVK: clusterGVK, Name: name}
 	found, resolved, err := request.GetRequiredResource(req, requireCluster)
 	switch {
 	case err != nil:

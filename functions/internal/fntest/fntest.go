@@ -4,13 +4,17 @@
 package fntest
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 )
 
 // Desired decodes the desired composed resources of a response, by name.
@@ -84,4 +88,49 @@ func AssertNoFatal(t testing.TB, rsp *fnv1.RunFunctionResponse) {
 			t.Fatalf("unexpected fatal result: %s", r.GetMessage())
 		}
 	}
+}
+
+// Cluster holds the objects (as JSON) a fake API server returns for a
+// function's required resources.
+type Cluster []string
+
+// Run calls the function the way Crossplane does: it resolves the function's
+// requirements against the cluster and calls again, until the function asks
+// for the same requirements twice in a row (at most 5 calls, as Crossplane).
+func Run(t testing.TB, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctionRequest, c Cluster) *fnv1.RunFunctionResponse {
+	t.Helper()
+	var asked *fnv1.Requirements
+	for range 5 {
+		// Each call gets its own copy, as over gRPC: response.To shares the
+		// request's desired state with the response.
+		rsp, err := fn.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+		if err != nil {
+			t.Fatalf("RunFunction(...): unexpected error: %v", err)
+		}
+		if rsp.GetRequirements() == nil || (asked != nil && proto.Equal(rsp.GetRequirements(), asked)) {
+			return rsp
+		}
+		asked = rsp.GetRequirements()
+		req = proto.Clone(req).(*fnv1.RunFunctionRequest)
+		req.RequiredResources = c.resolve(t, asked)
+	}
+	t.Fatalf("requirements did not stabilise after 5 calls")
+	return nil
+}
+
+// resolve answers requirements by name, as Crossplane does.
+func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.Resources {
+	t.Helper()
+	out := map[string]*fnv1.Resources{}
+	for name, sel := range rq.GetResources() {
+		items := &fnv1.Resources{}
+		for _, o := range c {
+			u := &unstructured.Unstructured{Object: JSONMap(t, o)}
+			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && u.GetName() == sel.GetMatchName() && u.GetNamespace() == sel.GetNamespace() {
+				items.Items = append(items.Items, &fnv1.Resource{Resource: resource.MustStructJSON(o)})
+			}
+		}
+		out[name] = items
+	}
+	return out
 }

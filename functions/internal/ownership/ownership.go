@@ -1,0 +1,133 @@
+// Package ownership keeps a function from adopting objects it did not create.
+// Crossplane applies a composed resource by name: if an object of that name
+// already exists, it would take it over, and rewrite (or later delete) a
+// platform's NodePool or IAM role. Before composing an object for the first
+// time, a function asks Crossplane for whatever already holds its name, and
+// refuses if that object is not controlled by the XR.
+package ownership
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+// An Object is one object a function composes: its composed resource name and
+// the object it is.
+type Object struct {
+	Resource  resource.Name
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+func (o Object) key() string {
+	return key(o.GVK, o.Namespace, o.Name)
+}
+
+func key(gvk schema.GroupVersionKind, namespace, name string) string {
+	return gvk.GroupKind().String() + "/" + namespace + "/" + name
+}
+
+// String names the object as a user would: Kind "name" or Kind "namespace/name".
+func (o Object) String() string {
+	if o.Namespace != "" {
+		return fmt.Sprintf("%s %q", o.GVK.Kind, o.Namespace+"/"+o.Name)
+	}
+	return fmt.Sprintf("%s %q", o.GVK.Kind, o.Name)
+}
+
+// requirement is the required resource under which Crossplane returns the
+// object, if any, that holds the name.
+func (o Object) requirement() string { return "existing/" + o.key() }
+
+// Composed is the set of objects an XR already composes.
+type Composed map[string]bool
+
+// IndexObserved indexes the observed composed resources.
+func IndexObserved(observed map[resource.Name]resource.ObservedComposed) Composed {
+	c := make(Composed, len(observed))
+	for _, oc := range observed {
+		c[key(oc.Resource.GetObjectKind().GroupVersionKind(), oc.Resource.GetNamespace(), oc.Resource.GetName())] = true
+	}
+	return c
+}
+
+// Has reports whether the XR already composes the object.
+func (c Composed) Has(o Object) bool { return c[o.key()] }
+
+// ByName selects one object by kind, namespace and name.
+func ByName(gvk schema.GroupVersionKind, namespace, name string) *fnv1.ResourceSelector {
+	s := &fnv1.ResourceSelector{
+		ApiVersion: gvk.GroupVersion().String(),
+		Kind:       gvk.Kind,
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+	}
+	if namespace != "" {
+		s.Namespace = &namespace
+	}
+	return s
+}
+
+// Require adds to rs a requirement for every planned object the XR does not
+// compose yet. Objects it composes need no check, so in steady state nothing
+// is fetched.
+func Require(rs map[string]*fnv1.ResourceSelector, planned []Object, composed Composed) {
+	for _, o := range planned {
+		if !composed.Has(o) {
+			rs[o.requirement()] = ByName(o.GVK, o.Namespace, o.Name)
+		}
+	}
+}
+
+// A Verdict is what Crossplane's answers to Require say.
+type Verdict struct {
+	// Waiting is true until Crossplane has answered every requirement.
+	Waiting bool
+	// Conflicts describe each object that holds a planned name and that the
+	// XR does not control.
+	Conflicts []string
+}
+
+// Verify reads Crossplane's answers to Require.
+func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, xrKind string, xrUID types.UID) (Verdict, error) {
+	v := Verdict{}
+	for _, o := range planned {
+		if composed.Has(o) {
+			continue
+		}
+		found, resolved, err := request.GetRequiredResource(req, o.requirement())
+		if err != nil {
+			return v, errors.Wrapf(err, "cannot read required resource %s", o)
+		}
+		if !resolved {
+			v.Waiting = true
+			continue
+		}
+		if len(found) > 0 && !ControlledBy(found[0].Resource, xrUID) {
+			v.Conflicts = append(v.Conflicts, fmt.Sprintf("%s already exists and is not composed by this %s; kiso never adopts or overwrites an object it did not create", o, xrKind))
+		}
+	}
+	return v, nil
+}
+
+// ControlledBy reports whether the XR is the object's controller, as it is of
+// every resource it composed.
+func ControlledBy(o *unstructured.Unstructured, xrUID types.UID) bool {
+	if xrUID == "" {
+		return false
+	}
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.UID == xrUID {
+			return true
+		}
+	}
+	return false
+}
