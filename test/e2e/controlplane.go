@@ -161,8 +161,11 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 			"--cert-dir=" + filepath.Join(dir, "controller-manager"),
 			// Only what a control plane without nodes needs: the garbage collector deletes composed objects
 			// through their owner references, namespace deletion empties namespaces, and service accounts
-			// get tokens. Without the garbage collector, deleted XRs would orphan what they composed.
-			"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token",
+			// get tokens. Without the garbage collector, deleted XRs would orphan what they composed. The
+			// Job controller creates Jobs' pods as a cluster does, so admission policies meet them as
+			// submitted by a controller, not by a test; the policy status controller type-checks every
+			// ValidatingAdmissionPolicy against the kinds it matches and reports warnings in its status.
+			"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token,job,validatingadmissionpolicy-status-controller",
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file=" + filepath.Join(pki, "service-account.key"),
 			"--root-ca-file=" + filepath.Join(pki, "ca.crt"),

@@ -66,7 +66,7 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *serv
 		return e, err
 	}
 
-	err = phases.run("init and start Crossplane", func() error {
+	err = phases.run("init and start Crossplane with its webhooks", func() error {
 		return startCrossplane(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "crossplane"))
 	})
 	if err != nil {

@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,6 +26,43 @@ func (k *Kubectl) Run(ctx context.Context, stdin []byte, args ...string) ([]byte
 	ctx, cancel := context.WithTimeout(ctx, kubectlTimeout)
 	defer cancel()
 	return runCommand(ctx, []string{"KUBECONFIG=" + k.kubeconfig}, stdin, k.binary, args...)
+}
+
+// An Outcome is what one kubectl invocation printed and how it exited: what a user reads when the apiserver
+// refuses a request.
+type Outcome struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// Try runs kubectl with args and returns its outcome, whatever its exit status; the error says only that
+// kubectl could not run to its end.
+func (k *Kubectl) Try(ctx context.Context, stdin []byte, args ...string) (Outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, kubectlTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, k.binary, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && (!errors.As(err, &exitErr) || ctx.Err() != nil) {
+		return Outcome{}, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return Outcome{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}, nil
+}
+
+// TryT runs kubectl as Try does, failing the test only if kubectl could not run to its end.
+func (e *Environment) TryT(t *testing.T, stdin []byte, args ...string) Outcome {
+	t.Helper()
+	out, err := e.Kubectl.Try(t.Context(), stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // Apply applies a YAML stream with `kubectl apply -f -`, as a user applies a claim.

@@ -79,8 +79,9 @@ type prepared struct {
 	Crossplane        string // core
 	CrossplaneCLI     string
 
-	CrossplaneCRDDir string
-	CRDFiles         []string // provider-aws, Karpenter and PrometheusRule CRDs, applied before Crossplane starts
+	CrossplaneCRDDir     string
+	CrossplaneWebhookDir string   // the ValidatingWebhookConfigurations core init applies
+	CRDFiles             []string // provider-aws, Karpenter and PrometheusRule CRDs, applied before Crossplane starts
 
 	PackageDir    string         // hack/xpkg.sh output
 	Functions     []kisoFunction // only those whose package was built
@@ -126,6 +127,7 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			dirs[module] = dir
 		}
 		p.CrossplaneCRDDir = filepath.Join(dirs[crossplaneModule], "cluster", "crds")
+		p.CrossplaneWebhookDir = filepath.Join(dirs[crossplaneModule], "cluster", "webhookconfigurations")
 		for _, name := range providerAWSCRDs {
 			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[providerAWSModule], "package", "crds", name))
 		}
@@ -133,7 +135,7 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[karpenterModule], "pkg", "apis", "crds", name))
 		}
 		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[prometheusOperatorModule], "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"))
-		for _, f := range append([]string{p.CrossplaneCRDDir}, p.CRDFiles...) {
+		for _, f := range append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir}, p.CRDFiles...) {
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("cannot find CRDs: %w", err)
 			}

@@ -2,7 +2,7 @@
 # Runs kiso's end-to-end suite: a real control plane in a network namespace with only loopback, kiso's
 # packages built and pushed to a loopback registry, installed by Crossplane, and claims applied with kubectl.
 # The first run builds the tools (about 10 minutes, cached by version in .cache/tools); later runs take about
-# a minute. Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
+# two and a half minutes. Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
 # Environment: KISO_E2E_KEEP=1 keeps the run's directory; KISO_E2E_NETNS=off runs on the host's 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -1,0 +1,289 @@
+package e2e
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+// kiso's cluster API and the kinds it composes.
+var (
+	ClusterKind                = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "XKarpenterCluster"}
+	RoleKind                   = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Role"}
+	PolicyKind                 = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Policy"}
+	RolePolicyAttachmentKind   = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "RolePolicyAttachment"}
+	InstanceProfileKind        = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "InstanceProfile"}
+	AccessEntryKind            = schema.GroupVersionKind{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "AccessEntry"}
+	PodIdentityAssociationKind = schema.GroupVersionKind{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "PodIdentityAssociation"}
+	QueueKind                  = schema.GroupVersionKind{Group: "sqs.aws.upbound.io", Version: "v1beta1", Kind: "Queue"}
+	QueuePolicyKind            = schema.GroupVersionKind{Group: "sqs.aws.upbound.io", Version: "v1beta1", Kind: "QueuePolicy"}
+	RuleKind                   = schema.GroupVersionKind{Group: "cloudwatchevents.aws.upbound.io", Version: "v1beta1", Kind: "Rule"}
+	TargetKind                 = schema.GroupVersionKind{Group: "cloudwatchevents.aws.upbound.io", Version: "v1beta2", Kind: "Target"}
+	PrometheusRuleKind         = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}
+)
+
+// What testdata/cluster/xr.yaml asks for.
+const (
+	clusterXR          = "e2e-cluster"
+	clusterName        = "staging-eu"
+	karpenterNamespace = "e2e-karpenter"
+	queueARN           = "arn:aws:sqs:eu-west-3:111122223333:staging-eu"
+)
+
+// A wantComposed is one object the XR must compose, as a user would check it with kubectl get -o yaml.
+type wantComposed struct {
+	Kind         schema.GroupVersionKind
+	Namespace    string
+	Name         string
+	ExternalName string         // the AWS name, when kiso sets it; "" when it must not be set
+	ForProvider  map[string]any // fields of spec.forProvider, each equal to this
+}
+
+// wantClusterComposed lists everything the XR composes: the controller's and the nodes' IAM, the interruption
+// queue and the EventBridge rules feeding it, the Pod Identity association and the alerts.
+func wantClusterComposed() []wantComposed {
+	const (
+		region         = "eu-west-3"
+		controllerRole = "staging-eu-karpenter-controller"
+		nodeRole       = "staging-eu-karpenter-node"
+		queue          = "staging-eu-karpenter-interruption"
+	)
+	ref := func(name string) map[string]any { return map[string]any{"name": name} }
+	want := []wantComposed{
+		{Kind: RoleKind, Name: controllerRole, ExternalName: "staging-eu-karpenter", ForProvider: map[string]any{
+			"path":             "/",
+			"assumeRolePolicy": `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":["sts:AssumeRole","sts:TagSession"]}]}`,
+		}},
+		{Kind: RoleKind, Name: nodeRole, ExternalName: "KarpenterNodeRole-staging-eu", ForProvider: map[string]any{
+			"path":             "/",
+			"assumeRolePolicy": `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`,
+		}},
+		{Kind: InstanceProfileKind, Name: nodeRole, ExternalName: "KarpenterNodeRole-staging-eu", ForProvider: map[string]any{"path": "/", "roleRef": ref(nodeRole)}},
+		{Kind: AccessEntryKind, Name: nodeRole, ForProvider: map[string]any{
+			"clusterName": clusterName, "region": region, "type": "EC2_LINUX", "principalArnFromRoleRef": ref(nodeRole),
+		}},
+		{Kind: QueueKind, Name: queue, ForProvider: map[string]any{
+			"name": clusterName, "region": region, "messageRetentionSeconds": int64(300), "sqsManagedSseEnabled": true,
+		}},
+		{Kind: QueuePolicyKind, Name: queue, ForProvider: map[string]any{"region": region, "queueUrlRef": ref(queue)}},
+		{Kind: PodIdentityAssociationKind, Name: controllerRole, ForProvider: map[string]any{
+			"clusterName": clusterName, "region": region, "namespace": karpenterNamespace, "serviceAccount": "karpenter", "roleArnRef": ref(controllerRole),
+		}},
+		{Kind: PrometheusRuleKind, Namespace: karpenterNamespace, Name: "staging-eu-karpenter"},
+	}
+	// AWS's six managed policies for the Karpenter 1.15 controller, each attached to its role.
+	for _, p := range []struct{ suffix, awsName string }{
+		{"eks-integration", "EKSIntegration"},
+		{"iam-integration", "IAMIntegration"},
+		{"interruption", "Interruption"},
+		{"node-lifecycle", "NodeLifecycle"},
+		{"resource-discovery", "ResourceDiscovery"},
+		{"zonal-shift", "ZonalShift"},
+	} {
+		name := controllerRole + "-" + p.suffix
+		want = append(want,
+			wantComposed{Kind: PolicyKind, Name: name, ExternalName: "KarpenterController" + p.awsName + "Policy-staging-eu", ForProvider: map[string]any{"path": "/"}},
+			wantComposed{Kind: RolePolicyAttachmentKind, Name: name, ForProvider: map[string]any{"roleRef": ref(controllerRole), "policyArnRef": ref(name)}})
+	}
+	for suffix, policy := range map[string]string{
+		"worker-node": "AmazonEKSWorkerNodePolicy",
+		"cni":         "AmazonEKS_CNI_Policy",
+		"ecr-pull":    "AmazonEC2ContainerRegistryPullOnly",
+		"ssm":         "AmazonSSMManagedInstanceCore",
+	} {
+		want = append(want, wantComposed{Kind: RolePolicyAttachmentKind, Name: nodeRole + "-" + suffix, ForProvider: map[string]any{
+			"roleRef": ref(nodeRole), "policyArn": "arn:aws:iam::aws:policy/" + policy,
+		}})
+	}
+	for _, event := range []string{"scheduled-change", "spot-interruption", "rebalance", "instance-state-change", "capacity-reservation-interruption"} {
+		name := "staging-eu-karpenter-" + event
+		want = append(want,
+			wantComposed{Kind: RuleKind, Name: name, ExternalName: "staging-eu-" + event, ForProvider: map[string]any{"region": region}},
+			wantComposed{Kind: TargetKind, Name: name, ForProvider: map[string]any{
+				"region": region, "ruleRef": ref(name), "arn": queueARN, "targetId": "KarpenterInterruptionQueueTarget",
+			}})
+	}
+	return want
+}
+
+// TestClusterComposesKarpentersAWSPrerequisites is scenario 5: a platform team applies an XKarpenterCluster
+// with kubectl. Its managed resources appear (no provider runs, so nothing reaches AWS) wired to each other
+// by reference, tagged, owned by the XR; the XR's status carries what Karpenter's Helm chart needs; the XR
+// becomes Ready once a provider would report every resource Ready and Synced; and deleting the XR
+// garbage-collects everything it composed.
+func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
+	namespace := readTestdataT(t, "cluster", "namespace.yaml")
+	xrManifest := readTestdataT(t, "cluster", "xr.yaml")
+	env.ApplyT(t, namespace)
+	t.Cleanup(func() { deleteAtCleanup(t, namespace) })
+	env.ApplyT(t, xrManifest)
+	t.Cleanup(func() { deleteAtCleanup(t, xrManifest) })
+
+	want := wantClusterComposed()
+	// Synced=True once Crossplane has run the function and applied everything it rendered.
+	xr := env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterKind, "", clusterXR, "Synced")
+	if diff := cmp.Diff(composedKeys(want), resourceRefKeys(xr)); diff != "" {
+		t.Errorf("XR %s spec.crossplane.resourceRefs: -want, +got:\n%s", clusterXR, diff)
+	}
+
+	// Every value Karpenter's chart needs is known from the spec, before AWS has anything.
+	wantHelm := map[string]any{"settings": map[string]any{"clusterName": clusterName, "interruptionQueue": clusterName}}
+	gotHelm, _, _ := unstructured.NestedFieldNoCopy(xr.Object, "status", "helm")
+	if diff := cmp.Diff(wantHelm, gotHelm); diff != "" {
+		t.Errorf("XR %s status.helm (Pod Identity: no service account annotation): -want, +got:\n%s", clusterXR, diff)
+	}
+	if got, _, _ := unstructured.NestedString(xr.Object, "status", "controllerRoleResource"); got != "staging-eu-karpenter-controller" {
+		t.Errorf("XR %s status.controllerRoleResource = %q, want staging-eu-karpenter-controller", clusterXR, got)
+	}
+
+	wantTags := map[string]any{"team": "platform", "cost-center": "4200", "kiso.dev/cluster": clusterName, "app.kubernetes.io/managed-by": "kiso"}
+	wantOwner := []metav1.OwnerReference{{
+		APIVersion: ClusterKind.GroupVersion().String(), Kind: ClusterKind.Kind, Name: clusterXR, UID: xr.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}}
+	for _, w := range want {
+		got := env.Cluster.GetT(t, w.Kind, w.Namespace, w.Name)
+		what := w.Kind.Kind + " " + objectName(w.Namespace, w.Name)
+		if diff := cmp.Diff(wantOwner, got.GetOwnerReferences()); diff != "" {
+			t.Errorf("%s owner references: -want, +got:\n%s", what, diff)
+		}
+		if w.Kind == PrometheusRuleKind {
+			assertAlerts(t, got)
+			continue
+		}
+		if ext := got.GetAnnotations()["crossplane.io/external-name"]; ext != w.ExternalName {
+			t.Errorf("%s external name %q, want %q", what, ext, w.ExternalName)
+		}
+		if pc, _, _ := unstructured.NestedString(got.Object, "spec", "providerConfigRef", "name"); pc != "default" {
+			t.Errorf("%s spec.providerConfigRef.name %q, want default", what, pc)
+		}
+		forProvider, _, _ := unstructured.NestedMap(got.Object, "spec", "forProvider")
+		for field, value := range w.ForProvider {
+			if diff := cmp.Diff(value, forProvider[field]); diff != "" {
+				t.Errorf("%s spec.forProvider.%s: -want, +got:\n%s", what, field, diff)
+			}
+		}
+		// Every AWS resource that can carry tags carries exactly the spec's and kiso's own.
+		if taggable(t, w.Kind) {
+			if diff := cmp.Diff(wantTags, forProvider["tags"]); diff != "" {
+				t.Errorf("%s spec.forProvider.tags: -want, +got:\n%s", what, diff)
+			}
+		}
+	}
+
+	// Not Ready while AWS has nothing; Ready once a provider reports every managed resource Ready and
+	// Synced.
+	if c, _ := Condition(xr, "Ready"); c.Status != "False" {
+		t.Errorf("XR %s Ready=%s (%s) before any managed resource is Ready; want False", clusterXR, c.Status, c.Message)
+	}
+	for _, w := range want {
+		if strings.HasSuffix(w.Kind.Group, ".aws.upbound.io") {
+			markManagedResourceAvailable(t, w.Kind, w.Name)
+		}
+	}
+	env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterKind, "", clusterXR, "Ready")
+
+	// Deleting the XR, as a user would, garbage-collects everything it composed.
+	env.DeleteT(t, xrManifest)
+	for _, w := range want {
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, w.Kind, w.Namespace, w.Name)
+	}
+}
+
+// assertAlerts checks the PrometheusRule carries kiso's five Karpenter alerts.
+func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
+	t.Helper()
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	var alerts []string
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rules {
+			alerts = append(alerts, r.(map[string]any)["alert"].(string))
+		}
+	}
+	sort.Strings(alerts)
+	want := []string{"KarpenterCloudProviderErrors", "KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNearLimit", "KarpenterNodePoolNotReady", "KarpenterPodsUnschedulable"}
+	if diff := cmp.Diff(want, alerts); diff != "" {
+		t.Errorf("PrometheusRule %s/%s alerts: -want, +got:\n%s", rule.GetNamespace(), rule.GetName(), diff)
+	}
+}
+
+// markManagedResourceAvailable does what provider-aws does once AWS holds the resource and its last apply
+// succeeded: it sets Ready=True and Synced=True through the status subresource.
+func markManagedResourceAvailable(t *testing.T, gvk schema.GroupVersionKind, name string) {
+	t.Helper()
+	r, err := env.Cluster.Resource(gvk, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u, err := r.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedSlice(u.Object, []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now},
+			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": now},
+		}, "status", "conditions"); err != nil {
+			return err
+		}
+		_, err = r.UpdateStatus(t.Context(), u, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("cannot mark %s %s Ready and Synced: %v", gvk.Kind, name, err)
+	}
+}
+
+// taggable reports whether a managed resource kind has spec.forProvider.tags, from its CRD as served: a
+// RolePolicyAttachment, a QueuePolicy and an EventBridge Target have no tags in AWS.
+func taggable(t *testing.T, gvk schema.GroupVersionKind) bool {
+	t.Helper()
+	mapping, err := env.Cluster.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Fatalf("cannot map %s: %v", gvk, err)
+	}
+	crd := env.Cluster.GetT(t, CustomResourceDefinitionKind, "", mapping.Resource.Resource+"."+gvk.Group)
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		version := v.(map[string]any)
+		if version["name"] != gvk.Version {
+			continue
+		}
+		_, found, _ := unstructured.NestedMap(version, "schema", "openAPIV3Schema", "properties", "spec", "properties", "forProvider", "properties", "tags")
+		return found
+	}
+	t.Fatalf("CRD %s does not serve version %s", crd.GetName(), gvk.Version)
+	return false
+}
+
+// composedKeys and resourceRefKeys name composed objects as kind/namespace/name, sorted, to compare sets.
+func composedKeys(want []wantComposed) []string {
+	keys := make([]string, 0, len(want))
+	for _, w := range want {
+		keys = append(keys, w.Kind.GroupVersion().String()+" "+w.Kind.Kind+" "+objectName(w.Namespace, w.Name))
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func resourceRefKeys(xr *unstructured.Unstructured) []string {
+	refs, _, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
+	keys := make([]string, 0, len(refs))
+	for _, r := range refs {
+		ref := r.(map[string]any)
+		ns, _ := ref["namespace"].(string)
+		keys = append(keys, ref["apiVersion"].(string)+" "+ref["kind"].(string)+" "+objectName(ns, ref["name"].(string)))
+	}
+	sort.Strings(keys)
+	return keys
+}
