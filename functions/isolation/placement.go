@@ -154,16 +154,24 @@ func exemptNamespaces(keys Keys) *metav1.LabelSelector {
 	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: exemptLabel(keys), Operator: metav1.LabelSelectorOpDoesNotExist}}}
 }
 
+// daemonSetControllerUsers are who the DaemonSet controller creates pods as:
+// its own service account with --use-service-account-credentials (the
+// default of kubeadm and EKS), else the controller manager's identity.
+var daemonSetControllerUsers = []string{"system:serviceaccount:kube-system:daemon-set-controller", "system:kube-controller-manager"}
+
 // validatingPolicy rejects a pod of the organization that does not select its
 // own pool, and a pod elsewhere that tolerates or selects the organization.
-// DaemonSet pods are exempt from the second rule: per-node agents must run on
-// every node, tenant nodes included.
+// Pods the DaemonSet controller creates are exempt from the second rule:
+// per-node agents must run on every node, tenant nodes included.
 func validatingPolicy(pl placement) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	name := placementPolicyName(pl.Organization)
 	rules := podRules(admissionv1.Create, admissionv1.Update)
 	vars := append(pl.variables(), admissionv1.Variable{
-		Name:       "daemonSetPod",
-		Expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, r.kind == 'DaemonSet')",
+		Name: "daemonSetPod",
+		// Anyone may write a DaemonSet owner reference into a pod; only the
+		// DaemonSet controller creates pods as itself.
+		Expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, r.kind == 'DaemonSet') && " +
+			"request.userInfo.username in ['" + strings.Join(daemonSetControllerUsers, "', '") + "']",
 	})
 	q := func(s string) string { return "'" + s + "'" }
 	policy := &admissionv1.ValidatingAdmissionPolicy{
@@ -212,12 +220,18 @@ func validatingPolicy(pl placement) (*admissionv1.ValidatingAdmissionPolicy, *ad
 func mutatingPolicy(pl placement) (*admissionv1beta1.MutatingAdmissionPolicy, *admissionv1beta1.MutatingAdmissionPolicyBinding) {
 	name := placementPolicyName(pl.Organization) + "-inject"
 	q := strconv.Quote
+	// A selector key the pod already sets is left as it is: a pod that asks
+	// for another pool is refused by the validating policy, not silently
+	// moved.
+	selector := func(key, value string) string {
+		return fmt.Sprintf("(%[1]s in variables.nodeSelector ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(%[1]s), value: %[2]s}])", q(key), value)
+	}
 	patches := []string{
 		"(has(object.spec.nodeSelector) ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: {}}])",
-		fmt.Sprintf("[JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(%s), value: %s}]", q(pl.Keys.Organization), q(pl.Organization)),
+		selector(pl.Keys.Organization, q(pl.Organization)),
 	}
 	if pl.Stacked {
-		patches = append(patches, fmt.Sprintf("[JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(%s), value: variables.stacks[request.namespace]}]", q(pl.Keys.Stack)))
+		patches = append(patches, selector(pl.Keys.Stack, "variables.stacks[request.namespace]"))
 	}
 	patches = append(patches, "(has(object.spec.tolerations) ? [] : [JSONPatch{op: 'add', path: '/spec/tolerations', value: []}])")
 	toleration := func(key, value string) string {

@@ -138,7 +138,11 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		APIVersion: "apps/v1", Kind: "DaemonSet", Name: daemonSet.Name, UID: daemonSet.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}}
-	createPodT(t, agent)
+	// Anyone can write a DaemonSet owner reference: the same pod submitted by a user is refused...
+	assertRefusedT(t, agent, foreignToleration(outsiderNamespace))
+	// ...and admitted when the DaemonSet controller creates it (no node exists for the real controller to
+	// create one, so the test creates it as the controller's identity).
+	createPodAsT(t, agent, daemonSetControllerUser)
 	createPodT(t, newPod("unrelated", outsiderNamespace, nil))
 	// A namespace the platform labels exempt is left alone, whatever its pods tolerate.
 	createPodT(t, newPod("platform-agent", exemptNamespace, nil, tolerateEveryone))
@@ -172,6 +176,10 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	if diff := cmp.Diff(placementOf(selecting), placementOf(again)); diff != "" {
 		t.Errorf("injection changed a pod that already selects its pool: -without injection, +with:\n%s", diff)
 	}
+	// A pod that asks for another stack's pool is not silently moved: injection leaves its selector, and
+	// the validating policy refuses it.
+	assertRefusedT(t, newPod("selects-batch-injected", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateBatch),
+		wantAPISelectors)
 	// Injecting into an injected pod changes nothing.
 	reinjected := createPodT(t, newPod("injected-twice", globexAPI, injected.Spec.NodeSelector, injected.Spec.Tolerations...))
 	if diff := cmp.Diff(placementOf(injected), placementOf(reinjected)); diff != "" {
@@ -271,6 +279,28 @@ func submitPod(t *testing.T, pod *corev1.Pod, dryRun bool) Outcome {
 		args = append(args, "--dry-run=server")
 	}
 	return env.TryT(t, manifest, args...)
+}
+
+// daemonSetControllerUser is who the DaemonSet controller creates pods as (kube-controller-manager runs
+// with --use-service-account-credentials).
+const daemonSetControllerUser = "system:serviceaccount:kube-system:daemon-set-controller"
+
+// createPodAsT creates a pod as another user (kubectl --as) that admission must allow.
+func createPodAsT(t *testing.T, pod *corev1.Pod, user string) *corev1.Pod {
+	t.Helper()
+	manifest, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatalf("cannot encode pod %s: %v", pod.Name, err)
+	}
+	out := env.TryT(t, manifest, "create", "-f", "-", "-o", "json", "--as="+user)
+	if out.ExitCode != 0 {
+		t.Fatalf("kubectl create pod %s/%s as %s: exit %d, want it admitted: %s", pod.Namespace, pod.Name, user, out.ExitCode, strings.TrimSpace(out.Stderr))
+	}
+	stored := &corev1.Pod{}
+	if err := json.Unmarshal([]byte(out.Stdout), stored); err != nil {
+		t.Fatalf("cannot decode the pod kubectl printed: %v", err)
+	}
+	return stored
 }
 
 // createPodT creates a pod that admission must allow and returns it as the apiserver stored it.
