@@ -14,37 +14,46 @@ import (
 )
 
 // BenchmarkRunFunction measures one RunFunction call of a reconcile whose
-// requirements are resolved, for organizations of 1 to 1000 stacks in stack
-// isolation: "new" has no pool composed yet (every pool name is checked for a
-// foreign owner), "steady" has every pool observed Ready.
+// requirements are resolved: "new" has nothing composed yet (every name is
+// checked for a foreign owner), "steady" has everything observed Ready. Stack
+// isolation renders a pool per stack and allows at most 500 stacks;
+// organization isolation renders one pool for up to 1000.
 func BenchmarkRunFunction(b *testing.B) {
-	for _, n := range []int{1, 10, 100, 1000} {
-		stacks := make([]string, n)
-		for i := range stacks {
-			stacks[i] = fmt.Sprintf(`{"name":"stack-%d"}`, i)
-		}
-		spec := `{"organization":"acme","customer":"acme-corp","isolation":"stack","stacks":[` + strings.Join(stacks, ",") + `],
-			"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"},"tags":{"cost-center":"42"}}`
+	for _, bc := range []struct {
+		isolation string
+		stacks    []int
+	}{
+		{"stack", []int{1, 10, 100, 500}},
+		{"organization", []int{1, 10, 100, 1000}},
+	} {
+		for _, n := range bc.stacks {
+			stacks := make([]string, n)
+			for i := range stacks {
+				stacks[i] = fmt.Sprintf(`{"name":"stack-%d"}`, i)
+			}
+			spec := `{"organization":"acme","customer":"acme-corp","isolation":"` + bc.isolation + `","stacks":[` + strings.Join(stacks, ",") + `],
+				"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"},"tags":{"cost-center":"42"}}`
 
-		newReq := benchRequest(b, spec, nil)
-		b.Run(fmt.Sprintf("stacks=%d/new", n), func(b *testing.B) { benchRun(b, newReq) })
+			newReq := benchRequest(b, spec, nil)
+			b.Run(fmt.Sprintf("%s/stacks=%d/new", bc.isolation, n), func(b *testing.B) { benchRun(b, newReq) })
 
-		observed := map[string]*fnv1.Resource{}
-		rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), newReq)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for name, r := range rsp.GetDesired().GetResources() {
-			o := r.GetResource().AsMap()
-			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-			st, err := structpb.NewStruct(o)
+			observed := map[string]*fnv1.Resource{}
+			rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), newReq)
 			if err != nil {
 				b.Fatal(err)
 			}
-			observed[name] = &fnv1.Resource{Resource: st}
+			for name, r := range rsp.GetDesired().GetResources() {
+				o := r.GetResource().AsMap()
+				o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+				st, err := structpb.NewStruct(o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				observed[name] = &fnv1.Resource{Resource: st}
+			}
+			steadyReq := benchRequest(b, spec, observed)
+			b.Run(fmt.Sprintf("%s/stacks=%d/steady", bc.isolation, n), func(b *testing.B) { benchRun(b, steadyReq) })
 		}
-		steadyReq := benchRequest(b, spec, observed)
-		b.Run(fmt.Sprintf("stacks=%d/steady", n), func(b *testing.B) { benchRun(b, steadyReq) })
 	}
 }
 

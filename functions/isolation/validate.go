@@ -85,8 +85,22 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 	return errs
 }
 
+// Limits on stacks keep an organization's desired state well inside the
+// 4 MiB gRPC message Crossplane receives from a function: about 3.6 KB per
+// stack in stack isolation (its pool), far less in organization isolation.
+const (
+	maxStacks        = 1000
+	maxStackedStacks = 500
+)
+
 func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, organizationValid bool) field.ErrorList {
 	var errs field.ErrorList
+	switch {
+	case len(spec.Stacks) > maxStacks:
+		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStacks))
+	case spec.Isolation == v1alpha1.IsolationStack && len(spec.Stacks) > maxStackedStacks:
+		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStackedStacks))
+	}
 	seen := map[string]bool{}          // stack names, to find duplicates
 	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
 	for i, s := range spec.Stacks {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +50,26 @@ func TestValidateSpec(t *testing.T) {
 			reason: "Isolation is organization or stack.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Isolation = "namespace" },
 			want:   []string{`spec.isolation: Unsupported value: "namespace": supported values: "organization", "stack"`},
+		},
+		"TooManyStacks": {
+			reason: "In stack isolation (a pool per stack) an organization's desired state must fit Crossplane's gRPC message.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Stacks = nil
+				for i := range 501 {
+					s.Stacks = append(s.Stacks, v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)})
+				}
+			},
+			want: []string{"spec.stacks: Too many: 501: must have at most 500 items"},
+		},
+		"ThousandStacksShareOnePool": {
+			reason: "Organization isolation renders one pool whatever the number of stacks.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Isolation = v1alpha1.IsolationOrganization
+				s.Stacks = nil
+				for i := range 1000 {
+					s.Stacks = append(s.Stacks, v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)})
+				}
+			},
 		},
 		"DuplicateStack": {
 			reason: "Stack names are unique within an organization.",

@@ -18,7 +18,7 @@ type CLI struct {
 	Address            string `default:":9443"                help:"Address at which to listen for gRPC connections."`
 	TLSCertsDir        string `env:"TLS_SERVER_CERTS_DIR"     help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
 	Insecure           bool   `help:"Run without mTLS credentials; --tls-server-certs-dir is then ignored."`
-	MaxRecvMessageSize int    `default:"4"                    help:"Maximum size of received messages in MB."`
+	MaxRecvMessageSize int    `default:"32"                   help:"Maximum size of received messages in MB (an organization's observed state grows with its stacks)."`
 
 	newFunction func(logging.Logger) fnv1.FunctionRunnerServiceServer
 }
