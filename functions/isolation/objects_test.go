@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane/function-sdk-go/request"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+)
+
+// The ownership check asks about the objects planObjects lists, before
+// anything is rendered; it protects only if the plan is exactly what is
+// rendered.
+func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
+	specs := map[string]string{
+		"Organization": orgSpec,
+		"Stack":        stackSpec,
+		"DedicatedAndInjected": strings.Replace(dedicatedSpec, `"nodeClassRef"`,
+			`"isolation":"stack","placement":{"inject":true},"nodeClassRef"`, 1),
+	}
+	for name, spec := range specs {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterXR})
+			fntest.AssertNoFatal(t, rsp)
+			rendered := map[string]string{}
+			for resourceName, o := range fntest.Desired(t, rsp) {
+				rendered[resourceName] = fntest.Dig(o, "kind").(string) + "/" + fntest.Dig(o, "metadata", "name").(string)
+			}
+
+			in, err := getInput(newRequest(t, input, xr(spec), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := decodeForTest(t, spec)
+			planned := map[string]string{}
+			for _, o := range planObjects(s, planPools(s, NewKeys(in.KeyDomain))) {
+				planned[string(o.Resource)] = o.GVK.Kind + "/" + o.Name
+			}
+			if diff := cmp.Diff(planned, rendered); diff != "" {
+				t.Errorf("planned and rendered objects differ: -planned, +rendered:\n%s", diff)
+			}
+		})
+	}
+}
+
+func decodeForTest(t *testing.T, spec string) v1alpha1.XKarpenterIsolationSpec {
+	t.Helper()
+	oxr, err := request.GetObservedCompositeResource(newRequest(t, input, xr(spec), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := decodeSpec(oxr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
