@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Karpenter's kinds, as the isolation function composes them.
@@ -92,20 +94,24 @@ func applyReferences(t *testing.T) {
 }
 
 // markReady sets a Karpenter object's Ready condition as Karpenter would once
-// it has validated the object (no Karpenter runs here).
+// it has validated the object (no Karpenter runs here). A merge patch of the
+// status subresource, not an update: Crossplane's usage controller labels the
+// same objects meanwhile, and an update would conflict with it.
 func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
 	t.Helper()
 	u := env.Cluster.GetT(t, gvk, "", name)
-	now := metav1.Now().UTC().Format(time.RFC3339)
-	_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": now,
-		"observedGeneration": u.GetGeneration(),
-	}}, "status", "conditions")
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "Ready", "message": "",
+		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339), "observedGeneration": u.GetGeneration(),
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := env.Cluster.Resource(gvk, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.UpdateStatus(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+	if _, err := r.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatalf("cannot mark %s %s Ready: %v", gvk.Kind, name, err)
 	}
 }
@@ -188,7 +194,16 @@ func TestStackIsolationLifecycle(t *testing.T) {
 		t.Errorf("claim status.stacks[0].nodeSelector: -want, +got:\n%s", diff)
 	}
 
-	// 6. Zero churn: reconciles with nothing changed rewrite nothing composed.
+	// 6. Zero churn: reconciles with nothing changed rewrite nothing composed. Crossplane's usage controller
+	// first labels each used NodeClass and readies its Usage; the baseline is taken once it has.
+	for _, stack := range tn.Stacks {
+		pool := tn.pool(stack)
+		env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterUsageKind, "", pool+"-nodepool-uses-nodeclass", "Ready")
+		env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+			return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
+		})
+	}
+	touchXR(t, xr, -1)
 	selector := "kiso.dev/organization=acme"
 	before := map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
 	for i := range 3 {
