@@ -1,13 +1,14 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 // BenchmarkRunFunction measures one RunFunction call for a cluster with
@@ -15,7 +16,7 @@ import (
 // yet, "steady" has every resource observed Ready and Synced.
 func BenchmarkRunFunction(b *testing.B) {
 	newReq := newRequest(b, xr(podIdentitySpec), nil)
-	b.Run("new", func(b *testing.B) { benchRun(b, newReq) })
+	b.Run("new", func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, newReq) })
 
 	rsp := run(b, newReq)
 	steadyReq := newRequest(b, xr(podIdentitySpec), nil)
@@ -32,21 +33,5 @@ func BenchmarkRunFunction(b *testing.B) {
 		}
 		steadyReq.Observed.Resources[name] = &fnv1.Resource{Resource: st}
 	}
-	b.Run("steady", func(b *testing.B) { benchRun(b, steadyReq) })
-}
-
-func benchRun(b *testing.B, req *fnv1.RunFunctionRequest) {
-	f := &Function{log: logging.NewNopLogger()}
-	b.ReportAllocs()
-	for b.Loop() {
-		rsp, err := f.RunFunction(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				b.Fatal(r.GetMessage())
-			}
-		}
-	}
+	b.Run("steady", func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, steadyReq) })
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
 // BenchmarkRunFunction measures one RunFunction call of a reconcile whose
@@ -35,7 +37,7 @@ func BenchmarkRunFunction(b *testing.B) {
 				"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"},"tags":{"cost-center":"42"}}`
 
 			newReq := benchRequest(b, spec, nil)
-			b.Run(fmt.Sprintf("%s/stacks=%d/new", bc.isolation, n), func(b *testing.B) { benchRun(b, newReq) })
+			b.Run(fmt.Sprintf("%s/stacks=%d/new", bc.isolation, n), func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, newReq) })
 
 			observed := map[string]*fnv1.Resource{}
 			rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), newReq)
@@ -52,23 +54,7 @@ func BenchmarkRunFunction(b *testing.B) {
 				observed[name] = &fnv1.Resource{Resource: st}
 			}
 			steadyReq := benchRequest(b, spec, observed)
-			b.Run(fmt.Sprintf("%s/stacks=%d/steady", bc.isolation, n), func(b *testing.B) { benchRun(b, steadyReq) })
-		}
-	}
-}
-
-func benchRun(b *testing.B, req *fnv1.RunFunctionRequest) {
-	f := &Function{log: logging.NewNopLogger()}
-	b.ReportAllocs()
-	for b.Loop() {
-		rsp, err := f.RunFunction(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				b.Fatal(r.GetMessage())
-			}
+			b.Run(fmt.Sprintf("%s/stacks=%d/steady", bc.isolation, n), func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, steadyReq) })
 		}
 	}
 }

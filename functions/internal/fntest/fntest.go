@@ -134,3 +134,21 @@ func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.R
 	}
 	return out
 }
+
+// Bench measures RunFunction on one request; a fatal result fails the
+// benchmark, so a benchmark never times an error path by mistake.
+func Bench(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctionRequest) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		rsp, err := fn.RunFunction(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range rsp.GetResults() {
+			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+				b.Fatal(r.GetMessage())
+			}
+		}
+	}
+}
