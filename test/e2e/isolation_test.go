@@ -87,12 +87,6 @@ func (tn tenant) pool(stack string) string {
 	return "kiso-" + tn.Organization + "-" + stack
 }
 
-// applyReferences applies the platform's reference NodeClass and NodePool.
-func applyReferences(t *testing.T) {
-	t.Helper()
-	env.ApplyFileT(t, "testdata/isolation/references.yaml")
-}
-
 // markReady sets a Karpenter object's Ready condition as Karpenter would once
 // it has validated the object (no Karpenter runs here). A merge patch of the
 // status subresource, not an update: Crossplane's usage controller labels the
@@ -138,7 +132,7 @@ func versions(t *testing.T, gvk schema.GroupVersionKind, labelSelector string) m
 // the claim is Ready once Karpenter reports the pools Ready; adding and removing a stack touches only that
 // stack's objects; and with nothing changed, nothing composed is rewritten.
 func TestStackIsolationLifecycle(t *testing.T) {
-	applyReferences(t)
+	useReferenceObjectsT(t)
 	tn := tenant{Namespace: "e2e-acme", Name: "acme", Organization: "acme", Isolation: "stack", Stacks: []string{"web", "jobs"}}
 	env.ApplyT(t, tn.claim())
 	xr := tn.xrName(t)
@@ -251,7 +245,7 @@ func TestStackIsolationLifecycle(t *testing.T) {
 // TestForeignNodePoolIsNeverAdopted is scenario 3: a platform-owned NodePool already holds a name kiso would
 // use. The claim says so, naming it, and the platform's NodePool is byte-for-byte unchanged.
 func TestForeignNodePoolIsNeverAdopted(t *testing.T) {
-	applyReferences(t)
+	useReferenceObjectsT(t)
 	platform := []byte(`apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata:
@@ -314,7 +308,7 @@ spec:
 // TestDeletingAClaimLeavesNothingBehind is scenario 4: deleting a claim garbage-collects every object it
 // composed, and nothing else in the cluster changes.
 func TestDeletingAClaimLeavesNothingBehind(t *testing.T) {
-	applyReferences(t)
+	useReferenceObjectsT(t)
 	others := func() map[string]map[string]string {
 		return map[string]map[string]string{
 			"NodePool":     versions(t, NodePoolKind, "kiso.dev/organization!=initech"),

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestDedicatedIdentityInTheBoundCluster proves the cluster binding of the tenancy issue on a real control
+// plane: Crossplane hands the isolation function the XKarpenterCluster the claim names; the organization gets
+// an IAM role and instance profile of its own under the cluster's node-role path and permissions boundary,
+// tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and its
+// NodePool uses the cluster's controller role, so the cluster cannot be deleted from under a tenant.
+func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
+	useReferenceObjectsT(t)
+	cluster := readTestdataT(t, "dedicated", "cluster.yaml")
+	env.ApplyT(t, cluster)
+	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	bound := env.Cluster.WaitForT(t, 60*time.Second, ClusterKind, "", "e2e-dedicated", func(u *unstructured.Unstructured) (bool, string) {
+		r, _, _ := unstructured.NestedString(u.Object, "status", "controllerRoleResource")
+		return r != "", "no status.controllerRoleResource yet"
+	})
+	controllerRole, _, _ := unstructured.NestedString(bound.Object, "status", "controllerRoleResource")
+
+	claim := readTestdataT(t, "dedicated", "claim.yaml")
+	env.ApplyT(t, claim)
+	tn := tenant{Namespace: "e2e-hooli", Name: "hooli", Organization: "hooli"}
+	xr := tn.xrName(t)
+
+	role := env.Cluster.WaitForT(t, 60*time.Second, RoleKind, "", "kiso-hooli-node", nil)
+	if got := role.GetAnnotations()["crossplane.io/external-name"]; got != "dedicated-eu-hooli-node" {
+		t.Errorf("dedicated role's AWS name: want dedicated-eu-hooli-node, got %q", got)
+	}
+	wantForProvider := map[string]any{
+		"path":                "/kiso/dedicated-eu/",
+		"permissionsBoundary": "arn:aws:iam::111122223333:policy/platform-boundary",
+		"tags":                map[string]any{"environment": "e2e", "kiso.dev/organization": "hooli", "kiso.dev/customer": "hooli-xyz"},
+	}
+	gotForProvider := map[string]any{}
+	for k := range wantForProvider {
+		gotForProvider[k] = nested(role, "spec", "forProvider", k)
+	}
+	if diff := cmp.Diff(wantForProvider, gotForProvider); diff != "" {
+		t.Errorf("dedicated role: -want, +got:\n%s", diff)
+	}
+	profile := env.Cluster.WaitForT(t, 60*time.Second, InstanceProfileKind, "", "kiso-hooli-node", nil)
+	if got := nested(profile, "spec", "forProvider", "roleRef", "name"); got != "kiso-hooli-node" {
+		t.Errorf("instance profile's roleRef: want kiso-hooli-node, got %v", got)
+	}
+	entry := env.Cluster.WaitForT(t, 60*time.Second, AccessEntryKind, "", "kiso-hooli-node", nil)
+	if got := []any{nested(entry, "spec", "forProvider", "type"), nested(entry, "spec", "forProvider", "clusterName")}; !cmp.Equal(got, []any{"EC2_LINUX", "dedicated-eu"}) {
+		t.Errorf("access entry (type, cluster): want [EC2_LINUX dedicated-eu], got %v", got)
+	}
+
+	nc := env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", "kiso-hooli", nil)
+	if got := nested(nc, "spec", "instanceProfile"); got != "dedicated-eu-hooli-node" {
+		t.Errorf("EC2NodeClass instanceProfile: want dedicated-eu-hooli-node, got %v", got)
+	}
+	if got := nested(nc, "spec", "role"); got != nil {
+		t.Errorf("EC2NodeClass still names the reference's role %v", got)
+	}
+	wantTags := map[string]any{"platform.example.com/team": "platform", "environment": "e2e", "kiso.dev/organization": "hooli", "kiso.dev/customer": "hooli-xyz"}
+	if diff := cmp.Diff(wantTags, nested(nc, "spec", "tags")); diff != "" {
+		t.Errorf("EC2NodeClass tags (the cluster's inherited): -want, +got:\n%s", diff)
+	}
+
+	usage := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "kiso-hooli-nodepool-uses-controller-role", nil)
+	wantUsage := map[string]any{
+		"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": controllerRole}},
+		"by": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "resourceRef": map[string]any{"name": "kiso-hooli"}},
+	}
+	if diff := cmp.Diff(wantUsage, map[string]any{"of": nested(usage, "spec", "of"), "by": nested(usage, "spec", "by")}); diff != "" {
+		t.Errorf("Usage of the cluster's controller role: -want, +got:\n%s", diff)
+	}
+
+	env.DeleteT(t, claim)
+	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
+	env.Cluster.WaitForDeletionT(t, 90*time.Second, RoleKind, "", "kiso-hooli-node")
+}
