@@ -5,7 +5,6 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
@@ -41,18 +40,7 @@ const input = `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input"}`
 // resources (composition resource name -> object).
 func newRequest(t *testing.T, in, xrJSON string, observed map[string]string) *fnv1.RunFunctionRequest {
 	t.Helper()
-	req := &fnv1.RunFunctionRequest{
-		Input:    resource.MustStructJSON(in),
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xrJSON)}},
-		Desired:  &fnv1.State{},
-	}
-	if len(observed) > 0 {
-		req.Observed.Resources = map[string]*fnv1.Resource{}
-		for name, o := range observed {
-			req.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(o)}
-		}
-	}
-	return req
+	return fntest.Request(in, xrJSON, observed)
 }
 
 // cluster holds the objects a fake API server returns for required resources.

@@ -152,3 +152,21 @@ func Bench(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunct
 		}
 	}
 }
+
+// Request builds a RunFunctionRequest from the function input, the XR and
+// the observed composed resources (composition resource name -> object), all
+// as JSON.
+func Request(input, xr string, observed map[string]string) *fnv1.RunFunctionRequest {
+	req := &fnv1.RunFunctionRequest{
+		Input:    resource.MustStructJSON(input),
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xr)}},
+		Desired:  &fnv1.State{},
+	}
+	if len(observed) > 0 {
+		req.Observed.Resources = map[string]*fnv1.Resource{}
+		for name, o := range observed {
+			req.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(o)}
+		}
+	}
+	return req
+}
