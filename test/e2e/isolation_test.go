@@ -90,10 +90,12 @@ func (tn tenant) pool(stack string) string {
 // markReady sets a Karpenter object's Ready condition as Karpenter would once
 // it has validated the object (no Karpenter runs here). A merge patch of the
 // status subresource, not an update: Crossplane's usage controller labels the
-// same objects meanwhile, and an update would conflict with it.
+// same objects meanwhile, and an update would conflict with it. It waits for the
+// object first: Crossplane applies a pool's NodeClass and NodePool in one
+// reconcile but not atomically, so seeing one does not mean the other exists.
 func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
 	t.Helper()
-	u := env.Cluster.GetT(t, gvk, "", name)
+	u := env.Cluster.WaitForT(t, 60*time.Second, gvk, "", name, nil)
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
 		"type": "Ready", "status": "True", "reason": "Ready", "message": "",
 		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339), "observedGeneration": u.GetGeneration(),
