@@ -344,15 +344,22 @@ func TestDeletingAClaimLeavesNothingBehind(t *testing.T) {
 	env.DeleteT(t, tn.claim())
 }
 
-// touchXR makes Crossplane reconcile the XR: an annotation change is an update its controller watches.
-// Nothing in the XR records that a reconcile happened, so it then waits 3 s, many times what a reconcile
-// takes here (well under a second); a test that compares objects across touches sees every write.
+// isolationFunction is the installed Function that composes XKarpenterIsolations.
+const isolationFunction = "kiso-dev-function-isolation"
+
+// touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and
+// returns once the isolation function has been called for it and the calls have stopped, so the reconcile
+// has run to its end rather than for a guessed time.
 func touchXR(t *testing.T, xr string, i int) {
 	t.Helper()
+	calls, err := env.FunctionCalls(isolationFunction, xr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := env.Kubectl.Run(context.Background(), nil, "annotate", "--overwrite", "xkarpenterisolation", xr, fmt.Sprintf("e2e.kiso.dev/touch=%d", i)); err != nil {
 		t.Fatalf("cannot annotate XR %s: %v", xr, err)
 	}
-	time.Sleep(3 * time.Second)
+	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
 }
 
 func withoutCrossplaneLabels(in map[string]string) map[string]string {
