@@ -27,9 +27,10 @@ unit: lint ## Unit tests of the functions and shared packages.
 	$(GO) test ./...
 
 .PHONY: lint
-lint: ## go vet, and gofmt must have nothing to say.
-	$(GO) vet ./...
-	@out=$$(gofmt -l apis functions test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: ## golangci-lint (.golangci.yml: vet, staticcheck, gosec, import order, ...) on the root module and test/e2e.
+	@lint=$$(hack/build-tool.sh golangci-lint) && \
+	  $$lint run ./... && \
+	  cd test/e2e && $$lint run --config ../../.golangci.yml ./...
 
 .PHONY: examples
 examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml.

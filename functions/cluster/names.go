@@ -18,8 +18,8 @@ const (
 )
 
 // joinAWS joins the parts of an AWS name with "-", shortened with a hash
-// when longer than max.
-func joinAWS(max int, parts ...string) string { return names.Join(max, parts...) }
+// when longer than maxLen.
+func joinAWS(maxLen int, parts ...string) string { return names.Join(maxLen, parts...) }
 
 // controllerRoleName is eksctl's getting-started name, <cluster>-karpenter.
 func controllerRoleName(cluster string) string { return joinAWS(maxRoleName, cluster, "karpenter") }

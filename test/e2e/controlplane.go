@@ -176,7 +176,7 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 		}
 		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
 			// Its serving certificate is self-signed at start; only its health is asked here.
-			InsecureSkipVerify: true, //nolint:gosec // loopback health probe of a server this harness started
+			InsecureSkipVerify: true, // loopback health probe of a server this harness started
 		}}, Timeout: 5 * time.Second}
 		return waitForHTTP(ctx, controllerManager, client, "https://127.0.0.1:"+strconv.Itoa(controllerManagerPort)+"/healthz", "ok")
 	})

@@ -31,7 +31,6 @@ var (
 	crossplaneRootCASecret            = "crossplane-root-ca"
 	crossplaneClientSecret            = "crossplane-tls-client"
 	crossplaneInitAttempts            = 5
-	crossplaneReadyTimeout            = 60 * time.Second
 	crossplaneNamespaceAndAccountYAML = []byte(`apiVersion: v1
 kind: Namespace
 metadata:

@@ -36,10 +36,10 @@ func (e *Environment) FunctionCalls(function, xr string) (int, error) {
 func (e *Environment) WaitForFunctionCallsT(t *testing.T, function, xr string, after int, quiet time.Duration) int {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	n, last, lastChange := after, after, time.Now()
+	last, lastChange := after, time.Now()
 	for {
-		var err error
-		if n, err = e.FunctionCalls(function, xr); err != nil {
+		n, err := e.FunctionCalls(function, xr)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if n != last {

@@ -74,7 +74,8 @@ func (k *Kubectl) Apply(ctx context.Context, manifest []byte) error {
 // ApplyServerSide applies files with server-side apply; large CRDs exceed the annotation client-side apply
 // keeps.
 func (k *Kubectl) ApplyServerSide(ctx context.Context, files ...string) error {
-	args := []string{"apply", "--server-side", "--force-conflicts"}
+	args := make([]string, 0, 3+2*len(files))
+	args = append(args, "apply", "--server-side", "--force-conflicts")
 	for _, f := range files {
 		args = append(args, "-f", f)
 	}

@@ -92,7 +92,7 @@ func (s *servers) recordPID(srv *server) {
 func (srv *server) running() error {
 	select {
 	case <-srv.exited:
-		return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", srv.name, srv.waitErr, srv.logPath, tail(srv.logPath, 30))
+		return fmt.Errorf("%s exited (%s); last lines of %s:\n%s", srv.name, exitReason(srv.waitErr), srv.logPath, tail(srv.logPath, 30))
 	default:
 		return nil
 	}
@@ -222,4 +222,12 @@ func runCommand(ctx context.Context, env []string, stdin []byte, binary string, 
 		return stdout.Bytes(), fmt.Errorf("%s %s: %w: %s", filepath.Base(binary), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// exitReason says how a server's process ended; a clean exit is still unexpected for a server.
+func exitReason(waitErr error) string {
+	if waitErr == nil {
+		return "exit status 0"
+	}
+	return waitErr.Error()
 }

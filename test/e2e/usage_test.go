@@ -147,10 +147,13 @@ func releaseNodePool(t *testing.T) {
 		return
 	}
 	remaining := slices.DeleteFunc(np.GetFinalizers(), func(f string) bool { return f == drainingFinalizer })
-	patch, _ := json.Marshal([]map[string]any{
+	patch, err := json.Marshal([]map[string]any{
 		{"op": "test", "path": "/metadata/resourceVersion", "value": np.GetResourceVersion()},
 		{"op": "replace", "path": "/metadata/finalizers", "value": remaining},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "nodepool", vandelayPool, "--type=json", "-p", string(patch)); err != nil {
 		t.Errorf("cannot remove finalizer %s from NodePool %s: %v", drainingFinalizer, vandelayPool, err)
 	}

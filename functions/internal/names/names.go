@@ -16,15 +16,15 @@ const MaxLabelValue = 63
 // one cluster vanishingly unlikely.
 const hashLen = 8
 
-// Join joins parts with "-" and, when the result is longer than max, cuts it
+// Join joins parts with "-" and, when the result is longer than maxLen, cuts it
 // and appends a hash of the full name, so the same parts always give the same
 // name and different parts give different names.
-func Join(max int, parts ...string) string {
+func Join(maxLen int, parts ...string) string {
 	full := strings.Join(parts, "-")
-	if len(full) <= max {
+	if len(full) <= maxLen {
 		return full
 	}
 	sum := sha256.Sum256([]byte(full))
-	head := strings.TrimRight(full[:max-hashLen-1], "-")
+	head := strings.TrimRight(full[:maxLen-hashLen-1], "-")
 	return head + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }
