@@ -64,7 +64,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	composed := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, composed)
 
-	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID())
+	found, err := resolve(req, spec, planned, composed, &oxr.Resource.Unstructured)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -83,7 +83,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		rendered = keepObserved(observed)
 		unresolved(rsp, dxr, found, len(observed))
 	default:
-		if errs := validateAgainstReferences(spec, found, observed); len(errs) > 0 {
+		if errs := append(validateAgainstReferences(spec, found, observed), validateTenancy(spec, found.Tenants)...); len(errs) > 0 {
 			invalidSpec(rsp, errs)
 			return rsp, nil
 		}
@@ -205,7 +205,7 @@ func invalidSpec(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) {
 func unresolved(rsp *fnv1.RunFunctionResponse, dxr *resource.Composite, found lookup, kept int) {
 	if found.Waiting {
 		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonWaiting).
-			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool").TargetCompositeAndClaim()
+			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool and the organizations' XRs").TargetCompositeAndClaim()
 	} else {
 		reason, msg := ReasonNotFound, strings.Join(append(found.Missing, found.NotReady...), "; ")
 		if len(found.Missing) == 0 {

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -24,8 +23,8 @@ const (
 var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
 // requirements asks Crossplane for the two reference objects, the cluster if
-// the spec names one and, for every object kiso is about to create, for
-// whatever already holds its name.
+// the spec names one, every organization's XR and, for every object kiso is
+// about to create, for whatever already holds its name.
 func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
@@ -34,6 +33,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
 	}
+	rs[requireIsolations] = allIsolations
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
 }
@@ -58,10 +58,13 @@ type lookup struct {
 	// Conflicts describes each object that holds a name kiso wants and that
 	// this XR does not own.
 	Conflicts []string
+
+	// Tenants are this organization and every other one in the cluster.
+	Tenants tenancy
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xrUID types.UID) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xr *unstructured.Unstructured) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -91,7 +94,10 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
+	if err := l.resolveTenants(req, xr); err != nil {
+		return l, err
+	}
+	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xr.GetUID())
 	if err != nil {
 		return l, err
 	}

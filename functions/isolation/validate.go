@@ -93,6 +93,10 @@ const (
 	maxStackedStacks = 500
 )
 
+// reservedNamespacePrefix is the prefix Kubernetes reserves for its system
+// namespaces (kube-system, kube-public, kube-node-lease).
+const reservedNamespacePrefix = "kube-"
+
 func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, organizationValid bool) field.ErrorList {
 	var errs field.ErrorList
 	switch {
@@ -125,6 +129,9 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 			}
 		}
 		for j, ns := range namespacesOf(spec.Organization, s) {
+			if strings.HasPrefix(ns, reservedNamespacePrefix) {
+				errs = append(errs, field.Invalid(p.Child("namespaces").Index(j), ns, "the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool"))
+			}
 			if other, taken := namespaceOf[ns]; taken {
 				errs = append(errs, field.Invalid(p.Child("namespaces").Index(j), ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
 				continue
@@ -284,6 +291,17 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 		check(sp.Child("pool"), spec.Pool)
 		for i := range spec.Stacks {
 			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
+		}
+	}
+
+	// Karpenter's own pods must never need a tenant's pool to start.
+	if c := found.Cluster; c != nil && c.Spec.Karpenter.Namespace != "" {
+		for i, s := range spec.Stacks {
+			for j, ns := range namespacesOf(spec.Organization, s) {
+				if ns == c.Spec.Karpenter.Namespace {
+					errs = append(errs, field.Invalid(sp.Child("stacks").Index(i).Child("namespaces").Index(j), ns, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
+				}
+			}
 		}
 	}
 
