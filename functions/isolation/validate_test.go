@@ -78,8 +78,10 @@ func TestValidateSpec(t *testing.T) {
 		},
 		"SystemNamespace": {
 			reason: "Kubernetes reserves the kube- prefix for its own namespaces; a tenant's policies must never bind their pods.",
-			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Stacks[0].Namespaces = []string{"acme-web", "kube-system"} },
-			want:   []string{`spec.stacks[0].namespaces[1]: Invalid value: "kube-system": the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool`},
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Stacks[0].Namespaces = []string{"acme-web", "kube-system"}
+			},
+			want: []string{`spec.stacks[0].namespaces[1]: Invalid value: "kube-system": the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool`},
 		},
 		"NamespaceInTwoStacks": {
 			reason: "A namespace's pods can land on one stack's pool only.",
