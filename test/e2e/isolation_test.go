@@ -26,12 +26,17 @@ var (
 type tenant struct {
 	Namespace, Name, Organization, Isolation string
 	Stacks                                   []string
+	// Namespaces lists a stack's namespaces where they are not the default <organization>-<stack>.
+	Namespaces map[string][]string
 }
 
 func (tn tenant) claim() []byte {
 	stacks := make([]string, 0, len(tn.Stacks))
 	for _, s := range tn.Stacks {
 		stacks = append(stacks, "  - name: "+s)
+		if nss := tn.Namespaces[s]; len(nss) > 0 {
+			stacks = append(stacks, "    namespaces: ["+strings.Join(nss, ", ")+"]")
+		}
 	}
 	return []byte(fmt.Sprintf(`apiVersion: v1
 kind: Namespace
