@@ -80,3 +80,41 @@ func benchRequest(b *testing.B, spec string, observed map[string]*fnv1.Resource)
 	req.RequiredResources[requireReferenceNodePool] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resource.MustStructJSON(refNodePool)}}}
 	return req
 }
+
+// BenchmarkOtherOrganizations measures what every organization's reconcile
+// pays for reading the cluster's other XKarpenterIsolations (each with two
+// stacks and a status, as Crossplane lists them): a 10-stack organization in
+// stack isolation, steady, beside 10, 100 and 1000 others.
+func BenchmarkOtherOrganizations(b *testing.B) {
+	stacks := make([]string, 10)
+	for i := range stacks {
+		stacks[i] = fmt.Sprintf(`{"name":"stack-%d"}`, i)
+	}
+	spec := `{"organization":"acme","customer":"acme-corp","isolation":"stack","stacks":[` + strings.Join(stacks, ",") + `],
+		"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
+	for _, n := range []int{10, 100, 1000} {
+		req := benchRequest(b, spec, nil)
+		others := &fnv1.Resources{}
+		for i := range n {
+			org := fmt.Sprintf("org-%d", i)
+			others.Items = append(others.Items, &fnv1.Resource{Resource: resource.MustStructJSON(tenantXRForBench(org))})
+		}
+		req.RequiredResources[requireIsolations] = others
+		b.Run(fmt.Sprintf("others=%d", n), func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, req) })
+	}
+}
+
+func tenantXRForBench(org string) string {
+	stack := func(s string) string {
+		return `{"name":"` + s + `","pool":"kiso-` + org + `-` + s + `","namespaces":["` + org + `-` + s + `"],
+			"nodeSelector":{"kiso.dev/organization":"` + org + `","kiso.dev/stack":"` + s + `"},
+			"tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"` + org + `","effect":"NoSchedule"},
+			{"key":"kiso.dev/stack","operator":"Equal","value":"` + s + `","effect":"NoSchedule"}]}`
+	}
+	return `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation",
+		"metadata":{"name":"` + org + `-x1","uid":"` + org + `-uid","creationTimestamp":"2026-11-01T10:00:00Z",
+		"labels":{"crossplane.io/claim-name":"` + org + `","crossplane.io/claim-namespace":"team-` + org + `"}},
+		"spec":{"organization":"` + org + `","isolation":"stack","stacks":[{"name":"web"},{"name":"jobs"}],
+		"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}},
+		"status":{"stacks":[` + stack("web") + `,` + stack("jobs") + `]}}`
+}

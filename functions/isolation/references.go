@@ -94,9 +94,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	if err := l.resolveTenants(req, xr); err != nil {
-		return l, err
-	}
+	l.resolveTenants(req)
 	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xr.GetUID())
 	if err != nil {
 		return l, err

@@ -5,12 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
@@ -38,23 +36,33 @@ type tenant struct {
 	Serves map[string]bool
 }
 
-// readTenant reads the few fields kiso compares, without decoding the rest of
-// an XR that can list hundreds of stacks.
-func readTenant(u *unstructured.Unstructured) tenant {
-	t := tenant{Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Serves: map[string]bool{}}
-	t.Organization, _, _ = unstructured.NestedString(u.Object, "spec", "organization")
-	if l := u.GetLabels(); l["crossplane.io/claim-name"] != "" {
-		t.Claim = l["crossplane.io/claim-namespace"] + "/" + l["crossplane.io/claim-name"]
-	}
-	stacks, _, _ := unstructured.NestedSlice(u.Object, "status", "stacks")
-	for _, s := range stacks {
-		m, ok := s.(map[string]any)
-		if !ok {
-			continue
+// readTenant reads the few fields kiso compares straight from the protobuf
+// Struct Crossplane sends: converting every organization's whole XR, on
+// every reconcile of every organization, would cost more than rendering.
+func readTenant(o *structpb.Struct) tenant {
+	field := func(s *structpb.Struct, path ...string) *structpb.Value {
+		var v *structpb.Value
+		for _, p := range path {
+			v = s.GetFields()[p]
+			s = v.GetStructValue()
 		}
-		nss, _, _ := unstructured.NestedStringSlice(m, "namespaces")
-		for _, ns := range nss {
-			t.Serves[ns] = true
+		return v
+	}
+	t := tenant{
+		Name:         field(o, "metadata", "name").GetStringValue(),
+		Organization: field(o, "spec", "organization").GetStringValue(),
+		Serves:       map[string]bool{},
+	}
+	if ts, err := time.Parse(time.RFC3339, field(o, "metadata", "creationTimestamp").GetStringValue()); err == nil {
+		t.Created = ts
+	}
+	labels := field(o, "metadata", "labels").GetStructValue().GetFields()
+	if name := labels["crossplane.io/claim-name"].GetStringValue(); name != "" {
+		t.Claim = labels["crossplane.io/claim-namespace"].GetStringValue() + "/" + name
+	}
+	for _, s := range field(o, "status", "stacks").GetListValue().GetValues() {
+		for _, ns := range s.GetStructValue().GetFields()["namespaces"].GetListValue().GetValues() {
+			t.Serves[ns.GetStringValue()] = true
 		}
 	}
 	return t
@@ -87,23 +95,18 @@ type tenancy struct {
 // resolveTenants reads every XKarpenterIsolation Crossplane returned. The
 // list includes this XR (matched by name: XR names are unique) whose status
 // says what it already holds.
-func (l *lookup) resolveTenants(req *fnv1.RunFunctionRequest, self *unstructured.Unstructured) error {
-	found, resolved, err := request.GetRequiredResource(req, requireIsolations)
-	if err != nil {
-		return errors.Wrap(err, "cannot read the other organizations' XKarpenterIsolations")
-	}
+func (l *lookup) resolveTenants(req *fnv1.RunFunctionRequest) {
+	found, resolved := req.GetRequiredResources()[requireIsolations]
 	if !resolved {
 		l.Waiting = true
-		return nil
+		return
 	}
-	l.Tenants.Self = readTenant(self)
-	for _, r := range found {
-		if r.Resource.GetName() == self.GetName() {
-			continue
+	l.Tenants.Self = readTenant(req.GetObserved().GetComposite().GetResource())
+	for _, r := range found.GetItems() {
+		if o := readTenant(r.GetResource()); o.Name != l.Tenants.Self.Name {
+			l.Tenants.Others = append(l.Tenants.Others, o)
 		}
-		l.Tenants.Others = append(l.Tenants.Others, readTenant(r.Resource))
 	}
-	return nil
 }
 
 // validateTenancy refuses an organization name another XR already has, and
