@@ -40,7 +40,7 @@ type tenant struct {
 // Struct Crossplane sends: converting every organization's whole XR, on
 // every reconcile of every organization, would cost more than rendering.
 func readTenant(o *structpb.Struct) tenant {
-	field := func(s *structpb.Struct, path ...string) *structpb.Value {
+	at := func(s *structpb.Struct, path ...string) *structpb.Value {
 		var v *structpb.Value
 		for _, p := range path {
 			v = s.GetFields()[p]
@@ -49,18 +49,18 @@ func readTenant(o *structpb.Struct) tenant {
 		return v
 	}
 	t := tenant{
-		Name:         field(o, "metadata", "name").GetStringValue(),
-		Organization: field(o, "spec", "organization").GetStringValue(),
+		Name:         at(o, "metadata", "name").GetStringValue(),
+		Organization: at(o, "spec", "organization").GetStringValue(),
 		Serves:       map[string]bool{},
 	}
-	if ts, err := time.Parse(time.RFC3339, field(o, "metadata", "creationTimestamp").GetStringValue()); err == nil {
+	if ts, err := time.Parse(time.RFC3339, at(o, "metadata", "creationTimestamp").GetStringValue()); err == nil {
 		t.Created = ts
 	}
-	labels := field(o, "metadata", "labels").GetStructValue().GetFields()
+	labels := at(o, "metadata", "labels").GetStructValue().GetFields()
 	if name := labels["crossplane.io/claim-name"].GetStringValue(); name != "" {
 		t.Claim = labels["crossplane.io/claim-namespace"].GetStringValue() + "/" + name
 	}
-	for _, s := range field(o, "status", "stacks").GetListValue().GetValues() {
+	for _, s := range at(o, "status", "stacks").GetListValue().GetValues() {
 		for _, ns := range s.GetStructValue().GetFields()["namespaces"].GetListValue().GetValues() {
 			t.Serves[ns.GetStringValue()] = true
 		}
