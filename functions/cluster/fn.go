@@ -87,7 +87,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if len(verdict.Conflicts) > 0 {
-		msg := strings.Join(verdict.Conflicts, "; ")
+		msg := strings.Join(verdict.Messages(), "; ")
 		response.ConditionFalse(rsp, TypeNamesAvailable, ReasonNameConflict).WithMessage(msg).TargetComposite()
 		response.Fatal(rsp, errors.New(msg))
 		return rsp, nil

@@ -37,8 +37,8 @@ func conditionStatus(o *composed.Unstructured, t xpv1.ConditionType) corev1.Cond
 	return corev1.ConditionUnknown
 }
 
-// readiness is a composed resource's readiness. An admission policy or
-// binding has no status, and a Usage's only says Crossplane's usage
+// readiness is a composed resource's readiness. A ConfigMap, an admission
+// policy or binding has no status, and a Usage's only says Crossplane's usage
 // controller has seen it (which never happens where Crossplane runs without
 // webhooks): both are ready once they exist. A managed resource is ready when
 // Ready and Synced; anything else (NodePools, NodeClasses) when Ready. Not
@@ -64,7 +64,7 @@ func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok 
 // readyOnceExists reports whether objects of a group are ready as soon as
 // they exist.
 func readyOnceExists(group string) bool {
-	return group == "admissionregistration.k8s.io" || group == "protection.crossplane.io"
+	return group == "" || group == "admissionregistration.k8s.io" || group == "protection.crossplane.io"
 }
 
 // keepObserved returns every observed composed resource as desired, exactly
@@ -79,11 +79,18 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 			"kind":       oc.Resource.GetKind(),
 			"metadata":   map[string]any{"name": oc.Resource.GetName()},
 		}}
+		if ns := oc.Resource.GetNamespace(); ns != "" {
+			u.SetNamespace(ns)
+		}
 		if labels := ownLabels(oc.Resource.GetLabels()); len(labels) > 0 {
 			u.SetLabels(labels)
 		}
-		if spec, ok := oc.Resource.Object["spec"]; ok {
-			u.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+		// A ConfigMap's content is its data; everything else kiso composes
+		// keeps it in spec.
+		for _, content := range []string{"spec", "data"} {
+			if v, ok := oc.Resource.Object[content]; ok {
+				u.Object[content] = runtime.DeepCopyJSONValue(v)
+			}
 		}
 		cd := composed.New()
 		cd.Unstructured = *u

@@ -52,3 +52,8 @@ func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctio
 	t.Helper()
 	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, c)
 }
+
+// namespace is a Namespace as the API server returns it.
+func namespace(name string) string {
+	return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`
+}

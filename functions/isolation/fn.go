@@ -64,7 +64,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	composed := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, composed)
 
-	found, err := resolve(req, spec, planned, composed, &oxr.Resource.Unstructured)
+	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID(), keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -77,17 +77,25 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	response.ConditionTrue(rsp, TypeNamesAvailable, ReasonAvailable).TargetCompositeAndClaim()
 
+	ready := make(map[string]bool, len(pools))
+	for _, p := range pools {
+		np, npOK := observed[nodePoolResourceName(p)]
+		nc, ncOK := observed[nodeClassResourceName(p)]
+		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
+	}
+	status := buildStatus(spec, pools, ready)
+
 	var rendered map[resource.Name]*resource.DesiredComposed
 	switch {
 	case found.Unresolved():
 		rendered = keepObserved(observed)
 		unresolved(rsp, dxr, found, len(observed))
 	default:
-		if errs := append(validateAgainstReferences(spec, found, observed), validateTenancy(spec, found.Tenants)...); len(errs) > 0 {
+		if errs := validateAgainstReferences(spec, found, observed); len(errs) > 0 {
 			invalidSpec(rsp, errs)
 			return rsp, nil
 		}
-		rendered, err = renderOrganization(spec, pools, found, observed, keys)
+		rendered, err = renderOrganization(spec, pools, status.Stacks, found, observed, keys)
 		if err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
@@ -116,13 +124,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	ready := make(map[string]bool, len(pools))
-	for _, p := range pools {
-		np, npOK := observed[nodePoolResourceName(p)]
-		nc, ncOK := observed[nodeClassResourceName(p)]
-		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
-	}
-	if err := xrfields.SetStatus(dxr, buildStatus(spec, pools, ready)); err != nil {
+	if err := xrfields.SetStatus(dxr, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
@@ -136,9 +138,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 // renderOrganization renders every object of the organization: its
 // dedicated node identity if it has one, each pool's NodeClass, NodePool and
-// the Usages that order their deletion, and the admission policies that keep
-// its pods on its pools.
-func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+// the Usages that order their deletion, the admission policies that keep its
+// pods on its pools, and the placement ConfigMap of each of its namespaces.
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, stacks []v1alpha1.StackStatus, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
 	var used usedObjects
 	var identity *nodeidentity.Identity
@@ -181,6 +183,13 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, fou
 	for name, o := range policies {
 		objects[name] = o
 	}
+	configMaps, err := placementConfigMaps(spec, stacks, found.Namespaces, keys)
+	if err != nil {
+		return nil, err
+	}
+	for name, o := range configMaps {
+		objects[name] = o
+	}
 
 	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))
 	for name, o := range objects {
@@ -205,7 +214,7 @@ func invalidSpec(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) {
 func unresolved(rsp *fnv1.RunFunctionResponse, dxr *resource.Composite, found lookup, kept int) {
 	if found.Waiting {
 		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonWaiting).
-			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool and the organizations' XRs").TargetCompositeAndClaim()
+			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool").TargetCompositeAndClaim()
 	} else {
 		reason, msg := ReasonNotFound, strings.Join(append(found.Missing, found.NotReady...), "; ")
 		if len(found.Missing) == 0 {

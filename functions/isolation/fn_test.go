@@ -203,7 +203,7 @@ func TestNewPoolIsNotReady(t *testing.T) {
 func composedOrg(t *testing.T, ready bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})) {
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")})) {
 		if ready && !strings.HasPrefix(name, "placement-") {
 			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}

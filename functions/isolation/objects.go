@@ -3,6 +3,7 @@ package main
 import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	admissionv1beta1 "k8s.io/api/admissionregistration/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/function-sdk-go/resource"
@@ -17,6 +18,7 @@ import (
 
 func init() {
 	// composed.From needs the Go types of the objects it converts.
+	_ = corev1.AddToScheme(composed.Scheme)
 	_ = admissionv1.AddToScheme(composed.Scheme)
 	_ = admissionv1beta1.AddToScheme(composed.Scheme)
 	_ = iamv1beta1.AddToScheme(composed.Scheme)
@@ -47,6 +49,7 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []ownershi
 		}
 	}
 	out = append(out, plannedIdentity(spec)...)
+	out = append(out, plannedConfigMaps(spec)...)
 	policy := placementPolicyName(spec.Organization)
 	if placementEnforced(spec) {
 		out = append(out,

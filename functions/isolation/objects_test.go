@@ -14,7 +14,7 @@ import (
 
 // The ownership check asks about the objects planObjects lists, before
 // anything is rendered; it protects only if the plan is exactly what is
-// rendered.
+// rendered (placement ConfigMaps only in namespaces that exist).
 func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 	specs := map[string]string{
 		"Organization": orgSpec,
@@ -24,7 +24,9 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 	}
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterXR})
+			// Every namespace exists, so every planned ConfigMap is rendered too.
+			c := cluster{refNodeClass, refNodePool, clusterXR, namespace("acme-web"), namespace("acme-jobs"), namespace("acme-batch")}
+			rsp := run(t, newRequest(t, input, xr(spec), nil), c)
 			fntest.AssertNoFatal(t, rsp)
 			rendered := map[string]string{}
 			for resourceName, o := range fntest.Desired(t, rsp) {

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -33,7 +34,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
 	}
-	rs[requireIsolations] = allIsolations
+	requireNamespaces(rs, spec, composed)
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
 }
@@ -59,12 +60,12 @@ type lookup struct {
 	// this XR does not own.
 	Conflicts []string
 
-	// Tenants are this organization and every other one in the cluster.
-	Tenants tenancy
+	// Namespaces are the spec's namespaces that exist.
+	Namespaces map[string]bool
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xr *unstructured.Unstructured) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xrUID types.UID, keys Keys) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -94,13 +95,15 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	l.resolveTenants(req)
-	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xr.GetUID())
+	if err := l.resolveNamespaces(req, spec, composed); err != nil {
+		return l, err
+	}
+	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
 	if err != nil {
 		return l, err
 	}
 	l.Waiting = l.Waiting || v.Waiting
-	l.Conflicts = v.Conflicts
+	l.Conflicts = namespaceConflicts(spec, v.Conflicts, keys)
 	return l, nil
 }
 

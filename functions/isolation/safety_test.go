@@ -43,10 +43,10 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 	}
 }
 
-func TestSteadyStateAsksOnlyForTheReferencesAndOrganizations(t *testing.T) {
+func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, false)), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
-	if diff := cmp.Diff([]string{requireIsolations, requireReferenceNodeClass, requireReferenceNodePool}, fntest.SortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
+	if diff := cmp.Diff([]string{requireReferenceNodeClass, requireReferenceNodePool}, fntest.SortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
 		t.Errorf("requirements once the pool is composed: -want, +got:\n%s", diff)
 	}
 }
@@ -104,12 +104,11 @@ func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 	wantReq := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: {ApiVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "default"}},
 		requireReferenceNodePool:  {ApiVersion: "karpenter.sh/v1", Kind: "NodePool", Match: &fnv1.ResourceSelector_MatchName{MatchName: "default"}},
-		requireIsolations:         {ApiVersion: "kiso.dev/v1alpha1", Kind: "XKarpenterIsolation"},
 	}}
 	if diff := cmp.Diff(wantReq, rsp.GetRequirements(), protocmp.Transform()); diff != "" {
 		t.Errorf("requirements: -want, +got:\n%s", diff)
 	}
-	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting, "waiting for Crossplane to fetch the reference NodeClass and NodePool and the organizations' XRs")
+	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting, "waiting for Crossplane to fetch the reference NodeClass and NodePool")
 }
 
 func TestInvalidSpecIsFatalAndNamesTheField(t *testing.T) {

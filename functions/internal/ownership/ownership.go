@@ -91,9 +91,30 @@ func Require(rs map[string]*fnv1.ResourceSelector, planned []Object, composed Co
 type Verdict struct {
 	// Waiting is true until Crossplane has answered every requirement.
 	Waiting bool
-	// Conflicts describe each object that holds a planned name and that the
-	// XR does not control.
-	Conflicts []string
+	// Conflicts are the objects that hold a planned name and that the XR
+	// does not control.
+	Conflicts []Conflict
+}
+
+// A Conflict is an object that holds the name of a planned one.
+type Conflict struct {
+	Planned Object
+	// Holder is the object that holds the name, as Crossplane returned it.
+	Holder *unstructured.Unstructured
+	xrKind string
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("%s already exists and is not composed by this %s; kiso never adopts or overwrites an object it did not create", c.Planned, c.xrKind)
+}
+
+// Messages describes each conflict, in the order of the plan.
+func (v Verdict) Messages() []string {
+	out := make([]string, 0, len(v.Conflicts))
+	for _, c := range v.Conflicts {
+		out = append(out, c.String())
+	}
+	return out
 }
 
 // Verify reads Crossplane's answers to Require.
@@ -112,7 +133,7 @@ func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, x
 			continue
 		}
 		if len(found) > 0 && !ControlledBy(found[0].Resource, xrUID) {
-			v.Conflicts = append(v.Conflicts, fmt.Sprintf("%s already exists and is not composed by this %s; kiso never adopts or overwrites an object it did not create", o, xrKind))
+			v.Conflicts = append(v.Conflicts, Conflict{Planned: o, Holder: found[0].Resource, xrKind: xrKind})
 		}
 	}
 	return v, nil

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/typed"
+)
+
+// Every namespace an organization serves holds a ConfigMap of a fixed name,
+// composed by the organization's XR. It tells the namespace's teams, with the
+// namespace's own RBAC, what their pods carry. And it makes a namespace
+// something one organization holds: a second organization that lists the
+// namespace finds the ConfigMap held by another XR and is refused, as for any
+// name kiso would otherwise adopt. Two organizations' admission policies on
+// one namespace would refuse every pod in it, and a tenant allowed to create
+// claims could otherwise take another tenant's namespace.
+
+// placementConfigMapName names the ConfigMap in each namespace.
+const placementConfigMapName = "kiso-placement"
+
+var (
+	namespaceGVK = corev1.SchemeGroupVersion.WithKind("Namespace")
+	configMapGVK = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+)
+
+func placementConfigMapResourceName(namespace string) resource.Name {
+	return resource.Name("placement-configmap-" + namespace)
+}
+
+// requireNamespace is the required resource under which Crossplane returns
+// a namespace, if it exists.
+func requireNamespace(namespace string) string { return "namespace/" + namespace }
+
+// specNamespace is one namespace of the spec and where the spec lists it.
+type specNamespace struct {
+	Name  string
+	Stack string
+	Path  *field.Path
+}
+
+// specNamespaces lists every namespace of the spec, in spec order. A stack
+// without namespaces has its default one, reported at the stack's
+// namespaces field.
+func specNamespaces(spec v1alpha1.XKarpenterIsolationSpec) []specNamespace {
+	var out []specNamespace
+	for i, s := range spec.Stacks {
+		p := field.NewPath("spec", "stacks").Index(i).Child("namespaces")
+		if len(s.Namespaces) == 0 {
+			out = append(out, specNamespace{Name: defaultNamespace(spec.Organization, s.Name), Stack: s.Name, Path: p})
+			continue
+		}
+		for j, ns := range s.Namespaces {
+			out = append(out, specNamespace{Name: ns, Stack: s.Name, Path: p.Index(j)})
+		}
+	}
+	return out
+}
+
+// plannedConfigMaps lists the placement ConfigMaps of every namespace of the
+// spec, for the ownership check.
+func plannedConfigMaps(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
+	nss := specNamespaces(spec)
+	out := make([]ownership.Object, 0, len(nss))
+	for _, ns := range nss {
+		out = append(out, ownership.Object{Resource: placementConfigMapResourceName(ns.Name), GVK: configMapGVK, Namespace: ns.Name, Name: placementConfigMapName})
+	}
+	return out
+}
+
+// requireNamespaces asks Crossplane for each namespace whose ConfigMap is not
+// composed yet: a ConfigMap can only be created in a namespace that exists,
+// and one that does not exist yet must not stop the rest of the organization.
+// Once composed, the ConfigMap says the namespace exists; nothing is fetched.
+func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, composed ownership.Composed) {
+	for _, o := range plannedConfigMaps(spec) {
+		if !composed.Has(o) {
+			rs[requireNamespace(o.Namespace)] = ownership.ByName(namespaceGVK, "", o.Namespace)
+		}
+	}
+}
+
+// resolveNamespaces records which of the spec's namespaces exist.
+func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, composed ownership.Composed) error {
+	l.Namespaces = map[string]bool{}
+	for _, o := range plannedConfigMaps(spec) {
+		if composed.Has(o) {
+			l.Namespaces[o.Namespace] = true
+			continue
+		}
+		found, resolved, err := request.GetRequiredResource(req, requireNamespace(o.Namespace))
+		switch {
+		case err != nil:
+			return errors.Wrapf(err, "cannot read required resource Namespace %q", o.Namespace)
+		case !resolved:
+			l.Waiting = true
+		case len(found) > 0:
+			l.Namespaces[o.Namespace] = true
+		}
+	}
+	return nil
+}
+
+// namespaceConflicts says, for each namespace whose ConfigMap another XR
+// holds, which organization serves it, at the field that lists it. Other
+// conflicts are returned as they are.
+func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []ownership.Conflict, keys Keys) []string {
+	pathOf := map[string]*field.Path{}
+	for _, ns := range specNamespaces(spec) {
+		pathOf[ns.Name] = ns.Path
+	}
+	out := make([]string, 0, len(conflicts))
+	for _, c := range conflicts {
+		path, ok := pathOf[c.Planned.Namespace]
+		if c.Planned.GVK != configMapGVK || !ok {
+			out = append(out, c.String())
+			continue
+		}
+		holder := fmt.Sprintf("a ConfigMap %s that kiso did not compose", placementConfigMapName)
+		if org := c.Holder.GetLabels()[keys.Organization]; org != "" {
+			holder = fmt.Sprintf("organization %q", org)
+			if owner := metav1.GetControllerOf(c.Holder); owner != nil {
+				holder += fmt.Sprintf(" (%s %s)", owner.Kind, owner.Name)
+			}
+		}
+		out = append(out, field.Invalid(path, c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error())
+	}
+	return out
+}
+
+// placementConfigMaps renders the ConfigMap of each namespace that exists,
+// from what the status tells its stack.
+func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, exists map[string]bool, keys Keys) (map[resource.Name]*composed.Unstructured, error) {
+	byName := make(map[string]v1alpha1.StackStatus, len(stacks))
+	for _, s := range stacks {
+		byName[s.Name] = s
+	}
+	out := map[resource.Name]*composed.Unstructured{}
+	for _, ns := range specNamespaces(spec) {
+		if !exists[ns.Name] {
+			continue
+		}
+		s := byName[ns.Stack]
+		selector, err := json.Marshal(s.NodeSelector)
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot encode a node selector")
+		}
+		tolerations, err := json.Marshal(s.Tolerations)
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot encode tolerations")
+		}
+		cm := &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      placementConfigMapName,
+				Namespace: ns.Name,
+				Labels:    map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
+			},
+			Data: map[string]string{
+				"organization": spec.Organization,
+				"stack":        ns.Stack,
+				"pool":         s.Pool,
+				"nodeSelector": string(selector),
+				"tolerations":  string(tolerations),
+			},
+		}
+		u, err := typed.Composed(cm)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot convert ConfigMap %s/%s", ns.Name, placementConfigMapName)
+		}
+		out[placementConfigMapResourceName(ns.Name)] = u
+	}
+	return out, nil
+}
