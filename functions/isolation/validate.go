@@ -85,12 +85,15 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 	return errs
 }
 
-// Limits on stacks keep an organization's desired state well inside the
-// 4 MiB gRPC message Crossplane receives from a function: about 3.6 KB per
-// stack in stack isolation (its pool), far less in organization isolation.
+// Limits on stacks and namespaces keep an organization's desired state well
+// inside the 4 MiB gRPC message Crossplane receives from a function: about
+// 3.6 KB per stack in stack isolation (its pool), far less in organization
+// isolation, and under 1 KB per namespace (its ConfigMap, and its entries in
+// the admission policy).
 const (
-	maxStacks        = 1000
-	maxStackedStacks = 500
+	maxStacks        = 600
+	maxStackedStacks = 200
+	maxNamespaces    = 600
 )
 
 // reservedNamespacePrefix is the prefix Kubernetes reserves for its system
@@ -104,6 +107,9 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStacks))
 	case spec.Isolation == v1alpha1.IsolationStack && len(spec.Stacks) > maxStackedStacks:
 		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStackedStacks))
+	}
+	if n := countNamespaces(spec); n > maxNamespaces {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d", n, maxNamespaces)))
 	}
 	seen := map[string]bool{}          // stack names, to find duplicates
 	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
@@ -332,4 +338,13 @@ func sortedNames(m map[fnresource.Name]fnresource.ObservedComposed) []fnresource
 	}
 	slices.Sort(out)
 	return out
+}
+
+// countNamespaces counts the namespaces of every stack, defaults included.
+func countNamespaces(spec v1alpha1.XKarpenterIsolationSpec) int {
+	n := 0
+	for _, s := range spec.Stacks {
+		n += max(len(s.Namespaces), 1)
+	}
+	return n
 }

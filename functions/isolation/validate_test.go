@@ -55,18 +55,18 @@ func TestValidateSpec(t *testing.T) {
 			reason: "In stack isolation (a pool per stack) an organization's desired state must fit Crossplane's gRPC message.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
 				s.Stacks = nil
-				for i := range 501 {
+				for i := range maxStackedStacks + 1 {
 					s.Stacks = append(s.Stacks, v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)})
 				}
 			},
-			want: []string{"spec.stacks: Too many: 501: must have at most 500 items"},
+			want: []string{"spec.stacks: Too many: 201: must have at most 200 items"},
 		},
-		"ThousandStacksShareOnePool": {
-			reason: "Organization isolation renders one pool whatever the number of stacks.",
+		"SixHundredStacksShareOnePool": {
+			reason: "Organization isolation renders one pool for up to 600 stacks.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
 				s.Isolation = v1alpha1.IsolationOrganization
 				s.Stacks = nil
-				for i := range 1000 {
+				for i := range maxStacks {
 					s.Stacks = append(s.Stacks, v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)})
 				}
 			},
@@ -75,6 +75,19 @@ func TestValidateSpec(t *testing.T) {
 			reason: "Stack names are unique within an organization.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Stacks[1].Name = "web" },
 			want:   []string{`spec.stacks[1].name: Duplicate value: "web"`},
+		},
+		"TooManyNamespaces": {
+			reason: "Each namespace has a ConfigMap and entries in the admission policy; their sum must fit Crossplane's gRPC message.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				for i := range 7 {
+					st := v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)}
+					for j := range 100 {
+						st.Namespaces = append(st.Namespaces, fmt.Sprintf("ns-%d-%d", i, j))
+					}
+					s.Stacks = append(s.Stacks, st)
+				}
+			},
+			want: []string{"spec.stacks: Forbidden: the stacks list 702 namespaces; an organization serves at most 600"},
 		},
 		"SystemNamespace": {
 			reason: "Kubernetes reserves the kube- prefix for its own namespaces; a tenant's policies must never bind their pods.",

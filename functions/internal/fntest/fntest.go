@@ -125,13 +125,16 @@ func Run(t testing.TB, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctio
 // order.
 func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.Resources {
 	t.Helper()
+	objects := make([]*unstructured.Unstructured, 0, len(c))
+	for _, o := range c {
+		objects = append(objects, &unstructured.Unstructured{Object: JSONMap(t, o)})
+	}
 	out := map[string]*fnv1.Resources{}
 	for name, sel := range rq.GetResources() {
 		var found []*unstructured.Unstructured
-		for _, o := range c {
-			u := &unstructured.Unstructured{Object: JSONMap(t, o)}
+		for _, u := range objects {
 			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && u.GetNamespace() == sel.GetNamespace() && selects(sel, u) {
-				found = append(found, u)
+				found = append(found, u.DeepCopy())
 			}
 		}
 		slices.SortFunc(found, func(a, b *unstructured.Unstructured) int {
