@@ -60,7 +60,7 @@ func BenchmarkRunFunction(b *testing.B) {
 }
 
 // benchRequest builds a request whose requirements are all resolved: the
-// references exist and no foreign object holds a pool's name.
+// references and namespaces exist and no foreign object holds a name.
 func benchRequest(b *testing.B, spec string, observed map[string]*fnv1.Resource) *fnv1.RunFunctionRequest {
 	b.Helper()
 	req := &fnv1.RunFunctionRequest{
@@ -73,8 +73,12 @@ func benchRequest(b *testing.B, spec string, observed map[string]*fnv1.Resource)
 		b.Fatal(err)
 	}
 	req.RequiredResources = map[string]*fnv1.Resources{}
-	for name := range rsp.GetRequirements().GetResources() {
+	for name, sel := range rsp.GetRequirements().GetResources() {
 		req.RequiredResources[name] = &fnv1.Resources{}
+		if sel.GetKind() == "Namespace" {
+			// Every namespace exists, so each gets its ConfigMap.
+			req.RequiredResources[name].Items = []*fnv1.Resource{{Resource: resource.MustStructJSON(namespace(sel.GetMatchName()))}}
+		}
 	}
 	req.RequiredResources[requireReferenceNodeClass] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resource.MustStructJSON(refNodeClass)}}}
 	req.RequiredResources[requireReferenceNodePool] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resource.MustStructJSON(refNodePool)}}}

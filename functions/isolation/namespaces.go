@@ -16,7 +16,6 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
-	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
 // Every namespace an organization serves holds a ConfigMap of a fixed name,
@@ -161,24 +160,25 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 		if err != nil {
 			return nil, errors.Wrap(err, "cannot encode tolerations")
 		}
-		cm := &corev1.ConfigMap{
-			TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name:      placementConfigMapName,
-				Namespace: ns.Name,
-				Labels:    map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
+		// Built as a map, not converted from a typed ConfigMap: an
+		// organization can have hundreds, and the conversion cost more than
+		// the rest of their rendering.
+		u := composed.New()
+		u.Object = map[string]any{
+			"apiVersion": "v1",
+			"kind":       "ConfigMap",
+			"metadata": map[string]any{
+				"name":      placementConfigMapName,
+				"namespace": ns.Name,
+				"labels":    map[string]any{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
 			},
-			Data: map[string]string{
+			"data": map[string]any{
 				"organization": spec.Organization,
 				"stack":        ns.Stack,
 				"pool":         s.Pool,
 				"nodeSelector": string(selector),
 				"tolerations":  string(tolerations),
 			},
-		}
-		u, err := typed.Composed(cm)
-		if err != nil {
-			return nil, errors.Wrapf(err, "cannot convert ConfigMap %s/%s", ns.Name, placementConfigMapName)
 		}
 		out[placementConfigMapResourceName(ns.Name)] = u
 	}
