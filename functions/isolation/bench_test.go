@@ -19,14 +19,14 @@ import (
 // requirements are resolved: "new" has nothing composed yet (every name is
 // checked for a foreign owner), "steady" has everything observed Ready. Stack
 // isolation renders a pool per stack and allows at most 200 stacks;
-// organization isolation renders one pool for up to 600.
+// organization isolation renders one pool for up to 1000.
 func BenchmarkRunFunction(b *testing.B) {
 	for _, bc := range []struct {
 		isolation string
 		stacks    []int
 	}{
 		{"stack", []int{1, 10, 100, 200}},
-		{"organization", []int{1, 10, 100, 600}},
+		{"organization", []int{1, 10, 100, 1000}},
 	} {
 		for _, n := range bc.stacks {
 			stacks := make([]string, n)

@@ -22,11 +22,12 @@ const grpcMessageLimit = 4 << 20
 // namespace existing (so each has a ConfigMap).
 func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 	cases := map[string]struct {
-		isolation string
-		stacks    int
+		isolation  string
+		stacks     int
+		namespaces int
 	}{
-		"StackIsolation":        {isolation: "stack", stacks: maxStackedStacks},
-		"OrganizationIsolation": {isolation: "organization", stacks: maxStacks},
+		"StackIsolation":        {isolation: "stack", stacks: maxStackedStacks, namespaces: maxStackedNamespaces},
+		"OrganizationIsolation": {isolation: "organization", stacks: maxStacks, namespaces: maxNamespaces},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 			for i := range tc.stacks {
 				stack := fmt.Sprintf("%s-%04d", strings.Repeat("s", 18), i)
 				var nss []any
-				for j := range maxNamespaces / tc.stacks {
+				for j := range tc.namespaces / tc.stacks {
 					ns := fmt.Sprintf("%s-%s-%d", org[:30], stack, j)
 					nss = append(nss, ns)
 					c = append(c, namespace(ns))
@@ -63,8 +64,8 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 					configMaps++
 				}
 			}
-			if configMaps != maxNamespaces {
-				t.Fatalf("rendered %d ConfigMaps; want one in each of the %d namespaces", configMaps, maxNamespaces)
+			if configMaps != tc.namespaces {
+				t.Fatalf("rendered %d ConfigMaps; want one in each of the %d namespaces", configMaps, tc.namespaces)
 			}
 			size := proto.Size(rsp)
 			t.Logf("%d resources, %d bytes (%.0f%% of the limit): %s", len(rsp.GetDesired().GetResources()), size, 100*float64(size)/grpcMessageLimit, sizes(byKind))

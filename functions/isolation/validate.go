@@ -86,15 +86,24 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 }
 
 // Limits on stacks and namespaces keep an organization's desired state well
-// inside the 4 MiB gRPC message Crossplane receives from a function: about
-// 3.6 KB per stack in stack isolation (its pool), far less in organization
-// isolation, and under 1 KB per namespace (its ConfigMap, and its entries in
-// the admission policy).
+// inside the 4 MiB gRPC message Crossplane receives from a function (a test
+// renders the largest organization each allows): about 7 KB per stack in
+// stack isolation (its pool and Usages), and about 2 KB per namespace (its
+// ConfigMap, its entries in the admission policies and the status).
 const (
-	maxStacks        = 600
-	maxStackedStacks = 200
-	maxNamespaces    = 600
+	maxStacks            = 1000
+	maxNamespaces        = 1000
+	maxStackedStacks     = 200
+	maxStackedNamespaces = 600
 )
+
+// namespaceLimit is how many namespaces an organization may serve.
+func namespaceLimit(isolation v1alpha1.IsolationMode) int {
+	if isolation == v1alpha1.IsolationStack {
+		return maxStackedNamespaces
+	}
+	return maxNamespaces
+}
 
 // reservedNamespacePrefix is the prefix Kubernetes reserves for its system
 // namespaces (kube-system, kube-public, kube-node-lease).
@@ -108,8 +117,8 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 	case spec.Isolation == v1alpha1.IsolationStack && len(spec.Stacks) > maxStackedStacks:
 		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStackedStacks))
 	}
-	if n := countNamespaces(spec); n > maxNamespaces {
-		errs = append(errs, field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d", n, maxNamespaces)))
+	if n, limit := countNamespaces(spec), namespaceLimit(spec.Isolation); n > limit {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d in %s isolation", n, limit, isolationOrDefault(spec.Isolation))))
 	}
 	seen := map[string]bool{}          // stack names, to find duplicates
 	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
@@ -347,4 +356,12 @@ func countNamespaces(spec v1alpha1.XKarpenterIsolationSpec) int {
 		n += max(len(s.Namespaces), 1)
 	}
 	return n
+}
+
+// isolationOrDefault names the isolation mode, organization when unset.
+func isolationOrDefault(m v1alpha1.IsolationMode) v1alpha1.IsolationMode {
+	if m == "" {
+		return v1alpha1.IsolationOrganization
+	}
+	return m
 }

@@ -61,8 +61,8 @@ func TestValidateSpec(t *testing.T) {
 			},
 			want: []string{"spec.stacks: Too many: 201: must have at most 200 items"},
 		},
-		"SixHundredStacksShareOnePool": {
-			reason: "Organization isolation renders one pool for up to 600 stacks.",
+		"ThousandStacksShareOnePool": {
+			reason: "Organization isolation renders one pool for up to 1000 stacks.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
 				s.Isolation = v1alpha1.IsolationOrganization
 				s.Stacks = nil
@@ -76,18 +76,20 @@ func TestValidateSpec(t *testing.T) {
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Stacks[1].Name = "web" },
 			want:   []string{`spec.stacks[1].name: Duplicate value: "web"`},
 		},
-		"TooManyNamespaces": {
-			reason: "Each namespace has a ConfigMap and entries in the admission policy; their sum must fit Crossplane's gRPC message.",
+		"TooManyNamespacesInStackIsolation": {
+			reason: "Each namespace has a ConfigMap and entries in the admission policies; with a pool per stack, 600 fit Crossplane's gRPC message.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
-				for i := range 7 {
-					st := v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)}
-					for j := range 100 {
-						st.Namespaces = append(st.Namespaces, fmt.Sprintf("ns-%d-%d", i, j))
-					}
-					s.Stacks = append(s.Stacks, st)
-				}
+				s.Stacks = append(s.Stacks, stacksWithNamespaces(7, 100)...)
 			},
-			want: []string{"spec.stacks: Forbidden: the stacks list 702 namespaces; an organization serves at most 600"},
+			want: []string{"spec.stacks: Forbidden: the stacks list 702 namespaces; an organization serves at most 600 in stack isolation"},
+		},
+		"TooManyNamespacesInOrganizationIsolation": {
+			reason: "With one pool, 1000 namespaces fit Crossplane's gRPC message.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Isolation = ""
+				s.Stacks = append(s.Stacks, stacksWithNamespaces(11, 100)...)
+			},
+			want: []string{"spec.stacks: Forbidden: the stacks list 1102 namespaces; an organization serves at most 1000 in organization isolation"},
 		},
 		"SystemNamespace": {
 			reason: "Kubernetes reserves the kube- prefix for its own namespaces; a tenant's policies must never bind their pods.",
@@ -214,4 +216,17 @@ func TestValidateSpec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stacksWithNamespaces returns n stacks with perStack namespaces each.
+func stacksWithNamespaces(n, perStack int) []v1alpha1.Stack {
+	out := make([]v1alpha1.Stack, 0, n)
+	for i := range n {
+		st := v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)}
+		for j := range perStack {
+			st.Namespaces = append(st.Namespaces, fmt.Sprintf("ns-%d-%d", i, j))
+		}
+		out = append(out, st)
+	}
+	return out
 }
