@@ -62,9 +62,10 @@ push: ## Push the packages: make push REGISTRY=host/path.
 ##@ Helpers
 
 .PHONY: tools
-tools: ## Build the cached tool binaries (Crossplane CLI and core) and fetch the CRD schemas.
+tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint) and fetch the CRD schemas.
 	hack/build-tool.sh crossplane-cli >/dev/null
 	hack/build-tool.sh crossplane-core >/dev/null
+	hack/build-tool.sh golangci-lint >/dev/null
 	hack/schemas.sh >/dev/null
 
 .PHONY: clean
