@@ -40,6 +40,8 @@ func TestNamespaceOfAnotherOrganizationIsRefused(t *testing.T) {
 		t.Errorf("ConfigMap wayne-gotham/kiso-placement data: -want, +got:\n%s", diff)
 	}
 
+	// Crossplane labels the NodeClass in use once the Usage is ready: its write, not kiso's, done before the baseline.
+	waitForUsageT(t, wayne.pool("gotham"))
 	selector := "kiso.dev/organization=wayne"
 	snapshot := func() map[string]map[string]string {
 		return map[string]map[string]string{
