@@ -57,12 +57,12 @@ func specNamespaces(spec v1alpha1.XKarpenterIsolationSpec) []specNamespace {
 	var out []specNamespace
 	for i, s := range spec.Stacks {
 		p := field.NewPath("spec", "stacks").Index(i).Child("namespaces")
-		if len(s.Namespaces) == 0 {
-			out = append(out, specNamespace{Name: defaultNamespace(spec.Organization, s.Name), Stack: s.Name, Path: p})
-			continue
-		}
-		for j, ns := range s.Namespaces {
-			out = append(out, specNamespace{Name: ns, Stack: s.Name, Path: p.Index(j)})
+		for j, ns := range namespacesOf(spec.Organization, s) {
+			path := p
+			if len(s.Namespaces) > 0 {
+				path = p.Index(j)
+			}
+			out = append(out, specNamespace{Name: ns, Stack: s.Name, Path: path})
 		}
 	}
 	return out
@@ -79,22 +79,26 @@ func plannedConfigMaps(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object
 	return out
 }
 
-// requireNamespaces asks Crossplane for each namespace whose ConfigMap is not
-// composed yet: a ConfigMap can only be created in a namespace that exists,
-// and one that does not exist yet must not stop the rest of the organization.
-// Once composed, the ConfigMap says the namespace exists; nothing is fetched.
-func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, composed ownership.Composed) {
-	for _, o := range plannedConfigMaps(spec) {
-		if !composed.Has(o) {
+// requireNamespaces asks Crossplane for each namespace whose planned
+// ConfigMap is not composed yet: a ConfigMap can only be created in a
+// namespace that exists, and one that does not exist yet must not stop the
+// rest of the organization. Once composed, the ConfigMap says the namespace
+// exists; nothing is fetched.
+func requireNamespaces(rs map[string]*fnv1.ResourceSelector, planned []ownership.Object, composed ownership.Composed) {
+	for _, o := range planned {
+		if o.GVK == configMapGVK && !composed.Has(o) {
 			rs[requireNamespace(o.Namespace)] = ownership.ByName(namespaceGVK, "", o.Namespace)
 		}
 	}
 }
 
-// resolveNamespaces records which of the spec's namespaces exist.
-func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, composed ownership.Composed) error {
+// resolveNamespaces records which of the planned ConfigMaps' namespaces exist.
+func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []ownership.Object, composed ownership.Composed) error {
 	l.Namespaces = map[string]bool{}
-	for _, o := range plannedConfigMaps(spec) {
+	for _, o := range planned {
+		if o.GVK != configMapGVK {
+			continue
+		}
 		if composed.Has(o) {
 			l.Namespaces[o.Namespace] = true
 			continue

@@ -34,7 +34,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
 	}
-	requireNamespaces(rs, spec, composed)
+	requireNamespaces(rs, planned, composed)
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
 }
@@ -95,7 +95,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	if err := l.resolveNamespaces(req, spec, composed); err != nil {
+	if err := l.resolveNamespaces(req, planned, composed); err != nil {
 		return l, err
 	}
 	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)

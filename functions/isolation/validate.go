@@ -117,8 +117,8 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 	case spec.Isolation == v1alpha1.IsolationStack && len(spec.Stacks) > maxStackedStacks:
 		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStackedStacks))
 	}
-	if n, limit := countNamespaces(spec), namespaceLimit(spec.Isolation); n > limit {
-		errs = append(errs, field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d in %s isolation", n, limit, isolationOrDefault(spec.Isolation))))
+	if n, limit := len(specNamespaces(spec)), namespaceLimit(spec.Isolation); n > limit {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d in %s isolation", n, limit, spec.Isolation)))
 	}
 	seen := map[string]bool{}          // stack names, to find duplicates
 	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
@@ -311,11 +311,9 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 
 	// Karpenter's own pods must never need a tenant's pool to start.
 	if c := found.Cluster; c != nil && c.Spec.Karpenter.Namespace != "" {
-		for i, s := range spec.Stacks {
-			for j, ns := range namespacesOf(spec.Organization, s) {
-				if ns == c.Spec.Karpenter.Namespace {
-					errs = append(errs, field.Invalid(sp.Child("stacks").Index(i).Child("namespaces").Index(j), ns, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
-				}
+		for _, ns := range specNamespaces(spec) {
+			if ns.Name == c.Spec.Karpenter.Namespace {
+				errs = append(errs, field.Invalid(ns.Path, ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
 			}
 		}
 	}
@@ -347,21 +345,4 @@ func sortedNames(m map[fnresource.Name]fnresource.ObservedComposed) []fnresource
 	}
 	slices.Sort(out)
 	return out
-}
-
-// countNamespaces counts the namespaces of every stack, defaults included.
-func countNamespaces(spec v1alpha1.XKarpenterIsolationSpec) int {
-	n := 0
-	for _, s := range spec.Stacks {
-		n += max(len(s.Namespaces), 1)
-	}
-	return n
-}
-
-// isolationOrDefault names the isolation mode, organization when unset.
-func isolationOrDefault(m v1alpha1.IsolationMode) v1alpha1.IsolationMode {
-	if m == "" {
-		return v1alpha1.IsolationOrganization
-	}
-	return m
 }

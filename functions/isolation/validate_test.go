@@ -86,7 +86,7 @@ func TestValidateSpec(t *testing.T) {
 		"TooManyNamespacesInOrganizationIsolation": {
 			reason: "With one pool, 1000 namespaces fit Crossplane's gRPC message.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
-				s.Isolation = ""
+				s.Isolation = v1alpha1.IsolationOrganization
 				s.Stacks = append(s.Stacks, stacksWithNamespaces(11, 100)...)
 			},
 			want: []string{"spec.stacks: Forbidden: the stacks list 1102 namespaces; an organization serves at most 1000 in organization isolation"},

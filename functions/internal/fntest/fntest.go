@@ -7,13 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -120,9 +118,7 @@ func Run(t testing.TB, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctio
 	return nil
 }
 
-// resolve answers requirements as Crossplane does: by name, by labels, or
-// every object of the kind when the selector has no match, in namespace/name
-// order.
+// resolve answers requirements by name, as Crossplane does.
 func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.Resources {
 	t.Helper()
 	objects := make([]*unstructured.Unstructured, 0, len(c))
@@ -131,34 +127,15 @@ func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.R
 	}
 	out := map[string]*fnv1.Resources{}
 	for name, sel := range rq.GetResources() {
-		var found []*unstructured.Unstructured
-		for _, u := range objects {
-			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && u.GetNamespace() == sel.GetNamespace() && selects(sel, u) {
-				found = append(found, u.DeepCopy())
-			}
-		}
-		slices.SortFunc(found, func(a, b *unstructured.Unstructured) int {
-			return strings.Compare(a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName())
-		})
 		items := &fnv1.Resources{}
-		for _, u := range found {
-			items.Items = append(items.Items, &fnv1.Resource{Resource: resource.MustStructObject(u)})
+		for _, u := range objects {
+			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && u.GetNamespace() == sel.GetNamespace() && u.GetName() == sel.GetMatchName() {
+				items.Items = append(items.Items, &fnv1.Resource{Resource: resource.MustStructObject(u)})
+			}
 		}
 		out[name] = items
 	}
 	return out
-}
-
-// selects reports whether a selector's match (if it has one) selects u.
-func selects(sel *fnv1.ResourceSelector, u *unstructured.Unstructured) bool {
-	switch m := sel.GetMatch().(type) {
-	case *fnv1.ResourceSelector_MatchName:
-		return u.GetName() == m.MatchName
-	case *fnv1.ResourceSelector_MatchLabels:
-		return labels.SelectorFromSet(m.MatchLabels.GetLabels()).Matches(labels.Set(u.GetLabels()))
-	default:
-		return true
-	}
 }
 
 // Bench measures RunFunction on one request; a fatal result fails the
