@@ -29,7 +29,7 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
-	return function.Serve(loggedRunner{FunctionRunnerServiceServer: sizeGuard{c.newFunction(log)}, log: log},
+	return function.Serve(loggedRunner{FunctionRunnerServiceServer: sizeGuard{recovering{FunctionRunnerServiceServer: c.newFunction(log), log: log}}, log: log},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
