@@ -62,10 +62,13 @@ push: ## Push the packages: make push REGISTRY=host/path.
 ##@ Helpers
 
 .PHONY: tools
-tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint) and fetch the CRD schemas.
+tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, kube-scheduler, Karpenter's KWOK provider, kwok) and fetch the CRD schemas.
 	hack/build-tool.sh crossplane-cli >/dev/null
 	hack/build-tool.sh crossplane-core >/dev/null
 	hack/build-tool.sh golangci-lint >/dev/null
+	hack/build-tool.sh kubernetes kube-scheduler >/dev/null
+	hack/build-tool.sh karpenter-kwok >/dev/null
+	hack/build-tool.sh kwok >/dev/null
 	hack/schemas.sh >/dev/null
 
 .PHONY: clean

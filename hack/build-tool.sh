@@ -5,6 +5,8 @@
 #   PKG      the main package to build
 #   BIN      the binary's file name
 #   LDFLAGS  optional linker flags (e.g. to stamp the version)
+#   GOTOOLCHAIN  optional Go toolchain for this tool's build alone (e.g. go1.27.3, fetched from the module proxy) when
+#            its module needs a newer Go than the installed one; it is exported only to that `go build`
 # A module that builds several commands from one dependency set (e.g. kube-apiserver and kubectl) lists them
 # instead as PKGS="BIN=PKG BIN=PKG ..."; pass the command's BIN as the second argument to pick one.
 # usage: hack/build-tool.sh NAME [BIN]
@@ -15,8 +17,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/tools/$name"
 [ -f "$dir/build.env" ] || { echo "no tools/$name/build.env" >&2; exit 1; }
 LDFLAGS=""
+# build.env's GOTOOLCHAIN is read into $toolchain; the caller's GOTOOLCHAIN is restored untouched.
+caller_toolchain_set=${GOTOOLCHAIN+x}
+caller_toolchain=${GOTOOLCHAIN-}
+unset GOTOOLCHAIN
 # shellcheck disable=SC1091
 . "$dir/build.env"
+toolchain=${GOTOOLCHAIN-}
+unset GOTOOLCHAIN
+if [ -n "$caller_toolchain_set" ]; then export GOTOOLCHAIN="$caller_toolchain"; fi
 if [ -n "$command" ]; then
   PKG=""
   for pair in ${PKGS:-}; do
@@ -29,7 +38,11 @@ out="${KISO_CACHE:-$root/.cache}/tools/$name-$VERSION/$BIN"
 if [ ! -x "$out" ]; then
   echo "building $name $VERSION (once; cached in ${out%/*})" >&2
   mkdir -p "${out%/*}"
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp.$$" "$PKG") >&2
+  (
+    cd "$dir"
+    if [ -n "$toolchain" ]; then export GOTOOLCHAIN="$toolchain"; fi
+    CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp.$$" "$PKG"
+  ) >&2
   mv "$out.tmp.$$" "$out"
 fi
 echo "$out"

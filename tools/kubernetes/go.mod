@@ -1,4 +1,4 @@
-// Wrapper module that builds kube-apiserver, kube-controller-manager and kubectl for the e2e control plane.
+// Wrapper module that builds kube-apiserver, kube-controller-manager, kube-scheduler and kubectl for the e2e control plane.
 // k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with local folders its module zip
 // lacks, so each staging module is replaced here by its published release of the same minor.
 module github.com/kiso-dev/kiso/tools/kubernetes
