@@ -343,7 +343,7 @@ func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
 			reason: "The XRD's schema prevents it in a cluster; render does not apply the schema.",
 			input:  input,
 			spec:   `{"clusterName":["prod"],"region":"eu-west-3","accountId":"111122223333"}`,
-			want:   "cannot read the XR: cannot decode spec: json: cannot unmarshal array into Go struct field XKarpenterClusterSpec.clusterName of type string",
+			want:   `cannot read the XR: spec.clusterName: Invalid value: "array": must be a string`,
 		},
 	}
 	for name, tc := range cases {

@@ -28,9 +28,13 @@ type boundCluster struct {
 // decodeCluster reads a cluster XR's spec and status.
 func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
 	c := &boundCluster{Name: u.GetName()}
-	for field, into := range map[string]any{"spec": &c.Spec, "status": &c.Status} {
-		if err := xrfields.Decode(u.Object, field, into); err != nil {
-			return nil, errors.Wrapf(err, "cannot read %s %q", v1alpha1.ClusterKind, c.Name)
+	// In order, so a cluster with both fields malformed always reads the same.
+	for _, f := range []struct {
+		name string
+		into any
+	}{{"spec", &c.Spec}, {"status", &c.Status}} {
+		if err := xrfields.Decode(u.Object, f.name, f.into); err != nil {
+			return nil, errors.Wrapf(err, "spec.clusterRef: cannot read %s %q", v1alpha1.ClusterKind, c.Name)
 		}
 	}
 	if c.Spec.Partition == "" {

@@ -29,6 +29,10 @@ func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVer
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot read spec.tags of %s %q", ref.GetKind(), ref.GetName())
 	}
+	if tags == nil {
+		// A reference without spec.tags still gets the cluster's tags.
+		tags = make(map[string]string, len(inherited))
+	}
 	for k, v := range inherited {
 		if _, own := p.Tags[k]; !own {
 			tags[k] = v

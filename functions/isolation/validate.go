@@ -284,6 +284,9 @@ func dnsSubdomain(path *field.Path, v string) field.ErrorList {
 // validateAgainstReferences returns spec errors that only show once the
 // reference NodePool and the pools already composed are known.
 func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[fnresource.Name]fnresource.ObservedComposed) field.ErrorList {
+	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
+		return errs
+	}
 	var errs field.ErrorList
 	sp := field.NewPath("spec")
 

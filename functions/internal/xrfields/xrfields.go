@@ -4,6 +4,11 @@ package xrfields
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	kfield "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -40,5 +45,38 @@ func Decode(object map[string]any, field string, into any) error {
 	if err != nil {
 		return errors.Wrapf(err, "cannot encode %s", field)
 	}
-	return errors.Wrapf(json.Unmarshal(b, into), "cannot decode %s", field)
+	err = json.Unmarshal(b, into)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		// Name the field as the user wrote it: spec.tags, not a Go type.
+		p := kfield.NewPath(field)
+		if te.Field != "" {
+			for _, f := range strings.Split(te.Field, ".") {
+				p = p.Child(f)
+			}
+		}
+		return kfield.Invalid(p, te.Value, "must be "+jsonKind(te.Type))
+	}
+	return errors.Wrapf(err, "cannot decode %s", field)
+}
+
+// jsonKind names what a Go type decodes from, as a user writing YAML sees it.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return fmt.Sprintf("an integer that fits %s", t.Kind())
+	}
 }

@@ -101,3 +101,35 @@ func TestDecode(t *testing.T) {
 		t.Errorf("Decode(wrong type): want an error")
 	}
 }
+
+func TestDecodeNamesTheField(t *testing.T) {
+	type stack struct {
+		Name string `json:"name"`
+	}
+	type spec struct {
+		Tags   map[string]string `json:"tags"`
+		Stacks []stack           `json:"stacks"`
+		Weight *int32            `json:"weight"`
+	}
+	cases := map[string]struct {
+		value any
+		want  string
+	}{
+		"NotAnObject":    {value: "acme", want: `spec: Invalid value: "string": must be an object`},
+		"TagNotAString":  {value: map[string]any{"tags": map[string]any{"team": 7.0}}, want: `spec.tags: Invalid value: "number": must be a string`},
+		"StacksNotAList": {value: map[string]any{"stacks": "web"}, want: `spec.stacks: Invalid value: "string": must be a list`},
+		"StackNameNotAString": {
+			value: map[string]any{"stacks": []any{map[string]any{"name": true}}},
+			want:  `spec.stacks.name: Invalid value: "bool": must be a string`,
+		},
+		"WeightOutOfRange": {value: map[string]any{"weight": 1e300}, want: `spec.weight: Invalid value: "number 1e+300": must be an integer that fits int32`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := Decode(map[string]any{"spec": tc.value}, "spec", &spec{})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Decode(...):\nwant: %s\ngot:  %v", tc.want, err)
+			}
+		})
+	}
+}
