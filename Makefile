@@ -18,13 +18,24 @@ else
 endif
 
 .PHONY: test
-test: unit examples e2e ## Everything CI runs: unit tests, examples rendered and validated against the real CRDs, end-to-end on a real control plane.
+test: unit fuzz examples e2e ## Everything CI runs: unit tests, fuzzing, examples rendered and validated against the real CRDs, end-to-end on a real control plane.
 
 ##@ Tests
 
 .PHONY: unit
 unit: lint ## Unit tests of the functions and shared packages.
 	$(GO) test ./...
+
+FUZZTIME ?= 30s
+
+.PHONY: fuzz
+fuzz: ## Every Go fuzz target (func Fuzz... under functions/) for FUZZTIME each (default 30s); inputs that fail are kept in the package's testdata/fuzz.
+	@grep -rl --include='*_test.go' '^func Fuzz' functions | sort | while read -r file; do \
+	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+	    echo "fuzz $$target in ./$$(dirname "$$file") for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "./$$(dirname "$$file")"; \
+	  done; \
+	done
 
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml: vet, staticcheck, gosec, import order, ...) on the root module and test/e2e.
