@@ -63,6 +63,9 @@ type XKarpenterClusterSpec struct {
 	// every role kiso creates.
 	PermissionsBoundary string `json:"permissionsBoundary,omitempty"`
 
+	// Naming sets the names and IAM path of the AWS resources kiso creates.
+	Naming Naming `json:"naming,omitempty"`
+
 	// Interruption sets up the interruption queue and its EventBridge rules.
 	Interruption Interruption `json:"interruption,omitempty"`
 
@@ -71,6 +74,41 @@ type XKarpenterClusterSpec struct {
 
 	// Monitoring ships alerting rules for Karpenter.
 	Monitoring Monitoring `json:"monitoring,omitempty"`
+}
+
+// TakeOver names an existing setup whose AWS resources kiso may take over.
+type TakeOver string
+
+// Setups kiso can take over.
+const (
+	// TakeOverNone: kiso's own names, never another tool's (the default).
+	TakeOverNone TakeOver = ""
+	// TakeOverAWSGettingStarted: the roles, policies and queue AWS's Karpenter
+	// getting-started template created for the cluster, by their names.
+	TakeOverAWSGettingStarted TakeOver = "AWSGettingStarted"
+)
+
+// Naming is how kiso names the AWS resources it creates. kiso's names never
+// match those AWS's getting-started template or eksctl give, so a cluster set
+// up with them is never adopted by accident; taking it over is TakeOver.
+type Naming struct {
+	// Prefix starts the name of every role, policy, instance profile, queue
+	// and rule kiso creates (<prefix>-karpenter-controller, ...); default
+	// kiso-<clusterName>. A permissions boundary that scopes queues and rules
+	// to <cluster>-* is met with prefix <cluster>.
+	Prefix string `json:"prefix,omitempty"`
+
+	// IAMPath is the path of every role, policy and instance profile kiso
+	// creates; default /kiso/<clusterName>/. Organizations' node roles live
+	// under <iamPath>organizations/, where the controller may pass them.
+	IAMPath string `json:"iamPath,omitempty"`
+
+	// TakeOver, AWSGettingStarted, gives the controller role, node role,
+	// instance profile, controller policies and queue the names (and the
+	// path /) AWS's getting-started template gives them, so kiso manages the
+	// ones that template created; kiso then never deletes them from AWS
+	// (deletionPolicy Orphan). Prefix and IAMPath still name the rest.
+	TakeOver TakeOver `json:"takeOver,omitempty"`
 }
 
 // KarpenterInstall is where Karpenter's controller runs.
@@ -168,6 +206,10 @@ type XKarpenterClusterStatus struct {
 
 	// QueueName is the interruption queue; absent when interruption is off.
 	QueueName string `json:"queueName,omitempty"`
+
+	// NamePrefix starts every AWS name kiso gives in this cluster, the
+	// organizations' node roles included.
+	NamePrefix string `json:"namePrefix,omitempty"`
 }
 
 // HelmValues mirrors the keys of Karpenter's chart kiso knows values for.

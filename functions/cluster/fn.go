@@ -33,7 +33,8 @@ type Function struct {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
-	if _, err := getInput(req); err != nil {
+	in, err := getInput(req)
+	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
 		return rsp, nil
 	}
@@ -70,6 +71,24 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			return rsp, nil
 		}
 		objects[name] = cd
+	}
+	injectAPI, err := injectAPIVersion(req, in)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	placementObjects, err := renderPlacement(newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, injectAPI))
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	for name, cd := range placementObjects {
+		objects[name] = cd
+	}
+	for name, cd := range renderUsages(p, objects) {
+		objects[name] = cd
+	}
+	for name, cd := range objects {
 		planned = append(planned, ownership.Object{Resource: name, GVK: cd.GroupVersionKind(), Namespace: cd.GetNamespace(), Name: cd.GetName()})
 	}
 
@@ -77,6 +96,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// Crossplane for whatever holds each name not yet composed.
 	composedIdx := ownership.IndexObserved(observed)
 	rs := map[string]*fnv1.ResourceSelector{}
+	requireInjectAPI(rs, in)
 	ownership.Require(rs, planned, composedIdx)
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}

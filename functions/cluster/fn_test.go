@@ -38,6 +38,25 @@ var (
 	}
 )
 
+// usageNames are the composed resource names of the Usages that order the
+// deletion of the named AWS resources: the node identity's access entry and
+// attachments wait for the node role, everything else for the controller role.
+func usageNames(groups ...[]string) []string {
+	var out []string
+	for _, g := range groups {
+		for _, n := range g {
+			switch {
+			case n == "controller-role":
+			case n == "node-access-entry", strings.HasPrefix(n, "node-policy-attachment-"):
+				out = append(out, "node-usage-"+n)
+			default:
+				out = append(out, "usage-"+n)
+			}
+		}
+	}
+	return out
+}
+
 // tags are the tags of every AWS resource of podIdentitySpec.
 const tags = `{"app.kubernetes.io/managed-by":"kiso","kiso.dev/cluster":"prod","team":"platform"}`
 
@@ -46,48 +65,48 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	want := sortedNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association", "prometheus-rule"})
+	want := sortedNames(controllerNames, nodeNames, interruptionNames, placementNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, fntest.SortedKeys(got)); diff != "" {
 		t.Fatalf("composed resource names: -want, +got:\n%s", diff)
 	}
 
 	wantObjects := map[string]string{
 		"controller-role": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
-			"metadata":{"name":"prod-karpenter-controller","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"prod-karpenter"}},
-			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","tags":` + tags + `,
+			"metadata":{"name":"prod-karpenter-controller","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"kiso-prod-karpenter-controller"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/kiso/prod/","forceDetachPolicies":true,"tags":` + tags + `,
 				"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"pods.eks.amazonaws.com\"},\"Action\":[\"sts:AssumeRole\",\"sts:TagSession\"]}]}"}}}`,
 		"controller-policy-attachment-node-lifecycle": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"RolePolicyAttachment",
 			"metadata":{"name":"prod-karpenter-controller-node-lifecycle","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"roleRef":{"name":"prod-karpenter-controller"},"policyArnRef":{"name":"prod-karpenter-controller-node-lifecycle"}}}}`,
 		"node-role": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
-			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"KarpenterNodeRole-prod"}},
-			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","tags":` + tags + `,
+			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"kiso-prod-karpenter-node"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/kiso/prod/","forceDetachPolicies":true,"tags":` + tags + `,
 				"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}"}}}`,
 		"node-policy-attachment-ecr-pull": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"RolePolicyAttachment",
 			"metadata":{"name":"prod-karpenter-node-ecr-pull","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"roleRef":{"name":"prod-karpenter-node"},"policyArn":"arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"}}}`,
 		"node-instance-profile": `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"InstanceProfile",
-			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"KarpenterNodeRole-prod"}},
-			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/","roleRef":{"name":"prod-karpenter-node"},"tags":` + tags + `}}}`,
+			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"kiso-prod-karpenter-node"}},
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"path":"/kiso/prod/","roleRef":{"name":"prod-karpenter-node"},"tags":` + tags + `}}}`,
 		"node-access-entry": `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"AccessEntry",
 			"metadata":{"name":"prod-karpenter-node","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","clusterName":"prod","type":"EC2_LINUX",
 				"principalArnFromRoleRef":{"name":"prod-karpenter-node"},"tags":` + tags + `}}}`,
 		"queue": `{"apiVersion":"sqs.aws.upbound.io/v1beta1","kind":"Queue",
 			"metadata":{"name":"prod-karpenter-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
-			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","name":"prod","messageRetentionSeconds":300,"sqsManagedSseEnabled":true,"tags":` + tags + `}}}`,
+			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","name":"kiso-prod-karpenter-interruption","messageRetentionSeconds":300,"sqsManagedSseEnabled":true,"tags":` + tags + `}}}`,
 		"queue-policy": `{"apiVersion":"sqs.aws.upbound.io/v1beta1","kind":"QueuePolicy",
 			"metadata":{"name":"prod-karpenter-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","queueUrlRef":{"name":"prod-karpenter-interruption"},
-				"policy":` + fntest.ToJSON(t, queuePolicy("arn:aws:sqs:eu-west-3:111122223333:prod").JSON()) + `}}}`,
+				"policy":` + fntest.ToJSON(t, queuePolicy("arn:aws:sqs:eu-west-3:111122223333:kiso-prod-karpenter-interruption").JSON()) + `}}}`,
 		"rule-spot-interruption": `{"apiVersion":"cloudwatchevents.aws.upbound.io/v1beta1","kind":"Rule",
-			"metadata":{"name":"prod-karpenter-spot-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"prod-spot-interruption"}},
+			"metadata":{"name":"prod-karpenter-spot-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"},"annotations":{"crossplane.io/external-name":"kiso-prod-karpenter-spot-interruption"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","tags":` + tags + `,
 				"eventPattern":"{\"source\":[\"aws.ec2\"],\"detail-type\":[\"EC2 Spot Instance Interruption Warning\"]}"}}}`,
 		"target-spot-interruption": `{"apiVersion":"cloudwatchevents.aws.upbound.io/v1beta2","kind":"Target",
 			"metadata":{"name":"prod-karpenter-spot-interruption","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","ruleRef":{"name":"prod-karpenter-spot-interruption"},
-				"targetId":"KarpenterInterruptionQueueTarget","arn":"arn:aws:sqs:eu-west-3:111122223333:prod"}}}`,
+				"targetId":"KarpenterInterruptionQueueTarget","arn":"arn:aws:sqs:eu-west-3:111122223333:kiso-prod-karpenter-interruption"}}}`,
 		"pod-identity-association": `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"PodIdentityAssociation",
 			"metadata":{"name":"prod-karpenter-controller","labels":{"app.kubernetes.io/managed-by":"kiso"}},
 			"spec":{"providerConfigRef":{"name":"default"},"forProvider":{"region":"eu-west-3","clusterName":"prod","namespace":"kube-system","serviceAccount":"karpenter",
@@ -100,10 +119,11 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	}
 
 	wantStatus := fntest.JSONMap(t, `{
-		"helm":{"settings":{"clusterName":"prod","interruptionQueue":"prod"}},
-		"controllerRoleArn":"arn:aws:iam::111122223333:role/prod-karpenter","controllerRoleResource":"prod-karpenter-controller",
-		"nodeRoleName":"KarpenterNodeRole-prod","nodeRoleArn":"arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
-		"instanceProfileName":"KarpenterNodeRole-prod","nodeRolePath":"/kiso/prod/","queueName":"prod"}`)
+		"helm":{"settings":{"clusterName":"prod","interruptionQueue":"kiso-prod-karpenter-interruption"}},
+		"controllerRoleArn":"arn:aws:iam::111122223333:role/kiso/prod/kiso-prod-karpenter-controller","controllerRoleResource":"prod-karpenter-controller",
+		"nodeRoleName":"kiso-prod-karpenter-node","nodeRoleArn":"arn:aws:iam::111122223333:role/kiso/prod/kiso-prod-karpenter-node",
+		"instanceProfileName":"kiso-prod-karpenter-node","nodeRolePath":"/kiso/prod/organizations/","queueName":"kiso-prod-karpenter-interruption",
+		"namePrefix":"kiso-prod"}`)
 	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
@@ -146,8 +166,8 @@ func TestIRSAClusterAnnotatesTheServiceAccount(t *testing.T) {
 	if diff := cmp.Diff(wantTrust, fntest.Dig(got["controller-role"], "spec", "forProvider", "assumeRolePolicy")); diff != "" {
 		t.Errorf("controller trust policy: -want, +got:\n%s", diff)
 	}
-	wantHelm := fntest.JSONMap(t, `{"settings":{"clusterName":"prod","interruptionQueue":"prod"},
-		"serviceAccount":{"annotations":{"eks.amazonaws.com/role-arn":"arn:aws:iam::111122223333:role/prod-karpenter"}}}`)
+	wantHelm := fntest.JSONMap(t, `{"settings":{"clusterName":"prod","interruptionQueue":"kiso-prod-karpenter-interruption"},
+		"serviceAccount":{"annotations":{"eks.amazonaws.com/role-arn":"arn:aws:iam::111122223333:role/kiso/prod/kiso-prod-karpenter-controller"}}}`)
 	if diff := cmp.Diff(wantHelm, fntest.Dig(fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "helm")); diff != "" {
 		t.Errorf("status.helm: -want, +got:\n%s", diff)
 	}
@@ -161,7 +181,7 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	want := sortedNames(controllerNames, interruptionNames, []string{"pod-identity-association", "prometheus-rule"})
+	want := sortedNames(controllerNames, interruptionNames, placementNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, interruptionNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, fntest.SortedKeys(got)); diff != "" {
 		t.Errorf("no node role, instance profile or access entry: -want, +got:\n%s", diff)
 	}
@@ -169,10 +189,10 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 		t.Errorf("controller role permissionsBoundary: %v", b)
 	}
 	wantStatus := fntest.JSONMap(t, `{
-		"helm":{"settings":{"clusterName":"socle-sbx-53","interruptionQueue":"socle-sbx-53"}},
-		"controllerRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-karpenter","controllerRoleResource":"socle-sbx-53-karpenter-controller",
+		"helm":{"settings":{"clusterName":"socle-sbx-53","interruptionQueue":"kiso-socle-sbx-53-karpenter-interruption"}},
+		"controllerRoleArn":"arn:aws:iam::111122223333:role/kiso/socle-sbx-53/kiso-socle-sbx-53-karpenter-controller","controllerRoleResource":"socle-sbx-53-karpenter-controller",
 		"nodeRoleName":"socle-sbx-53-nodes","nodeRoleArn":"arn:aws:iam::111122223333:role/socle-sbx-53-nodes",
-		"instanceProfileName":"socle-sbx-53-nodes","queueName":"socle-sbx-53"}`)
+		"instanceProfileName":"socle-sbx-53-nodes","queueName":"kiso-socle-sbx-53-karpenter-interruption","namePrefix":"kiso-socle-sbx-53"}`)
 	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status (no nodeRolePath: no other role may be passed): -want, +got:\n%s", diff)
 	}
@@ -199,7 +219,7 @@ func TestChinaPartition(t *testing.T) {
 	}{
 		"node-role":                         {[]string{"spec", "forProvider", "assumeRolePolicy"}, `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com.cn"},"Action":"sts:AssumeRole"}]}`},
 		"node-policy-attachment-cni":        {[]string{"spec", "forProvider", "policyArn"}, "arn:aws-cn:iam::aws:policy/AmazonEKS_CNI_Policy"},
-		"target-scheduled-change":           {[]string{"spec", "forProvider", "arn"}, "arn:aws-cn:sqs:cn-north-1:111122223333:prod"},
+		"target-scheduled-change":           {[]string{"spec", "forProvider", "arn"}, "arn:aws-cn:sqs:cn-north-1:111122223333:kiso-prod-karpenter-interruption"},
 		"controller-policy-eks-integration": {[]string{"spec", "forProvider", "policy"}, `{"Version":"2012-10-17","Statement":[{"Sid":"AllowAPIServerEndpointDiscovery","Effect":"Allow","Action":"eks:DescribeCluster","Resource":"arn:aws-cn:eks:cn-north-1:111122223333:cluster/prod"}]}`},
 	}
 	for name, c := range checks {
@@ -207,7 +227,7 @@ func TestChinaPartition(t *testing.T) {
 			t.Errorf("%s %s: -want, +got:\n%s", name, strings.Join(c.path, "."), diff)
 		}
 	}
-	if arn := fntest.Dig(fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "controllerRoleArn"); arn != "arn:aws-cn:iam::111122223333:role/prod-karpenter" {
+	if arn := fntest.Dig(fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource()), "status", "controllerRoleArn"); arn != "arn:aws-cn:iam::111122223333:role/kiso/prod/kiso-prod-karpenter-controller" {
 		t.Errorf("status.controllerRoleArn: %v", arn)
 	}
 }
@@ -222,7 +242,7 @@ func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
 			wantController = append(wantController, n)
 		}
 	}
-	want := sortedNames(wantController, nodeNames, []string{"pod-identity-association"})
+	want := sortedNames(wantController, nodeNames, placementNames, []string{"pod-identity-association"}, usageNames(wantController, nodeNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
 		t.Errorf("no queue, rules, targets, interruption policy or PrometheusRule: -want, +got:\n%s", diff)
 	}

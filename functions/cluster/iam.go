@@ -13,9 +13,6 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 )
 
-// iamPath is the path of every role and policy of AWS's template.
-const iamPath = "/"
-
 // renderIAM returns the controller's role, its six policies (five without
 // interruption) and their attachments, and, unless the cluster uses an
 // existing instance profile, the node identity: the node role, its policy
@@ -28,11 +25,11 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 	for _, mp := range controllerPolicies(p) {
 		name := p.objectName("controller", mp.Key)
 		out[crControllerPolicy+resource.Name(mp.Key)] = &iamv1beta1.Policy{
-			ObjectMeta: objectMeta(name, policyName(mp, p.Cluster)),
+			ObjectMeta: objectMeta(name, p.names.policy(mp)),
 			Spec: iamv1beta1.PolicySpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: iamv1beta1.PolicyParameters{
-					Path:   ptr(iamPath),
+					Path:   ptr(p.IAMPath),
 					Policy: ptr(mp.Document.JSON()),
 					Tags:   p.Tags,
 				},
@@ -68,8 +65,11 @@ func role(p plan, objectName, awsName string, trust awsiam.PolicyDocument) *iamv
 			ResourceSpec: resourceSpec(p),
 			ForProvider: iamv1beta1.RoleParameters{
 				AssumeRolePolicy: ptr(trust.JSON()),
-				Path:             ptr(iamPath),
-				Tags:             p.Tags,
+				// Usages keep the role's policy attachments until the role is
+				// gone; deleting it detaches them, as IAM requires.
+				ForceDetachPolicies: ptr(true),
+				Path:                ptr(p.IAMPath),
+				Tags:                p.Tags,
 			},
 		},
 	}
@@ -90,19 +90,24 @@ func objectMeta(name, externalName string) metav1.ObjectMeta {
 	return m
 }
 
-// resourceSpec is what every managed resource shares: its ProviderConfig.
+// resourceSpec is what every managed resource shares: its ProviderConfig,
+// and, for a setup kiso took over, that it is never deleted from AWS.
 func resourceSpec(p plan) xpv1.ResourceSpec {
-	return xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: p.Spec.ProviderConfigName}}
+	rs := xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: p.Spec.ProviderConfigName}}
+	if p.TakeOver {
+		rs.DeletionPolicy = xpv1.DeletionOrphan
+	}
+	return rs
 }
 
-// nodeIdentity is the cluster's shared node identity, as AWS's template
-// makes it.
+// nodeIdentity is the cluster's shared node identity: the role and
+// instance profile AWS's template makes, under kiso's names and path.
 func nodeIdentity(p plan) nodeidentity.Identity {
 	return nodeidentity.Identity{
 		ObjectName:          p.objectName("node"),
 		RoleName:            p.NodeRoleName,
 		ProfileName:         p.InstanceProfileName,
-		Path:                iamPath,
+		Path:                p.IAMPath,
 		PermissionsBoundary: p.Spec.PermissionsBoundary,
 		Partition:           p.Partition,
 		Region:              p.Region,
@@ -110,5 +115,6 @@ func nodeIdentity(p plan) nodeidentity.Identity {
 		ProviderConfigName:  p.Spec.ProviderConfigName,
 		Tags:                p.Tags,
 		Labels:              map[string]string{tagManagedBy: managedByValue},
+		Orphan:              p.TakeOver,
 	}
 }

@@ -103,7 +103,7 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 	for _, r := range rules {
 		name := p.objectName(r.Key)
 		out[crRule+resource.Name(r.Key)] = &eventsv1beta1.Rule{
-			ObjectMeta: objectMeta(name, ruleName(p.Cluster, r)),
+			ObjectMeta: objectMeta(name, p.names.rule(r)),
 			Spec: eventsv1beta1.RuleSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eventsv1beta1.RuleParameters{

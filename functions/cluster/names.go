@@ -21,17 +21,68 @@ const (
 // when longer than maxLen.
 func joinAWS(maxLen int, parts ...string) string { return names.Join(maxLen, parts...) }
 
-// controllerRoleName is eksctl's getting-started name, <cluster>-karpenter.
-func controllerRoleName(cluster string) string { return joinAWS(maxRoleName, cluster, "karpenter") }
+// defaultNamePrefix starts kiso's AWS names unless the spec sets a prefix:
+// no name AWS's template or eksctl gives starts with "kiso-", so kiso never
+// takes over what another tool created.
+func defaultNamePrefix(cluster string) string { return "kiso-" + cluster }
 
-// nodeRoleName is AWS's template name, KarpenterNodeRole-<cluster>; the
-// instance profile has the same name.
-func nodeRoleName(cluster string) string { return joinAWS(maxRoleName, "KarpenterNodeRole", cluster) }
+// defaultIAMPath is the IAM path of kiso's roles, policies and instance
+// profiles unless the spec sets one.
+func defaultIAMPath(cluster string) string { return "/kiso/" + cluster + "/" }
 
-// ruleName is <cluster>-<rule>: AWS's template leaves rule names to
-// CloudFormation; a <cluster>- prefix lets a permissions boundary scope
-// them, as in seed 001.
-func ruleName(cluster string, r rule) string { return joinAWS(maxRuleName, cluster, r.Key) }
+// organizationsPath is where organizations' node roles live, under the
+// cluster's path: the controller may pass any role there, and no role of the
+// cluster's own (the controller's included) lives there.
+func organizationsPath(iamPath string) string { return iamPath + "organizations/" }
+
+// awsNames are the AWS names of a cluster's resources: kiso's own
+// (<prefix>-karpenter-...), or, taking over AWS's getting-started setup, the
+// names that template gives.
+type awsNames struct {
+	prefix   string
+	cluster  string
+	takeOver bool
+}
+
+// controllerRole is <prefix>-karpenter-controller; AWS's getting-started
+// guide (eksctl) names it <cluster>-karpenter.
+func (n awsNames) controllerRole() string {
+	if n.takeOver {
+		return joinAWS(maxRoleName, n.cluster, "karpenter")
+	}
+	return joinAWS(maxRoleName, n.prefix, "karpenter", "controller")
+}
+
+// nodeRole is <prefix>-karpenter-node; AWS's template names it
+// KarpenterNodeRole-<cluster>. The instance profile has the same name.
+func (n awsNames) nodeRole() string {
+	if n.takeOver {
+		return joinAWS(maxRoleName, "KarpenterNodeRole", n.cluster)
+	}
+	return joinAWS(maxRoleName, n.prefix, "karpenter", "node")
+}
+
+// policy is <prefix>-karpenter-<key>; AWS's template names it
+// KarpenterController<Name>Policy-<cluster>.
+func (n awsNames) policy(mp managedPolicy) string {
+	if n.takeOver {
+		return joinAWS(maxPolicyName, "KarpenterController"+mp.Name+"Policy", n.cluster)
+	}
+	return joinAWS(maxPolicyName, n.prefix, "karpenter", mp.Key)
+}
+
+// queue is <prefix>-karpenter-interruption; AWS's template names it after
+// the cluster.
+func (n awsNames) queue() string {
+	if n.takeOver {
+		return joinAWS(maxQueueName, n.cluster)
+	}
+	return joinAWS(maxQueueName, n.prefix, "karpenter", "interruption")
+}
+
+// rule is <prefix>-karpenter-<rule> in every case: AWS's template leaves
+// rule names to CloudFormation, so there is nothing to take over.
+func (n awsNames) rule(r rule) string { return joinAWS(maxRuleName, n.prefix, "karpenter", r.Key) }
 
 // objectName is a composed object's Kubernetes name: the cluster name made
 // DNS-1123 (lowercase, hashed if that changed it), then "karpenter" and the
@@ -51,4 +102,5 @@ const (
 	crControllerAttach = "controller-policy-attachment-"
 	crRule             = "rule-"
 	crTarget           = "target-"
+	crUsage            = "usage-"
 )

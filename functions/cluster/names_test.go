@@ -11,44 +11,57 @@ import (
 
 func TestAWSNames(t *testing.T) {
 	cases := map[string]struct {
-		reason  string
-		cluster string
-		want    map[string]string
+		reason string
+		names  awsNames
+		want   map[string]string
 	}{
-		"AWSsOwnNames": {
-			reason:  "A short cluster name gives exactly the names of AWS's template and eksctl.",
-			cluster: "prod",
+		"KisosOwnNames": {
+			reason: "By default every name starts with kiso-<cluster>: none is a name AWS's template or eksctl gives, so kiso never adopts their setup.",
+			names:  awsNames{prefix: defaultNamePrefix("prod"), cluster: "prod"},
 			want: map[string]string{
-				"controllerRole": "prod-karpenter", "nodeRole": "KarpenterNodeRole-prod",
-				"policy": "KarpenterControllerResourceDiscoveryPolicy-prod", "rule": "prod-capacity-reservation-interruption",
+				"controllerRole": "kiso-prod-karpenter-controller", "nodeRole": "kiso-prod-karpenter-node",
+				"policy": "kiso-prod-karpenter-resource-discovery", "queue": "kiso-prod-karpenter-interruption",
+				"rule": "kiso-prod-karpenter-capacity-reservation-interruption",
 			},
 		},
-		"CaseAndUnderscoreKept": {
-			reason:  "AWS names keep the cluster name as it is; only Kubernetes names are lowered.",
-			cluster: "Prod_EU",
+		"PrefixForABoundary": {
+			reason: "A boundary that scopes queues and rules to <cluster>-* is met with the cluster name as prefix.",
+			names:  awsNames{prefix: "socle-sbx-53", cluster: "socle-sbx-53"},
+			want: map[string]string{
+				"controllerRole": "socle-sbx-53-karpenter-controller", "nodeRole": "socle-sbx-53-karpenter-node",
+				"policy": "socle-sbx-53-karpenter-resource-discovery", "queue": "socle-sbx-53-karpenter-interruption",
+				"rule": "socle-sbx-53-karpenter-capacity-reservation-interruption",
+			},
+		},
+		"TakeOverUsesAWSsNames": {
+			reason: "Taking over AWS's getting-started setup names what it created exactly as it did; rules, which the template leaves to CloudFormation, keep kiso's names.",
+			names:  awsNames{prefix: defaultNamePrefix("Prod_EU"), cluster: "Prod_EU", takeOver: true},
 			want: map[string]string{
 				"controllerRole": "Prod_EU-karpenter", "nodeRole": "KarpenterNodeRole-Prod_EU",
-				"policy": "KarpenterControllerResourceDiscoveryPolicy-Prod_EU", "rule": "Prod_EU-capacity-reservation-interruption",
+				"policy": "KarpenterControllerResourceDiscoveryPolicy-Prod_EU", "queue": "Prod_EU",
+				"rule": "kiso-Prod_EU-karpenter-capacity-reservation-interruption",
 			},
 		},
 		"LongNamesAreHashed": {
-			reason:  "An 80-character cluster name (the longest a queue allows) overflows role and rule names: they are cut and end in the first 8 hex digits of the full name's SHA-256.",
-			cluster: strings.Repeat("c", 80),
+			reason: "A 100-character cluster name overflows role, queue and rule names: they are cut and end in the first 8 hex digits of the full name's SHA-256.",
+			names:  awsNames{prefix: defaultNamePrefix(strings.Repeat("c", 100)), cluster: strings.Repeat("c", 100)},
 			want: map[string]string{
-				"controllerRole": strings.Repeat("c", 55) + "-e53ea24b",
-				"nodeRole":       "KarpenterNodeRole-" + strings.Repeat("c", 37) + "-54ba256c",
-				"policy":         "KarpenterControllerResourceDiscoveryPolicy-" + strings.Repeat("c", 80),
-				"rule":           strings.Repeat("c", 55) + "-d6d9e267",
+				"controllerRole": "kiso-" + strings.Repeat("c", 50) + "-bfca053e",
+				"nodeRole":       "kiso-" + strings.Repeat("c", 50) + "-d37615a8",
+				"policy":         "kiso-" + strings.Repeat("c", 100) + "-karpenter-res-e78f7e8b",
+				"queue":          "kiso-" + strings.Repeat("c", 66) + "-aff4b67e",
+				"rule":           "kiso-" + strings.Repeat("c", 50) + "-7179529d",
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := map[string]string{
-				"controllerRole": controllerRoleName(tc.cluster),
-				"nodeRole":       nodeRoleName(tc.cluster),
-				"policy":         policyName(managedPolicy{Name: "ResourceDiscovery"}, tc.cluster),
-				"rule":           ruleName(tc.cluster, rules[4]),
+				"controllerRole": tc.names.controllerRole(),
+				"nodeRole":       tc.names.nodeRole(),
+				"policy":         tc.names.policy(managedPolicy{Key: "resource-discovery", Name: "ResourceDiscovery"}),
+				"queue":          tc.names.queue(),
+				"rule":           tc.names.rule(rules[4]),
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)

@@ -166,14 +166,8 @@ func controllerPolicies(p plan) []managedPolicy {
 	)
 }
 
-// policyName is AWS's name for a controller policy, shortened with a hash
-// when the cluster name makes it longer than IAM allows.
-func policyName(mp managedPolicy, cluster string) string {
-	return joinAWS(maxPolicyName, "KarpenterController"+mp.Name+"Policy", cluster)
-}
-
 // passRoleResources are the roles the controller may pass to EC2: the
-// cluster's node role and every role under kiso's per-organization path, or
+// cluster's node role and every role under the organizations' path, or
 // with an existing instance profile that profile's role only.
 func passRoleResources(p plan) awsiam.Values {
 	if p.Spec.NodeRole.ExistingInstanceProfile != nil {

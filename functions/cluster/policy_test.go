@@ -183,14 +183,16 @@ func TestControllerPolicyIsAWSsStatementForStatement(t *testing.T) {
 			spec.Features.RebootForRepair = true
 			p := newPlan(spec)
 			sub := map[string]string{
-				"${AWS::Partition}":                 string(tc.partition),
-				"${AWS::Region}":                    tc.region,
-				"${AWS::AccountId}":                 "111122223333",
-				"${ClusterName}":                    "prod",
-				"${KarpenterInterruptionQueue.Arn}": "arn:" + string(tc.partition) + ":sqs:" + tc.region + ":111122223333:prod",
-				// kiso's one deliberate change: PassRole on the cluster's
-				// node role and on kiso's path for per-organization roles.
-				`"${KarpenterNodeRole.Arn}"`: `["arn:` + string(tc.partition) + `:iam::111122223333:role/KarpenterNodeRole-prod","arn:` + string(tc.partition) + `:iam::111122223333:role/kiso/prod/*"]`,
+				"${AWS::Partition}": string(tc.partition),
+				"${AWS::Region}":    tc.region,
+				"${AWS::AccountId}": "111122223333",
+				"${ClusterName}":    "prod",
+				// kiso's names and path, never the template's (no adoption).
+				"${KarpenterInterruptionQueue.Arn}": "arn:" + string(tc.partition) + ":sqs:" + tc.region + ":111122223333:kiso-prod-karpenter-interruption",
+				// kiso's one deliberate change to a statement: PassRole on
+				// the cluster's node role and on the path of per-organization
+				// roles.
+				`"${KarpenterNodeRole.Arn}"`: `["arn:` + string(tc.partition) + `:iam::111122223333:role/kiso/prod/kiso-prod-karpenter-node","arn:` + string(tc.partition) + `:iam::111122223333:role/kiso/prod/organizations/*"]`,
 			}
 
 			got := controllerPolicies(p)
@@ -213,8 +215,9 @@ func TestControllerPolicyIsAWSsStatementForStatement(t *testing.T) {
 						t.Errorf("%s statement %d (%v): -AWS, +kiso:\n%s", mp.Name, i, want[i]["Sid"], diff)
 					}
 				}
-				if n := policyName(mp, "prod"); n != "KarpenterController"+mp.Name+"Policy-prod" {
-					t.Errorf("%s: AWS name %q, want KarpenterController%sPolicy-prod", mp.Name, n, mp.Name)
+				taken := awsNames{prefix: defaultNamePrefix("prod"), cluster: "prod", takeOver: true}
+				if n := taken.policy(mp); n != "KarpenterController"+mp.Name+"Policy-prod" {
+					t.Errorf("%s: taken-over AWS name %q, want KarpenterController%sPolicy-prod", mp.Name, n, mp.Name)
 				}
 			}
 		})
@@ -288,8 +291,11 @@ func TestControllerPoliciesFitIAMsSizeLimit(t *testing.T) {
 		if n := len(mp.Document.JSON()); n > 6144 {
 			t.Errorf("%s: %d characters, IAM allows 6144", mp.Name, n)
 		}
-		if n := len(policyName(mp, spec.ClusterName)); n > maxPolicyName {
-			t.Errorf("%s: name of %d characters, IAM allows %d", mp.Name, n, maxPolicyName)
+		for _, takeOver := range []bool{false, true} {
+			names := awsNames{prefix: defaultNamePrefix(spec.ClusterName), cluster: spec.ClusterName, takeOver: takeOver}
+			if n := len(names.policy(mp)); n > maxPolicyName {
+				t.Errorf("%s (take over %t): name of %d characters, IAM allows %d", mp.Name, takeOver, n, maxPolicyName)
+			}
 		}
 	}
 }

@@ -75,8 +75,9 @@ type plan struct {
 	NodeRoleName        string
 	NodeRoleARN         string
 	InstanceProfileName string
-	// NodeRolePath is the IAM path of per-organization node roles, "" when
-	// the cluster uses an existing instance profile.
+	// NodeRolePath is the IAM path of per-organization node roles
+	// (<iamPath>organizations/), "" when the cluster uses an existing
+	// instance profile.
 	NodeRolePath      string
 	PassRoleResources awsiam.Values
 
@@ -89,6 +90,15 @@ type plan struct {
 
 	// Tags go on every AWS resource that takes tags.
 	Tags map[string]*string
+
+	// NamePrefix starts every AWS name kiso gives; IAMPath is the path of
+	// the cluster's roles, policies and instance profile.
+	NamePrefix string
+	IAMPath    string
+	// TakeOver: the names are those of AWS's getting-started template, and
+	// nothing is ever deleted from AWS.
+	TakeOver bool
+	names    awsNames
 
 	// objectBase starts every composed object's Kubernetes name.
 	objectBase string
@@ -108,9 +118,25 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 		Tags:           awsTags(spec),
 		objectBase:     names.Lower(spec.ClusterName),
 	}
-	p.ControllerRoleName = controllerRoleName(p.Cluster)
+	p.NamePrefix = spec.Naming.Prefix
+	if p.NamePrefix == "" {
+		p.NamePrefix = defaultNamePrefix(p.Cluster)
+	}
+	iamPath := spec.Naming.IAMPath
+	if iamPath == "" {
+		iamPath = defaultIAMPath(p.Cluster)
+	}
+	p.TakeOver = spec.Naming.TakeOver == v1alpha1.TakeOverAWSGettingStarted
+	p.IAMPath = iamPath
+	if p.TakeOver {
+		// What AWS's template created lives at the root path.
+		p.IAMPath = "/"
+	}
+	p.names = awsNames{prefix: p.NamePrefix, cluster: p.Cluster, takeOver: p.TakeOver}
+
+	p.ControllerRoleName = p.names.controllerRole()
 	p.ControllerRoleResource = p.objectName("controller")
-	p.ControllerRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role/"+p.ControllerRoleName)
+	p.ControllerRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role"+p.IAMPath+p.ControllerRoleName)
 
 	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
 		p.NodeRoleARN = ex.RoleARN
@@ -118,24 +144,18 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 		p.InstanceProfileName = ex.Name
 	} else {
 		p.CreateNodeRole = true
-		p.NodeRoleName = nodeRoleName(p.Cluster)
-		p.NodeRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role/"+p.NodeRoleName)
+		p.NodeRoleName = p.names.nodeRole()
+		p.NodeRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role"+p.IAMPath+p.NodeRoleName)
 		p.InstanceProfileName = p.NodeRoleName
-		p.NodeRolePath = nodeRolePath(p.Cluster)
+		p.NodeRolePath = organizationsPath(iamPath)
 	}
 	p.PassRoleResources = passRoleResources(p)
 
 	if p.Interruption {
-		p.QueueName = p.Cluster
+		p.QueueName = p.names.queue()
 		p.QueueARN = awsiam.ARN(p.Partition, "sqs", p.Region, p.Account, p.QueueName)
 	}
 	return p
-}
-
-// nodeRolePath is the IAM path reserved for per-organization node roles of
-// a cluster: the controller may pass any role under it.
-func nodeRolePath(cluster string) string {
-	return "/kiso/" + cluster + "/"
 }
 
 // roleNameOf is the name of a role from its ARN: the part after the last "/"

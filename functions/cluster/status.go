@@ -24,6 +24,7 @@ func buildStatus(p plan) v1alpha1.XKarpenterClusterStatus {
 		InstanceProfileName:    p.InstanceProfileName,
 		NodeRolePath:           p.NodeRolePath,
 		QueueName:              p.QueueName,
+		NamePrefix:             p.NamePrefix,
 	}
 	if !p.PodIdentity {
 		st.Helm.ServiceAccount = &v1alpha1.HelmServiceAccount{Annotations: map[string]string{irsaRoleAnnotation: p.ControllerRoleARN}}

@@ -28,12 +28,19 @@ var (
 	roleResource   = regexp.MustCompile(`^role/(/?[\x21-\x7E]+/)?[\w+=,.@-]{1,64}$`)
 	policyResource = regexp.MustCompile(`^policy/(/?[\x21-\x7E]+/)?[\w+=,.@-]{1,128}$`)
 	oidcResource   = regexp.MustCompile(`^oidc-provider/[^/\s]+(/[^/\s]+)*$`)
+	// A name prefix starts IAM, SQS and EventBridge names: their common
+	// characters. An IAM path is / or /<segment>/.../.
+	namePrefixPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	iamPathPattern    = regexp.MustCompile(`^/([A-Za-z0-9+=,.@_-]+/)*$`)
 )
 
-// AWS's length limits on names the spec sets.
+// AWS's length limits on names the spec sets; a name prefix leaves room
+// for the rest of the name before kiso shortens it with a hash.
 const (
 	maxClusterName         = 100
 	maxInstanceProfileName = 128
+	maxNamePrefix          = 40
+	maxIAMPath             = 256
 )
 
 // validateSpec returns every problem with the spec, each naming its field.
@@ -84,6 +91,39 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 		errs = append(errs, validateIAMARN(sp.Child("permissionsBoundary"), b, policyResource, "a managed policy ARN, arn:<partition>:iam::<account>:policy/<name>", spec, true)...)
 	}
 	errs = append(errs, validateLabels(sp.Child("monitoring", "labels"), spec.Monitoring.Labels)...)
+	errs = append(errs, validateNaming(sp.Child("naming"), spec.Naming)...)
+	return errs
+}
+
+// validateNaming checks the name prefix and IAM path: AWS's rules for the
+// names and paths they start, and that a take-over keeps AWS's own.
+func validateNaming(path *field.Path, n v1alpha1.Naming) field.ErrorList {
+	var errs field.ErrorList
+	if n.Prefix != "" {
+		switch {
+		case len(n.Prefix) > maxNamePrefix:
+			errs = append(errs, field.TooLong(path.Child("prefix"), n.Prefix, maxNamePrefix))
+		case !namePrefixPattern.MatchString(n.Prefix):
+			errs = append(errs, field.Invalid(path.Child("prefix"), n.Prefix, "must start with a letter or digit and hold only letters, digits, '-' and '_': it starts IAM, SQS and EventBridge names"))
+		}
+	}
+	if n.IAMPath != "" {
+		switch {
+		case len(n.IAMPath) > maxIAMPath:
+			errs = append(errs, field.TooLong(path.Child("iamPath"), n.IAMPath, maxIAMPath))
+		case !iamPathPattern.MatchString(n.IAMPath):
+			errs = append(errs, field.Invalid(path.Child("iamPath"), n.IAMPath, "must be an IAM path: / or /<segment>/.../, segments of letters, digits and +=,.@_-"))
+		}
+	}
+	switch n.TakeOver {
+	case v1alpha1.TakeOverNone:
+	case v1alpha1.TakeOverAWSGettingStarted:
+		if n.IAMPath != "" {
+			errs = append(errs, field.Forbidden(path.Child("iamPath"), "takeOver AWSGettingStarted uses AWS's names and the path / for what it takes over; iamPath is only for kiso's own names"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(path.Child("takeOver"), n.TakeOver, []string{string(v1alpha1.TakeOverAWSGettingStarted)}))
+	}
 	return errs
 }
 
@@ -98,8 +138,8 @@ func validateClusterName(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) 
 		return field.ErrorList{field.TooLong(path, name, maxClusterName)}
 	case !clusterNamePattern.MatchString(name):
 		return field.ErrorList{field.Invalid(path, name, "must start with a letter or digit and hold only letters, digits, '-' and '_', as an EKS cluster name does")}
-	case *spec.Interruption.Enabled && len(name) > maxQueueName:
-		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("must be at most %d characters while spec.interruption.enabled is true: it names the interruption queue, and SQS refuses longer queue names", maxQueueName))}
+	case *spec.Interruption.Enabled && spec.Naming.TakeOver == v1alpha1.TakeOverAWSGettingStarted && len(name) > maxQueueName:
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("must be at most %d characters while spec.interruption.enabled is true and spec.naming.takeOver is AWSGettingStarted: AWS's template names the interruption queue after the cluster, and SQS refuses longer queue names", maxQueueName))}
 	}
 	return nil
 }

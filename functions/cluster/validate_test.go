@@ -57,9 +57,15 @@ func TestValidateSpec(t *testing.T) {
 			want:   []string{`spec.region: Invalid value: "eu-west-3a": must be an AWS region, e.g. eu-west-3`},
 		},
 		"ClusterNameTooLongForQueue": {
-			reason: "The queue is named after the cluster and SQS allows 80 characters, EKS 100.",
-			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.ClusterName = strings.Repeat("c", 81) },
-			want:   []string{`spec.clusterName: Invalid value: "` + strings.Repeat("c", 81) + `": must be at most 80 characters while spec.interruption.enabled is true: it names the interruption queue, and SQS refuses longer queue names`},
+			reason: "Taking over AWS's setup, the queue is named after the cluster and SQS allows 80 characters, EKS 100.",
+			mutate: func(s *v1alpha1.XKarpenterClusterSpec) {
+				s.ClusterName, s.Naming.TakeOver = strings.Repeat("c", 81), v1alpha1.TakeOverAWSGettingStarted
+			},
+			want: []string{`spec.clusterName: Invalid value: "` + strings.Repeat("c", 81) + `": must be at most 80 characters while spec.interruption.enabled is true and spec.naming.takeOver is AWSGettingStarted: AWS's template names the interruption queue after the cluster, and SQS refuses longer queue names`},
+		},
+		"LongClusterNameWithKisosQueueName": {
+			reason: "kiso's own queue name is shortened with a hash, so any cluster name EKS allows works.",
+			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.ClusterName = strings.Repeat("c", 100) },
 		},
 		"LongClusterNameWithoutQueue": {
 			reason: "Without interruption there is no queue, so EKS's limit of 100 applies.",

@@ -50,8 +50,13 @@ func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
 // cluster function's status (every value in it is known from the cluster's
 // spec), not for AWS: Usages order deletion, and creation converges.
 func (c *boundCluster) notReady() string {
-	if c.Status.ControllerRoleResource == "" {
-		return fmt.Sprintf("spec.clusterRef: %s %q has not been rendered yet (its status has no controllerRoleResource)", v1alpha1.ClusterKind, c.Name)
+	for _, f := range []struct{ name, value string }{
+		{"controllerRoleResource", c.Status.ControllerRoleResource},
+		{"namePrefix", c.Status.NamePrefix},
+	} {
+		if f.value == "" {
+			return fmt.Sprintf("spec.clusterRef: %s %q has not been rendered yet (its status has no %s)", v1alpha1.ClusterKind, c.Name, f.name)
+		}
 	}
 	return ""
 }

@@ -16,8 +16,8 @@ const clusterXR = `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster",
 	"spec":{"clusterName":"prod-eu","region":"eu-west-3","accountId":"123456789012","partition":"aws",
 	        "providerConfigName":"aws","permissionsBoundary":"arn:aws:iam::123456789012:policy/boundary",
 	        "tags":{"environment":"prod","kubernetes.io/cluster/prod-eu":"owned"}},
-	"status":{"controllerRoleResource":"prod-eu-karpenter-controller","nodeRolePath":"/kiso/prod-eu/",
-	          "nodeRoleName":"KarpenterNodeRole-prod-eu"}}`
+	"status":{"controllerRoleResource":"prod-eu-karpenter-controller","nodeRolePath":"/kiso/prod-eu/organizations/",
+	          "nodeRoleName":"kiso-prod-eu-karpenter-node","namePrefix":"kiso-prod-eu"}}`
 
 var dedicatedSpec = strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeRole":"Dedicated","nodeClassRef"`, 1)
 
@@ -28,11 +28,11 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 
 	tags := map[string]any{"environment": "prod", "kubernetes.io/cluster/prod-eu": "owned", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
 	wantRole := fntest.JSONMap(t, `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
-		"metadata":{"name":"kiso-acme-node","annotations":{"crossplane.io/external-name":"prod-eu-acme-node"},
+		"metadata":{"name":"kiso-acme-node","annotations":{"crossplane.io/external-name":"kiso-prod-eu-org-acme-node"},
 		            "labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme"}},
 		"spec":{"providerConfigRef":{"name":"aws"},"forProvider":{
 			"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}",
-			"path":"/kiso/prod-eu/","permissionsBoundary":"arn:aws:iam::123456789012:policy/boundary"}}}`)
+			"forceDetachPolicies":true,"path":"/kiso/prod-eu/organizations/","permissionsBoundary":"arn:aws:iam::123456789012:policy/boundary"}}}`)
 	fntest.Dig(wantRole, "spec", "forProvider").(map[string]any)["tags"] = tags
 	if diff := cmp.Diff(wantRole, got["node-role"]); diff != "" {
 		t.Errorf("dedicated Role: -want, +got:\n%s", diff)
@@ -47,8 +47,8 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 	if _, ok := nc["role"]; ok {
 		t.Errorf("NodeClass still names the reference's role %v; it must name only the organization's identity", nc["role"])
 	}
-	if nc["instanceProfile"] != "prod-eu-acme-node" {
-		t.Errorf("NodeClass instanceProfile: want prod-eu-acme-node, got %v", nc["instanceProfile"])
+	if nc["instanceProfile"] != "kiso-prod-eu-org-acme-node" {
+		t.Errorf("NodeClass instanceProfile: want kiso-prod-eu-org-acme-node, got %v", nc["instanceProfile"])
 	}
 	wantTags := map[string]any{"team": "platform", "environment": "prod", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
 	if diff := cmp.Diff(wantTags, nc["tags"]); diff != "" {
@@ -60,6 +60,11 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 		"usage-kiso-acme-node-role":        {"Role/kiso-acme-node", "EC2NodeClass/kiso-acme"},
 		"usage-kiso-acme-instance-profile": {"InstanceProfile/kiso-acme-node", "EC2NodeClass/kiso-acme"},
 		"usage-kiso-acme-controller-role":  {"Role/prod-eu-karpenter-controller", "NodePool/kiso-acme"},
+	}
+	// The access entry and the policy attachments stay while the role does.
+	usages["node-usage-node-access-entry"] = [2]string{"AccessEntry/kiso-acme-node", "Role/kiso-acme-node"}
+	for _, key := range []string{"worker-node", "cni", "ecr-pull", "ssm"} {
+		usages["node-usage-node-policy-attachment-"+key] = [2]string{"RolePolicyAttachment/kiso-acme-node-" + key, "Role/kiso-acme-node"}
 	}
 	for name, want := range usages {
 		u, ok := got[name]
@@ -101,7 +106,7 @@ func TestClusterNotYetRenderedKeepsComposedPools(t *testing.T) {
 }
 
 func TestDedicatedNeedsAClusterThatMayPassIt(t *testing.T) {
-	boundary := strings.Replace(clusterXR, `"nodeRolePath":"/kiso/prod-eu/",`, ``, 1)
+	boundary := strings.Replace(clusterXR, `"nodeRolePath":"/kiso/prod-eu/organizations/",`, ``, 1)
 	rsp := run(t, newRequest(t, input, xr(dedicatedSpec), nil), cluster{refNodeClass, refNodePool, boundary})
 	assertFatal(t, rsp, `spec.nodeRole: Forbidden: XKarpenterCluster "prod" uses an existing instance profile and its controller may pass that one role only; use Shared`)
 }

@@ -9,8 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // Composed resource names: one NodePool and one NodeClass per pool, keyed by
@@ -64,11 +67,11 @@ func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok 
 // readyOnceExists reports whether objects of a group are ready as soon as
 // they exist.
 func readyOnceExists(group string) bool {
-	return group == "" || group == "admissionregistration.k8s.io" || group == "protection.crossplane.io"
+	return group == "" || group == "admissionregistration.k8s.io" || group == "rbac.authorization.k8s.io" || group == "protection.crossplane.io"
 }
 
 // keepObserved returns every observed composed resource as desired, exactly
-// as it is. It is what the function returns when it cannot render: Crossplane
+// as kiso rendered it: identity, kiso's labels and annotations, and content. It is what the function returns when it cannot render: Crossplane
 // deletes any composed resource a function stops returning, and deleting a
 // NodePool drains a tenant's nodes.
 func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[resource.Name]*resource.DesiredComposed {
@@ -85,9 +88,13 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 		if labels := ownLabels(oc.Resource.GetLabels()); len(labels) > 0 {
 			u.SetLabels(labels)
 		}
-		// A ConfigMap's content is its data; everything else kiso composes
+		if annotations := ownAnnotations(oc.Resource.GetAnnotations()); len(annotations) > 0 {
+			u.SetAnnotations(annotations)
+		}
+		// A ConfigMap's content is its data, a Role's its rules, a
+		// RoleBinding's its role and subjects; everything else kiso composes
 		// keeps it in spec.
-		for _, content := range []string{"spec", "data"} {
+		for _, content := range []string{"spec", "data", "rules", "roleRef", "subjects"} {
 			if v, ok := oc.Resource.Object[content]; ok {
 				u.Object[content] = runtime.DeepCopyJSONValue(v)
 			}
@@ -95,6 +102,24 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 		cd := composed.New()
 		cd.Unstructured = *u
 		out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(cd, oc, true)}
+	}
+	return out
+}
+
+// renderedAnnotations are the annotations kiso itself renders. The external
+// name is a managed resource's AWS identity: a kept Role without it would
+// make provider-aws manage a role of another name.
+var renderedAnnotations = []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation}
+
+// ownAnnotations keeps the annotations kiso renders and drops the ones
+// Crossplane and providers write (composition resource name, external
+// create times), which are theirs to keep.
+func ownAnnotations(annotations map[string]string) map[string]string {
+	out := make(map[string]string, len(renderedAnnotations))
+	for _, k := range renderedAnnotations {
+		if v, ok := annotations[k]; ok {
+			out[k] = v
+		}
 	}
 	return out
 }

@@ -22,9 +22,10 @@ const maxRoleName = 64
 // instance profile of the same name) under the cluster's node-role path,
 // which the controller's iam:PassRole already covers, bounded by the
 // cluster's permissions boundary. IAM names are unique per account, so the
-// name carries the cluster's.
+// name starts with the cluster's prefix: <prefix>-org-<organization>-node,
+// which no name of the cluster's own (<prefix>-karpenter-...) can be.
 func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, tags map[string]string, keys Keys) nodeidentity.Identity {
-	name := names.Join(maxRoleName, c.Spec.ClusterName, spec.Organization, "node")
+	name := names.Join(maxRoleName, c.Status.NamePrefix, "org", spec.Organization, "node")
 	awsTags := make(map[string]*string, len(tags))
 	for k, v := range tags {
 		awsTags[k] = &v
@@ -61,7 +62,9 @@ func organizationTags(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, ke
 	return out
 }
 
-// identityObjects converts an identity's managed resources for composing.
+// identityObjects converts an identity's managed resources for composing,
+// with the Usages that keep its access entry and policy attachments until
+// its role (kept by the organization's NodeClasses) is gone.
 func identityObjects(id nodeidentity.Identity) (map[resource.Name]*composed.Unstructured, error) {
 	out := map[resource.Name]*composed.Unstructured{}
 	for name, o := range id.Objects() {
@@ -70,6 +73,9 @@ func identityObjects(id nodeidentity.Identity) (map[resource.Name]*composed.Unst
 			return nil, errors.Wrapf(err, "cannot convert %s", name)
 		}
 		out[name] = cd
+	}
+	for name, u := range id.Usages() {
+		out[name] = u.Render(id.Labels)
 	}
 	return out, nil
 }

@@ -94,14 +94,18 @@ func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys Keys, stack string, sta
 	return p
 }
 
-// poolName is kiso-<organization>[-<stack>], shortened with a stable hash
-// when longer than a label value may be (it is also the karpenter.sh/nodepool
-// label's value).
+// poolName is kiso-<organization> for an organization's pool and
+// kiso-<organization>.<stack> for a stack's, shortened with a stable hash when
+// longer than a label value may be (it is also the karpenter.sh/nodepool
+// label's value). Organization and stack are DNS-1123 labels, which hold no
+// ".", so two different organization/stack pairs never share a name: with "-"
+// organization acme's stack web-x and organization acme-web's stack x would.
 func poolName(organization, stack string) string {
-	if stack == "" {
-		return names.Join(names.MaxLabelValue, poolNamePrefix, organization)
+	name := poolNamePrefix + "-" + organization
+	if stack != "" {
+		name += "." + stack
 	}
-	return names.Join(names.MaxLabelValue, poolNamePrefix, organization, stack)
+	return names.Shorten(names.MaxLabelValue, name)
 }
 
 // mergeSettings returns base with every field override sets replacing it;

@@ -25,13 +25,13 @@ func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 			t.Errorf("retired %s must be kept unchanged until its replacements are Ready: -composed, +kept:\n%s", name, diff)
 		}
 	}
-	for _, name := range []string{"nodepool-kiso-acme-web", "nodepool-kiso-acme-jobs"} {
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodepool-kiso-acme.jobs"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("new pool %s not rendered", name)
 		}
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonReplacing,
-		"keeping retired pools kiso-acme until new pools kiso-acme-web, kiso-acme-jobs report Ready")
+		"keeping retired pools kiso-acme until new pools kiso-acme.web, kiso-acme.jobs report Ready")
 }
 
 func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {

@@ -20,11 +20,17 @@ const hashLen = 8
 // and appends a hash of the full name, so the same parts always give the same
 // name and different parts give different names.
 func Join(maxLen int, parts ...string) string {
-	full := strings.Join(parts, "-")
-	if len(full) <= maxLen {
-		return full
+	return Shorten(maxLen, strings.Join(parts, "-"))
+}
+
+// Shorten returns name when it fits maxLen; otherwise it cuts it and appends a
+// hash of the whole name. The cut never ends in "-" or ".", so a DNS-1123
+// name stays one.
+func Shorten(maxLen int, name string) string {
+	if len(name) <= maxLen {
+		return name
 	}
-	sum := sha256.Sum256([]byte(full))
-	head := strings.TrimRight(full[:maxLen-hashLen-1], "-")
+	sum := sha256.Sum256([]byte(name))
+	head := strings.TrimRight(name[:maxLen-hashLen-1], "-.")
 	return head + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/names"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
 // Composed resource names of an identity's objects.
@@ -29,6 +30,17 @@ const (
 	ResourceAccessEntry     resource.Name = "node-access-entry"
 	// ResourcePolicyPrefix is followed by the policy's key (awsiam.NodePolicies).
 	ResourcePolicyPrefix = "node-policy-attachment-"
+	// ResourceUsagePrefix is followed by the composed resource name of the
+	// object the role keeps.
+	ResourceUsagePrefix = "node-usage-"
+)
+
+// API versions of the kinds a Usage names, and the longest name a
+// ClusterUsage may have.
+const (
+	iamAPIVersion = "iam.aws.upbound.io/v1beta1"
+	eksAPIVersion = "eks.aws.upbound.io/v1beta1"
+	maxUsageName  = 253
 )
 
 // accessEntryType lets the role's instances join the cluster as Linux
@@ -64,19 +76,29 @@ type Identity struct {
 
 	Tags   map[string]*string
 	Labels map[string]string
+
+	// Orphan leaves the identity in AWS when its objects are deleted: for an
+	// identity kiso took over rather than created.
+	Orphan bool
 }
 
 // Objects returns the identity's managed resources by composed resource name.
 func (id Identity) Objects() map[resource.Name]runtime.Object {
 	spec := xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: id.ProviderConfigName}}
+	if id.Orphan {
+		spec.DeletionPolicy = xpv1.DeletionOrphan
+	}
 	roleRef := &xpv1.Reference{Name: id.ObjectName}
 
 	role := &iamv1beta1.Role{
 		ObjectMeta: id.meta(id.ObjectName, id.RoleName),
 		Spec: iamv1beta1.RoleSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RoleParameters{
 			AssumeRolePolicy: ptr.To(awsiam.NodeTrust(id.Partition).JSON()),
-			Path:             ptr.To(id.Path),
-			Tags:             id.Tags,
+			// The role goes last (Usages): deleting it detaches its policies,
+			// which IAM requires and the attachments, still kept, would not.
+			ForceDetachPolicies: ptr.To(true),
+			Path:                ptr.To(id.Path),
+			Tags:                id.Tags,
 		}},
 	}
 	if id.PermissionsBoundary != "" {
@@ -110,6 +132,30 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 				RoleRef:   roleRef,
 				PolicyArn: ptr.To(awsiam.ManagedPolicyARN(id.Partition, np.Name)),
 			}},
+		}
+	}
+	return out
+}
+
+// Usages keep the access entry and the policy attachments while the role
+// exists: the role itself is kept by whatever uses it (NodeClasses, or the
+// cluster's controller role), so nodes keep joining the cluster and keep
+// their permissions until their NodeClass, and so their last node, is gone.
+func (id Identity) Usages() map[resource.Name]usage.Usage {
+	role := usage.Ref{APIVersion: iamAPIVersion, Kind: "Role", Name: id.ObjectName}
+	out := map[resource.Name]usage.Usage{
+		ResourceUsagePrefix + ResourceAccessEntry: {
+			Name: names.Join(maxUsageName, id.ObjectName, "access-entry-used-by-role"),
+			Of:   usage.Ref{APIVersion: eksAPIVersion, Kind: "AccessEntry", Name: id.ObjectName},
+			By:   role,
+		},
+	}
+	for _, np := range awsiam.NodePolicies {
+		attachment := names.Join(names.MaxLabelValue, id.ObjectName, np.Key)
+		out[ResourceUsagePrefix+ResourcePolicyPrefix+resource.Name(np.Key)] = usage.Usage{
+			Name: names.Join(maxUsageName, attachment, "attachment-used-by-role"),
+			Of:   usage.Ref{APIVersion: iamAPIVersion, Kind: "RolePolicyAttachment", Name: attachment},
+			By:   role,
 		}
 	}
 	return out

@@ -1,0 +1,53 @@
+// Package usage renders Crossplane ClusterUsages, kiso's way of ordering
+// deletion: while the using object exists, Crossplane's webhook refuses to
+// delete the used one, so nodes go before their NodeClass, a NodeClass before
+// its IAM identity, and every tenant pool before Karpenter's permissions,
+// without any waiting in kiso.
+package usage
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/resource/composed"
+)
+
+// ClusterUsage's API.
+const (
+	APIVersion = "protection.crossplane.io/v1beta1"
+	Kind       = "ClusterUsage"
+	Group      = "protection.crossplane.io"
+)
+
+// A Ref names a cluster-scoped object.
+type Ref struct {
+	APIVersion, Kind, Name string
+}
+
+// A Usage says By uses Of: Of cannot be deleted while By exists.
+type Usage struct {
+	Name   string
+	Of, By Ref
+}
+
+// Render renders the usage as a ClusterUsage. replayDeletion re-issues a
+// blocked deletion of the used object once it is free, so an XR's deletion
+// finishes without waiting for garbage collection to retry.
+func (u Usage) Render(labels map[string]string) *composed.Unstructured {
+	ref := func(o Ref) map[string]any {
+		return map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "resourceRef": map[string]any{"name": o.Name}}
+	}
+	cd := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": APIVersion,
+		"kind":       Kind,
+		"metadata":   map[string]any{"name": u.Name},
+		"spec": map[string]any{
+			"of":             ref(u.Of),
+			"by":             ref(u.By),
+			"replayDeletion": true,
+		},
+	}}}
+	if len(labels) > 0 {
+		cd.SetLabels(labels)
+	}
+	return cd
+}
