@@ -169,12 +169,24 @@ type XKarpenterIsolationStatus struct {
 	Stacks []StackStatus `json:"stacks,omitempty"`
 }
 
-// PoolStatus describes one rendered pool.
+// PoolStatus describes one rendered pool and what it uses.
 type PoolStatus struct {
 	Name      string   `json:"name"`
 	NodeClass string   `json:"nodeClass"`
 	Stacks    []string `json:"stacks,omitempty"`
 	Ready     bool     `json:"ready"`
+
+	// Nodes is how many nodes the pool has, as Karpenter counts them in its
+	// NodePool's status.
+	Nodes *int64 `json:"nodes,omitempty"`
+
+	// Resources is what the pool's nodes hold in all (cpu, memory), as
+	// Karpenter counts it in its NodePool's status.
+	Resources map[string]string `json:"resources,omitempty"`
+
+	// Limits cap what the pool's nodes may hold in all: its NodePool's
+	// spec.limits. A resource not listed is not capped.
+	Limits map[string]string `json:"limits,omitempty"`
 }
 
 // StackStatus is what a stack's pods need to land on its pool.

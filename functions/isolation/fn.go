@@ -84,6 +84,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
 	}
 	status := buildStatus(spec, pools, ready)
+	reportUsage(&status, observed, pools)
 
 	var rendered map[resource.Name]*resource.DesiredComposed
 	switch {

@@ -1,6 +1,12 @@
 package main
 
 import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/resource"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
@@ -40,4 +46,55 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 		st.Stacks = append(st.Stacks, ss)
 	}
 	return st
+}
+
+// usageResources are the resources of a NodePool's status.resources a pool
+// reports: what an organization pays for and is capped at.
+var usageResources = []string{"cpu", "memory"}
+
+// reportUsage adds to each pool's status what Karpenter counts its nodes
+// hold, from the observed NodePool's status.nodes and status.resources, and
+// the limits the NodePool caps them at. A pool whose NodePool is not observed
+// yet, or that Karpenter has not counted yet, reports nothing.
+func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, observed map[resource.Name]resource.ObservedComposed, pools []pool) {
+	for i, p := range pools {
+		oc, ok := observed[nodePoolResourceName(p)]
+		if !ok || i >= len(st.Pools) || st.Pools[i].Name != p.Name {
+			continue
+		}
+		np := oc.Resource.Object
+		if nodes, found, _ := unstructured.NestedFieldNoCopy(np, "status", "nodes"); found {
+			switch n := nodes.(type) {
+			case int64:
+				st.Pools[i].Nodes = &n
+			case float64:
+				count := int64(n)
+				st.Pools[i].Nodes = &count
+			}
+		}
+		for _, r := range usageResources {
+			if v, found, _ := unstructured.NestedFieldNoCopy(np, "status", "resources", r); found {
+				if st.Pools[i].Resources == nil {
+					st.Pools[i].Resources = map[string]string{}
+				}
+				st.Pools[i].Resources[r] = quantityText(v)
+			}
+		}
+		limits, _, _ := unstructured.NestedMap(np, "spec", "limits")
+		for r, v := range limits {
+			if st.Pools[i].Limits == nil {
+				st.Pools[i].Limits = make(map[string]string, len(limits))
+			}
+			st.Pools[i].Limits[r] = quantityText(v)
+		}
+	}
+}
+
+// quantityText is a quantity as the NodePool holds it: a string, or a whole
+// number the apiserver stored as JSON.
+func quantityText(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprint(v)
 }

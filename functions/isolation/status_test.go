@@ -1,0 +1,60 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
+
+func TestReportUsage(t *testing.T) {
+	pools := []pool{{Name: "kiso-acme.api"}, {Name: "kiso-acme.web"}}
+	cases := map[string]struct {
+		reason   string
+		observed map[string]map[string]any // pool name -> observed NodePool
+		want     []v1alpha1.PoolStatus
+	}{
+		"CountedByKarpenter": {
+			reason: "A pool reports its NodePool's node count, CPU and memory in use, and its limits, as the NodePool holds them.",
+			observed: map[string]map[string]any{"kiso-acme.api": {
+				"spec":   map[string]any{"limits": map[string]any{"cpu": float64(16), "memory": "64Gi"}},
+				"status": map[string]any{"nodes": float64(2), "resources": map[string]any{"cpu": "4", "memory": "8Gi", "pods": "64", "nodes": "2"}},
+			}},
+			want: []v1alpha1.PoolStatus{
+				{Name: "kiso-acme.api", Nodes: ptr.To[int64](2), Resources: map[string]string{"cpu": "4", "memory": "8Gi"}, Limits: map[string]string{"cpu": "16", "memory": "64Gi"}},
+				{Name: "kiso-acme.web"},
+			},
+		},
+		"NotCountedYet": {
+			reason: "A NodePool Karpenter has not counted reports its limits only; an unobserved pool reports nothing.",
+			observed: map[string]map[string]any{"kiso-acme.api": {
+				"spec": map[string]any{"limits": map[string]any{"cpu": "8"}},
+			}},
+			want: []v1alpha1.PoolStatus{
+				{Name: "kiso-acme.api", Limits: map[string]string{"cpu": "8"}},
+				{Name: "kiso-acme.web"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := map[resource.Name]resource.ObservedComposed{}
+			for _, p := range pools {
+				if obj, ok := tc.observed[p.Name]; ok {
+					observed[nodePoolResourceName(p)] = resource.ObservedComposed{Resource: &composed.Unstructured{}}
+					observed[nodePoolResourceName(p)].Resource.Object = obj
+				}
+			}
+			st := v1alpha1.XKarpenterIsolationStatus{Pools: []v1alpha1.PoolStatus{{Name: "kiso-acme.api"}, {Name: "kiso-acme.web"}}}
+			reportUsage(&st, observed, pools)
+			if diff := cmp.Diff(tc.want, st.Pools); diff != "" {
+				t.Errorf("%s\nreportUsage(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
