@@ -51,7 +51,7 @@ func handSeeds(t testing.TB) []fntest.Seed {
 		{XR: xr(stackSpec), Cluster: objects(refNodeClass, strings.Replace(refNodePool, `"taints":[{"key":"arch","value":"arm64","effect":"NoSchedule"}]`, `"taints":"arch=arm64:NoSchedule"`, 1))},
 		{XR: xr(stackSpec), Cluster: objects(strings.Replace(refNodeClass, `"tags":{"team":"platform"}`, `"tags":{"team":7,"x":null}`, 1), strings.Replace(refNodePool, `"labels":{"tier":"general"}`, `"labels":{"tier":1}`, 1))},
 		{XR: xr(orgSpec), Cluster: objects(strings.Replace(clusterXR, `"name":"prod"`, `"name":"default"`, 1), refNodePool)},
-		{XR: xr(strings.Replace(clusterRef, `"prod"`, `"prod"`, 1)), Cluster: objects(refNodeClass, refNodePool, `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},"spec":"x","status":[1]}`)},
+		{XR: xr(clusterRef), Cluster: objects(refNodeClass, refNodePool, `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},"spec":"x","status":[1]}`)},
 		{XR: xr(strings.Replace(orgSpec, `"acme"`, `"ünïcødé-`+strings.Repeat("x", 300)+`"`, 1)), Cluster: objects(refNodeClass, refNodePool)},
 		{XR: xr(orgSpec), Cluster: objects(refNodeClass, refNodePool, namespace("acme-web")), Observed: fntest.ToJSON(t, map[string]any{"nodepool-kiso-acme": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": "x", "spec": []any{}}})},
 	}

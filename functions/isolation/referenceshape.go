@@ -33,23 +33,24 @@ func (s shape) String() string {
 }
 
 // referenceField is a field of a reference object kiso reads or writes when
-// it clones it; a field that is absent is fine unless required.
+// it clones it, as a dotted path; a field that is absent is fine unless
+// required.
 type referenceField struct {
-	path     []string
+	path     string
 	shape    shape
 	required bool
 }
 
 // nodePoolFields are the fields of the reference NodePool kiso reads or writes.
 var nodePoolFields = []referenceField{
-	{path: []string{"spec"}, shape: shapeObject, required: true},
-	{path: []string{"spec", "template"}, shape: shapeObject},
-	{path: []string{"spec", "template", "metadata"}, shape: shapeObject},
-	{path: []string{"spec", "template", "metadata", "labels"}, shape: shapeStringMap},
-	{path: []string{"spec", "template", "spec"}, shape: shapeObject},
-	{path: []string{"spec", "template", "spec", "taints"}, shape: shapeTaints},
-	{path: []string{"spec", "limits"}, shape: shapeObject},
-	{path: []string{"spec", "disruption"}, shape: shapeObject},
+	{path: "spec", shape: shapeObject, required: true},
+	{path: "spec.template", shape: shapeObject},
+	{path: "spec.template.metadata", shape: shapeObject},
+	{path: "spec.template.metadata.labels", shape: shapeStringMap},
+	{path: "spec.template.spec", shape: shapeObject},
+	{path: "spec.template.spec.taints", shape: shapeTaints},
+	{path: "spec.limits", shape: shapeObject},
+	{path: "spec.disruption", shape: shapeObject},
 }
 
 // validateReferenceShapes refuses reference objects kiso cannot clone: the
@@ -59,14 +60,12 @@ var nodePoolFields = []referenceField{
 // from them.
 func validateReferenceShapes(spec v1alpha1.XKarpenterIsolationSpec, found lookup) field.ErrorList {
 	sp := field.NewPath("spec")
-	nodeClassFields := []referenceField{{path: []string{"spec"}, shape: shapeObject, required: true}}
+	nodeClassFields := []referenceField{{path: "spec", shape: shapeObject, required: true}}
 	if isEC2NodeClass(spec.NodeClassRef) {
-		nodeClassFields = append(nodeClassFields, referenceField{path: []string{"spec", "tags"}, shape: shapeStringMap})
+		nodeClassFields = append(nodeClassFields, referenceField{path: "spec.tags", shape: shapeStringMap})
 	}
-	var errs field.ErrorList
-	errs = append(errs, referenceShape(sp.Child("nodeClassRef"), found.NodeClass, nodeClassGVK(spec.NodeClassRef), nodeClassFields)...)
-	errs = append(errs, referenceShape(sp.Child("nodePoolRef"), found.NodePool, nodePoolGVK, nodePoolFields)...)
-	return errs
+	errs := referenceShape(sp.Child("nodeClassRef"), found.NodeClass, nodeClassGVK(spec.NodeClassRef), nodeClassFields)
+	return append(errs, referenceShape(sp.Child("nodePoolRef"), found.NodePool, nodePoolGVK, nodePoolFields)...)
 }
 
 // referenceShape checks one reference object; it stops at its first bad
@@ -79,14 +78,14 @@ func referenceShape(path *field.Path, ref *unstructured.Unstructured, want schem
 		return field.ErrorList{field.Invalid(path, ref.GetName(), fmt.Sprintf("the required resource returned for it is a %s %s, not a %s %s", got.GroupVersion(), got.Kind, want.GroupVersion(), want.Kind))}
 	}
 	for _, f := range fields {
-		v, ok := nestedValue(ref.Object, f.path)
+		v, ok := nestedValue(ref.Object, strings.Split(f.path, "."))
 		switch {
 		case !ok && f.required:
-			return field.ErrorList{field.Invalid(path, ref.GetName(), fmt.Sprintf("%s %q has no %s", want.Kind, ref.GetName(), strings.Join(f.path, ".")))}
+			return field.ErrorList{field.Invalid(path, ref.GetName(), fmt.Sprintf("%s %q has no %s", want.Kind, ref.GetName(), f.path))}
 		case !ok || hasShape(v, f.shape):
 			continue
 		}
-		return field.ErrorList{field.Invalid(path, ref.GetName(), fmt.Sprintf("%s %q cannot be cloned: its %s is %s, not %s", want.Kind, ref.GetName(), strings.Join(f.path, "."), describe(v, f.shape), f.shape))}
+		return field.ErrorList{field.Invalid(path, ref.GetName(), fmt.Sprintf("%s %q cannot be cloned: its %s is %s, not %s", want.Kind, ref.GetName(), f.path, describe(v, f.shape), f.shape))}
 	}
 	return nil
 }

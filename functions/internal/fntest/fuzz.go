@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,7 +53,7 @@ func ExampleSeeds(t testing.TB, dir, input string) []Seed {
 			name, _ := Dig(o, "metadata", "annotations", "crossplane.io/composition-resource-name").(string)
 			observed[name] = o
 		}
-		cluster := []any{}
+		cluster := make([]any, 0, 4)
 		for _, o := range readYAML(t, filepath.Join(ex, "required.yaml")) {
 			cluster = append(cluster, o)
 		}
@@ -64,7 +65,7 @@ func ExampleSeeds(t testing.TB, dir, input string) []Seed {
 // readYAML reads every document of a YAML file; a missing file has none.
 func readYAML(t testing.TB, path string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // test data of this repository
+	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -76,7 +77,7 @@ func readYAML(t testing.TB, path string) []map[string]any {
 	for {
 		var m map[string]any
 		err := d.Decode(&m)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out
 		}
 		if err != nil {
