@@ -27,13 +27,15 @@ unit: lint ## Unit tests of the functions and shared packages.
 	$(GO) test ./...
 
 FUZZTIME ?= 30s
+# Minimizing each new input for the default 60s would eat most of a short run.
+FUZZMINIMIZETIME ?= 20x
 
 .PHONY: fuzz
 fuzz: ## Every Go fuzz target (func Fuzz... under functions/) for FUZZTIME each (default 30s); inputs that fail are kept in the package's testdata/fuzz.
 	@grep -rl --include='*_test.go' '^func Fuzz' functions | sort | while read -r file; do \
 	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
 	    echo "fuzz $$target in ./$$(dirname "$$file") for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "./$$(dirname "$$file")"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "./$$(dirname "$$file")"; \
 	  done; \
 	done
 

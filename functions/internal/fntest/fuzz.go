@@ -161,8 +161,8 @@ func callChecked(t *testing.T, fn fnv1.FunctionRunnerServiceServer, req *fnv1.Ru
 		}
 		rsps[i] = rsp
 	}
-	if diff := cmp.Diff(rsps[0], rsps[1], protocmp.Transform()); diff != "" {
-		t.Fatalf("the same request answered differently: -first, +second:\n%s", diff)
+	if !proto.Equal(rsps[0], rsps[1]) {
+		t.Fatalf("the same request answered differently: -first, +second:\n%s", cmp.Diff(rsps[0], rsps[1], protocmp.Transform()))
 	}
 	return rsps[0]
 }
