@@ -61,6 +61,10 @@ e2e: ## End-to-end: packages pushed to a loopback registry, claims applied to a 
 bench: ## Benchmarks of RunFunction (ns/op, allocs/op).
 	$(GO) test -run '^$$' -bench . -benchmem ./functions/...
 
+.PHONY: bench-admission
+bench-admission: ## Pod-create latency (p50, p99) with placement enforced, 0, 100 and 1,000 organizations, on the e2e control plane.
+	KISO_BENCH_ADMISSION=1 test/e2e/run.sh -run '^TestAdmissionBenchmark$$'
+
 ##@ Packages
 
 .PHONY: xpkg

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -91,6 +92,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for name, cd := range objects {
 		planned = append(planned, ownership.Object{Resource: name, GVK: cd.GroupVersionKind(), Namespace: cd.GetNamespace(), Name: cd.GetName()})
 	}
+	// In name order, so conflicts are reported the same way every time.
+	slices.SortFunc(planned, func(a, b ownership.Object) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
 
 	// Never take over an IAM role, queue or rule kiso did not create: ask
 	// Crossplane for whatever holds each name not yet composed.

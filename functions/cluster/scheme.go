@@ -1,6 +1,8 @@
 package main
 
 import (
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	admissionv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -22,6 +24,8 @@ func init() {
 		eventsv1beta1.AddToScheme,
 		eventsv1beta2.AddToScheme,
 		eksv1beta1.AddToScheme,
+		admissionv1.AddToScheme,
+		admissionv1beta1.AddToScheme,
 	} {
 		if err := add(composed.Scheme); err != nil {
 			panic(err)

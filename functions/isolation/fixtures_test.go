@@ -12,13 +12,13 @@ import (
 // Reference objects a platform owns. The NodeClass carries a field kiso does
 // not know (futureField) that a clone must keep.
 const (
-	refNodeClass = `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default","uid":"ref-nc"},
+	refNodeClass = `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default","uid":"ref-nc","labels":{"kiso.dev/reference":"true"}},
 		"spec":{"role":"KarpenterNodeRole-prod","amiSelectorTerms":[{"alias":"al2023@latest"}],
 		"subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
 		"securityGroupSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
 		"tags":{"team":"platform"},"futureField":{"x":1}},
 		"status":{"conditions":[{"type":"Ready","status":"True"}]}}`
-	refNodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","uid":"ref-np"},
+	refNodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","uid":"ref-np","labels":{"kiso.dev/reference":"true"}},
 		"spec":{"template":{"metadata":{"labels":{"tier":"general"}},"spec":{
 		"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},
 		"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"]}],

@@ -92,7 +92,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		rendered = keepObserved(observed)
 		unresolved(rsp, dxr, found, len(observed))
 	default:
-		if errs := validateAgainstReferences(spec, found, observed); len(errs) > 0 {
+		errs := validateAgainstReferences(spec, found, observed)
+		errs = append(errs, validateReferences(spec, found, in, keys)...)
+		errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
+		if len(errs) > 0 {
 			invalidSpec(rsp, errs)
 			return rsp, nil
 		}
@@ -105,6 +108,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 		tr := planTransition(observed, rendered, pools)
 		if tr.Holding() {
+			keepRetiredGrants(rendered, observed)
 			for name, dc := range keepObserved(tr.Retired) {
 				rendered[name] = dc
 			}
@@ -113,6 +117,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 				TargetCompositeAndClaim()
 		} else {
 			response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
+		}
+		for _, c := range placementConditions(spec, found.Placement, keys) {
+			if c.OK {
+				response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
+			} else {
+				response.ConditionFalse(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
+			}
 		}
 	}
 	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetCompositeAndClaim()
@@ -174,14 +185,10 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, sta
 		objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
 		objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
 		for _, u := range poolUsages(spec, p, used) {
-			objects[u.Resource] = u.render(objectLabels(p, keys))
+			objects[u.Resource] = u.Render(objectLabels(p, keys))
 		}
 	}
-	policies, err := renderPlacement(spec, pools, keys)
-	if err != nil {
-		return nil, err
-	}
-	for name, o := range policies {
+	for name, o := range placementRoles(spec, stacks, observed, keys) {
 		objects[name] = o
 	}
 	configMaps, err := placementConfigMaps(spec, stacks, found.Namespaces, keys)

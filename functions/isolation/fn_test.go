@@ -25,9 +25,9 @@ const orgSpec = `{"organization":"acme","customer":"acme-corp",
 // The NodePool and EC2NodeClass kiso renders for stack web of stackSpec.
 const (
 	wantWebNodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool",
-		"metadata":{"name":"kiso-acme-web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
+		"metadata":{"name":"kiso-acme.web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
 		"spec":{"template":{"metadata":{"labels":{"tier":"general","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
-		"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"kiso-acme-web"},
+		"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"kiso-acme.web"},
 		"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"]}],
 		"taints":[{"key":"arch","value":"arm64","effect":"NoSchedule"},{"key":"kiso.dev/organization","value":"acme","effect":"NoSchedule"},{"key":"kiso.dev/stack","value":"web","effect":"NoSchedule"}],
 		"startupTaints":[{"key":"node.cilium.io/agent-not-ready","value":"true","effect":"NoExecute"}],
@@ -35,7 +35,7 @@ const (
 		"limits":{"cpu":"64","memory":"4000Gi"},
 		"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"30s"}}}`
 	wantWebNodeClass = `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass",
-		"metadata":{"name":"kiso-acme-web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
+		"metadata":{"name":"kiso-acme.web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
 		"spec":{"role":"KarpenterNodeRole-prod","amiSelectorTerms":[{"alias":"al2023@latest"}],
 		"subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
 		"securityGroupSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
@@ -48,26 +48,26 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme-jobs", "nodeclass-kiso-acme-web", "nodepool-kiso-acme-jobs", "nodepool-kiso-acme-web", "placement-binding", "placement-policy", "usage-kiso-acme-jobs", "usage-kiso-acme-web"}, fntest.SortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, fntest.SortedKeys(got)); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodePool), got["nodepool-kiso-acme-web"]); diff != "" {
-		t.Errorf("NodePool kiso-acme-web: -want, +got:\n%s", diff)
+	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodePool), got["nodepool-kiso-acme.web"]); diff != "" {
+		t.Errorf("NodePool kiso-acme.web: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodeClass), got["nodeclass-kiso-acme-web"]); diff != "" {
-		t.Errorf("EC2NodeClass kiso-acme-web: -want, +got:\n%s", diff)
+	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodeClass), got["nodeclass-kiso-acme.web"]); diff != "" {
+		t.Errorf("EC2NodeClass kiso-acme.web: -want, +got:\n%s", diff)
 	}
 
 	wantStatus := fntest.JSONMap(t, `{
 		"pools":[
-			{"name":"kiso-acme-web","nodeClass":"kiso-acme-web","stacks":["web"],"ready":false},
-			{"name":"kiso-acme-jobs","nodeClass":"kiso-acme-jobs","stacks":["jobs"],"ready":false}],
+			{"name":"kiso-acme.web","nodeClass":"kiso-acme.web","stacks":["web"],"ready":false},
+			{"name":"kiso-acme.jobs","nodeClass":"kiso-acme.jobs","stacks":["jobs"],"ready":false}],
 		"stacks":[
-			{"name":"web","pool":"kiso-acme-web","namespaces":["acme-web"],
+			{"name":"web","pool":"kiso-acme.web","namespaces":["acme-web"],
 			 "nodeSelector":{"kiso.dev/organization":"acme","kiso.dev/stack":"web"},
 			 "tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},
 			                {"key":"kiso.dev/stack","operator":"Equal","value":"web","effect":"NoSchedule"}]},
-			{"name":"jobs","pool":"kiso-acme-jobs","namespaces":["acme-batch"],
+			{"name":"jobs","pool":"kiso-acme.jobs","namespaces":["acme-batch"],
 			 "nodeSelector":{"kiso.dev/organization":"acme","kiso.dev/stack":"jobs"},
 			 "tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},
 			                {"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]}]}`)
@@ -76,7 +76,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	}
 	assertConditions(t, rsp, map[string]fnv1.Status{
 		TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
-		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE,
+		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE,
 	})
 }
 
@@ -84,7 +84,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "placement-binding", "placement-policy", "usage-kiso-acme"}, fntest.SortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "usage-kiso-acme"}, fntest.SortedKeys(got)); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]
@@ -117,11 +117,14 @@ func TestCloneOfCloneIsUnchanged(t *testing.T) {
 
 	// Use kiso's own output as the reference: rendering it again must change
 	// nothing but the name it points at, which is the same name here.
-	np, nc := fntest.ToJSON(t, first["nodepool-kiso-acme-web"]), fntest.ToJSON(t, first["nodeclass-kiso-acme-web"])
-	np = strings.Replace(np, `"name":"kiso-acme-web"`, `"name":"default"`, 1)
-	nc = strings.Replace(nc, `"name":"kiso-acme-web"`, `"name":"default"`, 1)
+	np, nc := fntest.ToJSON(t, first["nodepool-kiso-acme.web"]), fntest.ToJSON(t, first["nodeclass-kiso-acme.web"])
+	np = strings.Replace(np, `"name":"kiso-acme.web"`, `"name":"default"`, 1)
+	nc = strings.Replace(nc, `"name":"kiso-acme.web"`, `"name":"default"`, 1)
+	// The platform marks it a reference.
+	np = strings.Replace(np, `"labels":{`, `"labels":{"kiso.dev/reference":"true",`, 1)
+	nc = strings.Replace(nc, `"labels":{`, `"labels":{"kiso.dev/reference":"true",`, 1)
 	second := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{nc, np}))
-	for _, name := range []string{"nodepool-kiso-acme-web", "nodeclass-kiso-acme-web"} {
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web"} {
 		if diff := cmp.Diff(first[name], second[name]); diff != "" {
 			t.Errorf("%s changed when rendered from its own output: -first, +second:\n%s", name, diff)
 		}
@@ -137,7 +140,8 @@ func TestRenderIsDeterministic(t *testing.T) {
 }
 
 func TestKeyDomainComesFromInput(t *testing.T) {
-	in := `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input","keyDomain":"formance.com"}`
+	// The references carry kiso.dev/reference, not formance.com/reference: the input lists them.
+	in := `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input","keyDomain":"formance.com","references":{"nodeClasses":["default"],"nodePools":["default"]}}`
 	got := fntest.Desired(t, run(t, newRequest(t, in, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
 	taints := fntest.Dig(got["nodepool-kiso-acme"], "spec", "template", "spec", "taints").([]any)
 	if key := taints[len(taints)-1].(map[string]any)["key"]; key != "formance.com/organization" {
@@ -162,7 +166,7 @@ func TestPoolNamesAreShortenedToFitALabel(t *testing.T) {
 }
 
 func TestRackspaceNodeClassIsClonedWithoutTags(t *testing.T) {
-	ref := `{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","metadata":{"name":"spot"},"spec":{"bidPercentile":"P80"}}`
+	ref := `{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","metadata":{"name":"spot","labels":{"kiso.dev/reference":"true"}},"spec":{"bidPercentile":"P80"}}`
 	spec := `{"organization":"acme","nodeClassRef":{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","name":"spot"},"nodePoolRef":{"name":"default"}}`
 	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{ref, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
@@ -203,7 +207,13 @@ func TestNewPoolIsNotReady(t *testing.T) {
 func composedOrg(t *testing.T, ready bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")})) {
+	// A namespace's Role follows its ConfigMap: render again with that composed.
+	world := cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")}
+	first := map[string]string{}
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), world)) {
+		first[name] = fntest.ToJSON(t, o)
+	}
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), first), world)) {
 		if ready && !strings.HasPrefix(name, "placement-") {
 			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}

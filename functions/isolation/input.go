@@ -22,6 +22,7 @@ const DefaultKeyDomain = "kiso.dev"
 //	apiVersion: isolation.fn.kiso.dev/v1alpha1
 //	kind: Input
 //	keyDomain: formance.com
+//	references: {nodePools: [general], nodeClasses: [general]}
 type Input struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind,omitempty"`
@@ -30,6 +31,17 @@ type Input struct {
 	// (default kiso.dev), so a platform that already uses formance.com/...
 	// labels keeps them.
 	KeyDomain string `json:"keyDomain,omitempty"`
+
+	// References are NodeClasses and NodePools tenants may clone besides
+	// those labelled <keyDomain>/reference: "true".
+	References References `json:"references,omitempty"`
+}
+
+// References lists, by name, the NodeClasses and NodePools the platform lets
+// tenants clone.
+type References struct {
+	NodeClasses []string `json:"nodeClasses,omitempty"`
+	NodePools   []string `json:"nodePools,omitempty"`
 }
 
 // restrictedKeyDomains are label domains Karpenter's CRDs reserve for itself

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // Every namespace an organization serves holds a ConfigMap of a fixed name,
@@ -93,8 +94,8 @@ func requireNamespaces(rs map[string]*fnv1.ResourceSelector, planned []ownership
 }
 
 // resolveNamespaces records which of the planned ConfigMaps' namespaces exist.
-func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []ownership.Object, composed ownership.Composed) error {
-	l.Namespaces = map[string]bool{}
+func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []ownership.Object, composed ownership.Composed, keys Keys) error {
+	l.Namespaces, l.Exempt = map[string]bool{}, map[string]bool{}
 	for _, o := range planned {
 		if o.GVK != configMapGVK {
 			continue
@@ -111,6 +112,9 @@ func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []owner
 			l.Waiting = true
 		case len(found) > 0:
 			l.Namespaces[o.Namespace] = true
+			if _, exempt := found[0].Resource.GetLabels()[placement.ExemptLabel(keys.Domain)]; exempt {
+				l.Exempt[o.Namespace] = true
+			}
 		}
 	}
 	return nil

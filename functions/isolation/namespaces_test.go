@@ -19,7 +19,7 @@ func TestEachNamespaceTellsItsPodsWhatToCarry(t *testing.T) {
 			"app.kubernetes.io/managed-by": "kiso", "kiso.dev/organization": "acme", "kiso.dev/stack": "jobs",
 		}},
 		"data": map[string]any{
-			"organization": "acme", "stack": "jobs", "pool": "kiso-acme-jobs",
+			"organization": "acme", "stack": "jobs", "pool": "kiso-acme.jobs",
 			"nodeSelector": `{"kiso.dev/organization":"acme","kiso.dev/stack":"jobs"}`,
 			"tolerations": `[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},` +
 				`{"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]`,
@@ -35,7 +35,7 @@ func TestNamespaceNotCreatedYetHoldsUpNothingElse(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web")})
 	fntest.AssertNoFatal(t, rsp)
 	desired := fntest.Desired(t, rsp)
-	for _, name := range []string{"placement-configmap-acme-web", "nodepool-kiso-acme-web", "nodepool-kiso-acme-jobs", "placement-policy"} {
+	for _, name := range []string{"placement-configmap-acme-web", "nodepool-kiso-acme.web", "nodepool-kiso-acme.jobs"} {
 		if _, ok := desired[name]; !ok {
 			t.Errorf("%s not rendered", name)
 		}

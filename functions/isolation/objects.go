@@ -1,12 +1,9 @@
 package main
 
 import (
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-	admissionv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
@@ -19,19 +16,9 @@ import (
 func init() {
 	// composed.From needs the Go types of the objects it converts.
 	_ = corev1.AddToScheme(composed.Scheme)
-	_ = admissionv1.AddToScheme(composed.Scheme)
-	_ = admissionv1beta1.AddToScheme(composed.Scheme)
 	_ = iamv1beta1.AddToScheme(composed.Scheme)
 	_ = eksv1beta1.AddToScheme(composed.Scheme)
 }
-
-// Composed resource names of the organization-wide objects.
-const (
-	resourcePlacementPolicy        resource.Name = "placement-policy"
-	resourcePlacementBinding       resource.Name = "placement-binding"
-	resourcePlacementInjectPolicy  resource.Name = "placement-inject-policy"
-	resourcePlacementInjectBinding resource.Name = "placement-inject-binding"
-)
 
 // planObjects lists every object the organization's spec composes. The plan
 // is known before anything is fetched, so the function can ask Crossplane
@@ -50,16 +37,5 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []ownershi
 	}
 	out = append(out, plannedIdentity(spec)...)
 	out = append(out, plannedConfigMaps(spec)...)
-	policy := placementPolicyName(spec.Organization)
-	if placementEnforced(spec) {
-		out = append(out,
-			ownership.Object{Resource: resourcePlacementPolicy, GVK: admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), Name: policy},
-			ownership.Object{Resource: resourcePlacementBinding, GVK: admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), Name: policy})
-	}
-	if placementInjected(spec) {
-		out = append(out,
-			ownership.Object{Resource: resourcePlacementInjectPolicy, GVK: admissionv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy"), Name: policy + "-inject"},
-			ownership.Object{Resource: resourcePlacementInjectBinding, GVK: admissionv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBinding"), Name: policy + "-inject"})
-	}
 	return out
 }

@@ -2,305 +2,289 @@ package main
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-	admissionv1beta1 "k8s.io/api/admissionregistration/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/typed"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
-// Placement is enforced at admission, for every pod: taints and tolerations
-// alone are self-service (any pod may tolerate any taint), and patching
-// Deployments misses Jobs and pods created before a change.
+// Placement is enforced at admission, for every pod, by the admission
+// policies an XKarpenterCluster composes once for the whole cluster (see the
+// cluster function). What they need to know about an organization lives in
+// each namespace it holds: a Role kiso-placement, bound to the namespace's
+// ServiceAccount kiso-placement, that grants
+//   - use of tolerations "o" and "o.s": the namespace's pods may tolerate the
+//     organization's and their stack's taints (and select their nodes);
+//   - select of pools "o" or "o.s": the pool its pods must select (unless
+//     spec.placement.enforce is false), and while a retired pool is kept,
+//     that one too;
+//   - inject of the pool whose selector and tolerations admission adds
+//     (spec.placement.inject).
+// RBAC lets only who holds a permission grant it, so a tenant who may edit
+// Roles in its namespace still cannot grant itself another organization's
+// nodes.
 
-// exemptLabel on a namespace exempts its pods from an organization's
-// placement policies; tenants cannot label namespaces, platforms can.
-func exemptLabel(keys Keys) string { return keys.Domain + "/placement-exempt" }
-
-// placementPolicyName names an organization's admission policies; it is
-// unique per organization as pool names are.
-func placementPolicyName(organization string) string { return poolName(organization, "") }
-
-// placementEnforced reports whether the validating policy is rendered.
+// placementEnforced reports whether the organization's pods must select its pools.
 func placementEnforced(spec v1alpha1.XKarpenterIsolationSpec) bool {
 	return spec.Placement == nil || spec.Placement.Enforce == nil || *spec.Placement.Enforce
 }
 
-// placementInjected reports whether the mutating policy is rendered.
+// placementInjected reports whether admission adds the pools' selector and tolerations.
 func placementInjected(spec v1alpha1.XKarpenterIsolationSpec) bool {
 	return spec.Placement != nil && spec.Placement.Inject
 }
 
-// placement holds what the policies need to know about an organization.
-type placement struct {
-	Organization string
-	Stacked      bool
-	Keys         Keys
-	// Namespaces maps each of the organization's namespaces to its stack and pool.
-	Namespaces map[string]stackPool
+func placementRoleResourceName(namespace string) resource.Name {
+	return resource.Name("placement-role-" + namespace)
 }
 
-type stackPool struct{ Stack, Pool string }
+func placementRoleBindingResourceName(namespace string) resource.Name {
+	return resource.Name("placement-rolebinding-" + namespace)
+}
 
-func newPlacement(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, keys Keys) placement {
-	pl := placement{Organization: spec.Organization, Stacked: spec.Isolation == v1alpha1.IsolationStack, Keys: keys, Namespaces: map[string]stackPool{}}
-	poolOf := map[string]string{}
-	for _, p := range pools {
-		for _, s := range p.Stacks {
-			poolOf[s] = p.Name
+// grants are what a namespace's Role grants.
+type grants struct {
+	Tolerations []string
+	Select      []string
+	Inject      []string
+	Pool        string
+}
+
+func namespaceGrants(spec v1alpha1.XKarpenterIsolationSpec, stack, pool string) grants {
+	g := grants{Tolerations: []string{spec.Organization, placement.Pool(spec.Organization, stack)}, Pool: pool}
+	own := spec.Organization
+	if spec.Isolation == v1alpha1.IsolationStack {
+		own = placement.Pool(spec.Organization, stack)
+	}
+	if placementEnforced(spec) {
+		g.Select = []string{own}
+	}
+	if placementInjected(spec) {
+		g.Inject = []string{own}
+	}
+	return g
+}
+
+func grantRule(resource, verb string, names []string) map[string]any {
+	rn := make([]any, 0, len(names))
+	for _, n := range names {
+		rn = append(rn, n)
+	}
+	return map[string]any{"apiGroups": []any{placement.Group}, "resources": []any{resource}, "verbs": []any{verb}, "resourceNames": rn}
+}
+
+// placementRoles renders, in each namespace the organization holds (its
+// kiso-placement ConfigMap is composed), the Role and RoleBinding the
+// cluster's admission policies read. A namespace not yet held grants
+// nothing: two organizations listing a future namespace never both get it.
+func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, observed map[resource.Name]resource.ObservedComposed, keys Keys) map[resource.Name]*composed.Unstructured {
+	poolOf := make(map[string]string, len(stacks))
+	for _, s := range stacks {
+		poolOf[s.Name] = s.Pool
+	}
+	out := map[resource.Name]*composed.Unstructured{}
+	for _, ns := range specNamespaces(spec) {
+		if _, held := observed[placementConfigMapResourceName(ns.Name)]; !held {
+			continue
 		}
-	}
-	for _, s := range spec.Stacks {
-		for _, ns := range namespacesOf(spec.Organization, s) {
-			pl.Namespaces[ns] = stackPool{Stack: s.Name, Pool: poolOf[s.Name]}
+		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
+		labels := map[string]any{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
+		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations)}
+		if len(g.Select) > 0 {
+			rules = append(rules, grantRule(placement.Pools, placement.VerbSelect, g.Select))
 		}
-	}
-	return pl
-}
-
-// celMap renders a CEL map literal from namespace to value, keys sorted so
-// the policy is byte-identical for the same spec.
-func (pl placement) celMap(value func(stackPool) string) string {
-	nss := make([]string, 0, len(pl.Namespaces))
-	for ns := range pl.Namespaces {
-		nss = append(nss, ns)
-	}
-	sort.Strings(nss)
-	entries := make([]string, 0, len(nss))
-	for _, ns := range nss {
-		entries = append(entries, strconv.Quote(ns)+": "+strconv.Quote(value(pl.Namespaces[ns])))
-	}
-	return "{" + strings.Join(entries, ", ") + "}"
-}
-
-// CEL shared by both policies. Variables are evaluated lazily and once.
-func (pl placement) variables() []admissionv1.Variable {
-	return []admissionv1.Variable{
-		{Name: "stacks", Expression: pl.celMap(func(sp stackPool) string { return sp.Stack })},
-		{Name: "pools", Expression: pl.celMap(func(sp stackPool) string { return sp.Pool })},
-		{Name: "inOrganization", Expression: "request.namespace in variables.stacks"},
-		{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
-		{Name: "tolerations", Expression: "has(object.spec.tolerations) ? object.spec.tolerations : []"},
-	}
-}
-
-// selectsOwnPool is true when a pod selects its stack's pool by identity keys.
-func (pl placement) selectsOwnPool() string {
-	q := strconv.Quote
-	expr := fmt.Sprintf("(%[1]s in variables.nodeSelector && variables.nodeSelector[%[1]s] == %[2]s)", q(pl.Keys.Organization), q(pl.Organization))
-	if pl.Stacked {
-		expr += fmt.Sprintf(" && (%[1]s in variables.nodeSelector && variables.nodeSelector[%[1]s] == variables.stacks[request.namespace])", q(pl.Keys.Stack))
-	}
-	return expr
-}
-
-// tolerates is true when a pod tolerates the organization's taint, by its
-// key and value or by a wildcard.
-func (pl placement) tolerates() string {
-	q := strconv.Quote
-	return fmt.Sprintf("variables.tolerations.exists(t, "+
-		"(has(t.operator) && t.operator == 'Exists' && (!has(t.key) || t.key == '' || t.key == %[1]s)) || "+
-		"(has(t.key) && t.key == %[1]s && has(t.value) && t.value == %[2]s))", q(pl.Keys.Organization), q(pl.Organization))
-}
-
-// selectsOrganization is true when a pod asks for the organization's nodes by
-// node selector or by a required node affinity on the organization key.
-func (pl placement) selectsOrganization() string {
-	q := strconv.Quote
-	return fmt.Sprintf("(%[1]s in variables.nodeSelector && variables.nodeSelector[%[1]s] == %[2]s) || "+
-		"(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && "+
-		"has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "+
-		"object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(term, "+
-		"has(term.matchExpressions) && term.matchExpressions.exists(e, e.key == %[1]s)))", q(pl.Keys.Organization), q(pl.Organization))
-}
-
-// wantMessage tells a rejected pod exactly what to add.
-func (pl placement) wantMessage() string {
-	q := func(s string) string { return "'" + s + "'" }
-	msg := q("pods in namespace ") + " + request.namespace + " + q(" run on pool ") + " + variables.pools[request.namespace] + " +
-		q(": add nodeSelector "+pl.Keys.Organization+"="+pl.Organization)
-	if pl.Stacked {
-		msg += " + " + q(", "+pl.Keys.Stack+"=") + " + variables.stacks[request.namespace]"
-	}
-	msg += " + " + q(" and tolerations "+pl.Keys.Organization+"="+pl.Organization+":"+taintEffect)
-	if pl.Stacked {
-		msg += " + " + q(", "+pl.Keys.Stack+"=") + " + variables.stacks[request.namespace] + " + q(":"+taintEffect)
-	}
-	return msg
-}
-
-var podRules = func(ops ...admissionv1.OperationType) admissionv1.MatchResources {
-	return admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-		RuleWithOperations: admissionv1.RuleWithOperations{
-			Operations: ops,
-			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-		},
-	}}}
-}
-
-// exemptNamespaces leaves out namespaces the platform labels exempt.
-func exemptNamespaces(keys Keys) *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: exemptLabel(keys), Operator: metav1.LabelSelectorOpDoesNotExist}}}
-}
-
-// daemonSetControllerUsers are who the DaemonSet controller creates pods as:
-// its own service account with --use-service-account-credentials (the
-// default of kubeadm and EKS), else the controller manager's identity.
-var daemonSetControllerUsers = []string{"system:serviceaccount:kube-system:daemon-set-controller", "system:kube-controller-manager"}
-
-// validatingPolicy rejects a pod of the organization that does not select its
-// own pool, and a pod elsewhere that tolerates or selects the organization.
-// Pods the DaemonSet controller creates are exempt from the second rule:
-// per-node agents must run on every node, tenant nodes included.
-func validatingPolicy(pl placement) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
-	name := placementPolicyName(pl.Organization)
-	rules := podRules(admissionv1.Create, admissionv1.Update)
-	vars := append(pl.variables(), admissionv1.Variable{
-		Name: "daemonSetPod",
-		// Anyone may write a DaemonSet owner reference into a pod; only the
-		// DaemonSet controller creates pods as itself.
-		Expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, r.kind == 'DaemonSet') && " +
-			"request.userInfo.username in ['" + strings.Join(daemonSetControllerUsers, "', '") + "']",
-	})
-	q := func(s string) string { return "'" + s + "'" }
-	policy := &admissionv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy:    ptr.To(admissionv1.Fail),
-			MatchConstraints: &rules,
-			Variables:        vars,
-			Validations: []admissionv1.Validation{
-				{
-					Expression:        "!variables.inOrganization || (" + pl.selectsOwnPool() + ")",
-					MessageExpression: pl.wantMessage(),
-					Reason:            ptr.To(metav1.StatusReasonForbidden),
-				},
-				{
-					Expression: "variables.inOrganization || variables.daemonSetPod || !(" + pl.tolerates() + ")",
-					MessageExpression: q("pods outside organization "+pl.Organization+" must not tolerate its taint "+pl.Keys.Organization+"="+pl.Organization+
-						" (nor every taint): remove that toleration from the pod in namespace ") + " + request.namespace",
-					Reason: ptr.To(metav1.StatusReasonForbidden),
-				},
-				{
-					Expression: "variables.inOrganization || !(" + pl.selectsOrganization() + ")",
-					MessageExpression: q("pods outside organization "+pl.Organization+" must not select its nodes ("+pl.Keys.Organization+"): remove that node selector or affinity from the pod in namespace ") +
-						" + request.namespace",
-					Reason: ptr.To(metav1.StatusReasonForbidden),
-				},
+		if len(g.Inject) > 0 {
+			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
+		}
+		role := composed.New()
+		role.Object = map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1",
+			"kind":       "Role",
+			"metadata": map[string]any{
+				"name": placement.Name, "namespace": ns.Name, "labels": labels,
+				"annotations": map[string]any{placement.PoolAnnotation: g.Pool},
 			},
-		},
-	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: exemptNamespaces(pl.Keys)},
-		},
-	}
-	return policy, binding
-}
-
-// mutatingPolicy adds the node selector and tolerations to the organization's
-// pods. It only adds what is missing, so a pod that already carries them is
-// left unchanged and applying it twice changes nothing.
-func mutatingPolicy(pl placement) (*admissionv1beta1.MutatingAdmissionPolicy, *admissionv1beta1.MutatingAdmissionPolicyBinding) {
-	name := placementPolicyName(pl.Organization) + "-inject"
-	q := strconv.Quote
-	// A selector key the pod already sets is left as it is: a pod that asks
-	// for another pool is refused by the validating policy, not silently
-	// moved.
-	selector := func(key, value string) string {
-		return fmt.Sprintf("(%[1]s in variables.nodeSelector ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(%[1]s), value: %[2]s}])", q(key), value)
-	}
-	patches := []string{
-		"(has(object.spec.nodeSelector) ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: {}}])",
-		selector(pl.Keys.Organization, q(pl.Organization)),
-	}
-	if pl.Stacked {
-		patches = append(patches, selector(pl.Keys.Stack, "variables.stacks[request.namespace]"))
-	}
-	patches = append(patches, "(has(object.spec.tolerations) ? [] : [JSONPatch{op: 'add', path: '/spec/tolerations', value: []}])")
-	toleration := func(key, value string) string {
-		return fmt.Sprintf("(variables.tolerations.exists(t, has(t.key) && t.key == %[1]s && has(t.value) && t.value == %[2]s && has(t.effect) && t.effect == %[3]s) ? [] : "+
-			"[JSONPatch{op: 'add', path: '/spec/tolerations/-', value: Object.spec.tolerations{key: %[1]s, operator: 'Equal', value: %[2]s, effect: %[3]s}}])",
-			q(key), value, q(taintEffect))
-	}
-	patches = append(patches, toleration(pl.Keys.Organization, q(pl.Organization)))
-	if pl.Stacked {
-		patches = append(patches, toleration(pl.Keys.Stack, "variables.stacks[request.namespace]"))
-	}
-
-	rules := podRules(admissionv1.Create)
-	vars := make([]admissionv1beta1.Variable, 0, 5)
-	for _, v := range pl.variables() {
-		vars = append(vars, admissionv1beta1.Variable{Name: v.Name, Expression: v.Expression})
-	}
-	policy := &admissionv1beta1.MutatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1beta1.MutatingAdmissionPolicySpec{
-			FailurePolicy:      ptr.To(admissionv1beta1.Fail),
-			ReinvocationPolicy: admissionv1beta1.IfNeededReinvocationPolicy,
-			MatchConstraints:   toV1beta1Match(rules),
-			MatchConditions:    []admissionv1beta1.MatchCondition{{Name: "organization-namespace", Expression: "request.namespace in " + pl.celMap(func(sp stackPool) string { return sp.Stack })}},
-			Variables:          vars,
-			Mutations: []admissionv1beta1.Mutation{{
-				PatchType: admissionv1beta1.PatchTypeJSONPatch,
-				JSONPatch: &admissionv1beta1.JSONPatch{Expression: strings.Join(patches, " +\n")},
-			}},
-		},
-	}
-	binding := &admissionv1beta1.MutatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1beta1.MutatingAdmissionPolicyBindingSpec{
-			PolicyName:     name,
-			MatchResources: &admissionv1beta1.MatchResources{NamespaceSelector: exemptNamespaces(pl.Keys)},
-		},
-	}
-	return policy, binding
-}
-
-func toV1beta1Match(m admissionv1.MatchResources) *admissionv1beta1.MatchResources {
-	out := &admissionv1beta1.MatchResources{}
-	for _, r := range m.ResourceRules {
-		out.ResourceRules = append(out.ResourceRules, admissionv1beta1.NamedRuleWithOperations{RuleWithOperations: r.RuleWithOperations})
+			"rules": rules,
+		}
+		binding := composed.New()
+		binding.Object = map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1",
+			"kind":       "RoleBinding",
+			"metadata":   map[string]any{"name": placement.Name, "namespace": ns.Name, "labels": labels},
+			"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": placement.Name},
+			"subjects":   []any{map[string]any{"kind": "ServiceAccount", "name": placement.Name, "namespace": ns.Name}},
+		}
+		out[placementRoleResourceName(ns.Name)] = role
+		out[placementRoleBindingResourceName(ns.Name)] = binding
 	}
 	return out
 }
 
-// renderPlacement renders the admission policies the spec asks for.
-func renderPlacement(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, keys Keys) (map[resource.Name]*composed.Unstructured, error) {
-	pl := newPlacement(spec, pools, keys)
-	objects := map[resource.Name]runtime.Object{}
-	if placementEnforced(spec) {
-		objects[resourcePlacementPolicy], objects[resourcePlacementBinding] = validatingPolicy(pl)
-	}
-	if placementInjected(spec) {
-		objects[resourcePlacementInjectPolicy], objects[resourcePlacementInjectBinding] = mutatingPolicy(pl)
-	}
-	out := make(map[resource.Name]*composed.Unstructured, len(objects))
-	for name, o := range objects {
-		cd, err := typed.Composed(o)
-		if err != nil {
-			return nil, errors.Wrapf(err, "cannot convert %s", name)
+// keepRetiredGrants is make-before-break for workloads: while retired pools
+// are kept, each namespace's Role still grants what it granted before, so
+// pods carrying the old placement are admitted until the old pool goes.
+func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
+	for name, dc := range rendered {
+		oc, ok := observed[name]
+		if !ok || dc.Resource.GetKind() != "Role" {
+			continue
 		}
-		cd.SetLabels(map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization})
-		out[name] = cd
+		old, _, _ := unstructured.NestedSlice(oc.Resource.Object, "rules")
+		rules, _, _ := unstructured.NestedSlice(dc.Resource.Object, "rules")
+		for _, o := range old {
+			or, ok := o.(map[string]any)
+			if !ok {
+				continue
+			}
+			merged := false
+			for i, r := range rules {
+				rr, ok := r.(map[string]any)
+				if !ok || fmt.Sprint(rr["resources"], rr["verbs"]) != fmt.Sprint(or["resources"], or["verbs"]) {
+					continue
+				}
+				names, _ := rr["resourceNames"].([]any)
+				oldNames, _ := or["resourceNames"].([]any)
+				for _, n := range oldNames {
+					if !slices.Contains(names, n) {
+						names = append(names, n)
+					}
+				}
+				rr["resourceNames"] = names
+				rules[i] = rr
+				merged = true
+			}
+			// Injection is never kept: it follows the spec at once.
+			if !merged && fmt.Sprint(or["verbs"]) != fmt.Sprint([]any{placement.VerbInject}) {
+				rules = append(rules, or)
+			}
+		}
+		_ = unstructured.SetNestedSlice(dc.Resource.Object, rules, "rules")
 	}
-	return out, nil
+}
+
+// requireClusterPolicy is the required resource under which Crossplane
+// returns the cluster's placement policy, if one exists.
+const requireClusterPolicy = "placement-policy"
+
+var validatingPolicyGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
+
+// clusterPlacement is what the cluster's placement policy says it enforces.
+type clusterPlacement struct {
+	Cluster            string
+	KeyDomain          string
+	PlatformNamespaces []string
+	InjectAPIVersion   string
+}
+
+// resolveClusterPolicy reads the cluster's placement policy, if any.
+func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) error {
+	found, resolved, err := request.GetRequiredResource(req, requireClusterPolicy)
+	switch {
+	case err != nil:
+		return errors.Wrapf(err, "cannot read required resource ValidatingAdmissionPolicy %q", placement.PolicyName)
+	case !resolved:
+		l.Waiting = true
+	case len(found) > 0:
+		a := found[0].Resource.GetAnnotations()
+		l.Placement = &clusterPlacement{
+			Cluster:            a[placement.AnnotationCluster],
+			KeyDomain:          a[placement.AnnotationKeyDomain],
+			PlatformNamespaces: placement.SplitList(a[placement.AnnotationPlatformNamespaces]),
+			InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
+		}
+	}
+	return nil
+}
+
+// Condition types and reasons of placement.
+const (
+	// TypePlacementEnforced says whether admission holds the organization's
+	// pods to its pools and other pods off its nodes.
+	TypePlacementEnforced = "PlacementEnforced"
+	// TypePlacementInjected says, when spec.placement.inject is true,
+	// whether admission adds the pools' selector and tolerations.
+	TypePlacementInjected = "PlacementInjected"
+
+	ReasonEnforced             = "Enforced"
+	ReasonEnforcementOff       = "EnforcementOff"
+	ReasonNoPlacementPolicy    = "NoPlacementPolicy"
+	ReasonKeyDomainMismatch    = "KeyDomainMismatch"
+	ReasonInjected             = "Injected"
+	ReasonInjectionUnavailable = "InjectionUnavailable"
+)
+
+type condition struct {
+	Type, Reason, Message string
+	OK                    bool
+}
+
+// placementConditions say what admission enforces for the organization.
+func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys Keys) []condition {
+	var enforced condition
+	switch {
+	case cp == nil:
+		enforced = condition{Reason: ReasonNoPlacementPolicy, Message: "no XKarpenterCluster composes the admission policy " + placement.PolicyName +
+			" in this cluster: nothing keeps other pods off this organization's nodes, nor its pods on its pools"}
+	case cp.KeyDomain != keys.Domain:
+		enforced = condition{Reason: ReasonKeyDomainMismatch, Message: fmt.Sprintf("the admission policy %s of XKarpenterCluster %q checks keys of domain %s, this organization's nodes are tainted %s: "+
+			"set the same keyDomain in both functions' inputs", placement.PolicyName, cp.Cluster, cp.KeyDomain, keys.Organization)}
+	case !placementEnforced(spec):
+		enforced = condition{Reason: ReasonEnforcementOff, Message: "spec.placement.enforce is false: pods in the organization's namespaces may run outside its pools; other pods are still kept off its nodes"}
+	default:
+		enforced = condition{OK: true, Reason: ReasonEnforced, Message: fmt.Sprintf("the admission policies of XKarpenterCluster %q hold the organization's pods to its pools and other pods off its nodes", cp.Cluster)}
+	}
+	enforced.Type = TypePlacementEnforced
+	out := []condition{enforced}
+	if !placementInjected(spec) {
+		return out
+	}
+	injected := condition{Type: TypePlacementInjected, Reason: ReasonInjectionUnavailable}
+	switch {
+	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff:
+		injected.Message = "spec.placement.inject: " + enforced.Message
+	case cp.InjectAPIVersion == "":
+		injected.Message = fmt.Sprintf("spec.placement.inject: XKarpenterCluster %q says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: "+
+			"pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 "+
+			"with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true", cp.Cluster)
+	default:
+		injected = condition{Type: TypePlacementInjected, OK: true, Reason: ReasonInjected, Message: "MutatingAdmissionPolicy " + placement.InjectPolicyName + " (" + cp.InjectAPIVersion + ") adds the pools' nodeSelector and tolerations where a pod lacks them"}
+	}
+	return append(out, injected)
+}
+
+// validatePlatformNamespaces refuses namespaces whose pods are the
+// platform's: placement exempts them, so no organization may hold one.
+func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys Keys) field.ErrorList {
+	var errs field.ErrorList
+	for _, ns := range specNamespaces(spec) {
+		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
+			errs = append(errs, field.Invalid(ns.Path, ns.Name, why))
+		}
+	}
+	return errs
+}
+
+// platformNamespace says why a namespace is the platform's, or "". The kube-
+// prefix is refused with the spec's other static checks.
+func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys Keys) string {
+	switch {
+	case ns == "default":
+		return "the default namespace is the platform's: its pods are exempt from placement"
+	case exempt[ns]:
+		return "the platform labels this namespace " + placement.ExemptLabel(keys.Domain) + ": its pods are exempt from placement"
+	case cp != nil && slices.Contains(cp.PlatformNamespaces, ns):
+		return fmt.Sprintf("a platform namespace of XKarpenterCluster %q (%s): its pods are exempt from placement", cp.Cluster, strings.Join(cp.PlatformNamespaces, ", "))
+	}
+	return ""
 }

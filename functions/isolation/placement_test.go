@@ -5,134 +5,262 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
-// The policies' behaviour (which pods are admitted, refused or injected) is
-// proven against a real kube-apiserver in test/e2e/admission_test.go; these
-// tests pin what the function renders for a spec.
+// What the cluster's admission policies do with these grants (which pods are
+// admitted, refused or injected) is proven against a real kube-apiserver in
+// test/e2e/admission_test.go; these tests pin what the function renders.
 
-func placementSpec(isolation v1alpha1.IsolationMode, placement *v1alpha1.Placement) v1alpha1.XKarpenterIsolationSpec {
-	spec := v1alpha1.XKarpenterIsolationSpec{
-		Organization: "acme", Isolation: isolation, Placement: placement,
-		Stacks:       []v1alpha1.Stack{{Name: "web"}, {Name: "jobs", Namespaces: []string{"batch", "reindex"}}},
-		NodeClassRef: v1alpha1.NodeClassReference{Name: "default"}, NodePoolRef: v1alpha1.NodePoolReference{Name: "default"},
+// clusterPolicy is the cluster's placement policy as the cluster function
+// composes it.
+const clusterPolicy = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"kiso-placement",
+	"annotations":{"kiso.dev/cluster":"prod","kiso.dev/key-domain":"kiso.dev","kiso.dev/platform-namespaces":"crossplane-system,karpenter,kube-system",
+	"kiso.dev/inject-api-version":"admissionregistration.k8s.io/v1beta1"}}}`
+
+func placementSpec(isolation v1alpha1.IsolationMode, placement *v1alpha1.Placement) string {
+	spec := `{"organization":"acme","isolation":"` + string(isolation) + `","stacks":[{"name":"web"},{"name":"jobs","namespaces":["batch","reindex"]}],` +
+		`"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}`
+	switch {
+	case placement == nil:
+	case placement.Enforce != nil && !*placement.Enforce:
+		spec += `,"placement":{"enforce":false}`
+	case placement.Inject:
+		spec += `,"placement":{"inject":true}`
 	}
-	applyDefaults(&spec)
-	return spec
+	return spec + "}"
 }
 
-func TestPlacementPoliciesFollowTheSpec(t *testing.T) {
+// composeTwice renders, feeds the result back as composed, and renders
+// again: a namespace's Role follows its composed ConfigMap.
+func composeTwice(t *testing.T, spec string, world cluster) (*fnv1.RunFunctionResponse, map[string]map[string]any) {
+	t.Helper()
+	observed := map[string]string{}
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), nil), world)) {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	rsp := run(t, newRequest(t, input, xr(spec), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	return rsp, fntest.Desired(t, rsp)
+}
+
+func TestHeldNamespaceGrantsItsPlacement(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web"), namespace("batch")}
+	// The first render composes the ConfigMaps of the namespaces that exist, and grants nothing yet.
+	first := fntest.Desired(t, run(t, newRequest(t, input, xr(placementSpec(v1alpha1.IsolationStack, nil)), nil), world))
+	if _, granted := first["placement-role-acme-web"]; granted {
+		t.Errorf("a namespace is granted before the organization holds it (its ConfigMap composed)")
+	}
+
+	_, got := composeTwice(t, placementSpec(v1alpha1.IsolationStack, nil), world)
+	wantRole := fntest.JSONMap(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role",
+		"metadata":{"name":"kiso-placement","namespace":"batch","annotations":{"kiso.dev/pool":"kiso-acme.jobs"},
+			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"jobs"}},
+		"rules":[
+			{"apiGroups":["placement.kiso.dev"],"resources":["tolerations"],"verbs":["use"],"resourceNames":["acme","acme.jobs"]},
+			{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["select"],"resourceNames":["acme.jobs"]}]}`)
+	if diff := cmp.Diff(wantRole, got["placement-role-batch"]); diff != "" {
+		t.Errorf("Role batch/kiso-placement: -want, +got:\n%s", diff)
+	}
+	wantBinding := fntest.JSONMap(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
+		"metadata":{"name":"kiso-placement","namespace":"batch",
+			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"jobs"}},
+		"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"kiso-placement"},
+		"subjects":[{"kind":"ServiceAccount","name":"kiso-placement","namespace":"batch"}]}`)
+	if diff := cmp.Diff(wantBinding, got["placement-rolebinding-batch"]); diff != "" {
+		t.Errorf("RoleBinding batch/kiso-placement: -want, +got:\n%s", diff)
+	}
+	// reindex does not exist: nothing is granted there.
+	if _, ok := got["placement-role-reindex"]; ok {
+		t.Errorf("a namespace that does not exist is granted")
+	}
+}
+
+func TestGrantsFollowThePlacementSpec(t *testing.T) {
+	rules := func(selectName, injectName string) []any {
+		out := []any{map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"tolerations"}, "verbs": []any{"use"}, "resourceNames": []any{"acme", "acme.web"}}}
+		if selectName != "" {
+			out = append(out, map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"pools"}, "verbs": []any{"select"}, "resourceNames": []any{selectName}})
+		}
+		if injectName != "" {
+			out = append(out, map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"pools"}, "verbs": []any{"inject"}, "resourceNames": []any{injectName}})
+		}
+		return out
+	}
 	cases := map[string]struct {
-		reason    string
-		placement *v1alpha1.Placement
-		want      []string
+		reason string
+		spec   string
+		want   []any
 	}{
-		"EnforcedByDefault": {
-			reason: "Without placement settings the validating policy and its binding are rendered, nothing mutates.",
-			want:   []string{string(resourcePlacementBinding), string(resourcePlacementPolicy)},
+		"StackIsolation": {
+			reason: "In stack isolation pods select their stack's pool.",
+			spec:   placementSpec(v1alpha1.IsolationStack, nil),
+			want:   rules("acme.web", ""),
 		},
-		"InjectAddsTheMutatingPolicy": {
-			reason:    "inject: true adds the mutating policy and its binding.",
-			placement: &v1alpha1.Placement{Inject: true},
-			want:      []string{string(resourcePlacementBinding), string(resourcePlacementInjectBinding), string(resourcePlacementInjectPolicy), string(resourcePlacementPolicy)},
+		"OrganizationIsolation": {
+			reason: "In organization isolation pods select the organization's pool; the stack's taint grant stays, so a mode switch changes no toleration grant.",
+			spec:   placementSpec(v1alpha1.IsolationOrganization, nil),
+			want:   rules("acme", ""),
+		},
+		"Inject": {
+			reason: "inject: true names the pool admission injects.",
+			spec:   placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Inject: true}),
+			want:   rules("acme.web", "acme.web"),
 		},
 		"EnforceOff": {
-			reason:    "enforce: false renders no validating policy.",
-			placement: &v1alpha1.Placement{Enforce: new(bool)},
+			reason: "enforce: false requires no pool, and still lets the namespace's pods tolerate their own taints.",
+			spec:   placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Enforce: new(bool)}),
+			want:   rules("", ""),
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			spec := placementSpec(v1alpha1.IsolationStack, tc.placement)
-			got, err := renderPlacement(spec, planPools(spec, NewKeys(DefaultKeyDomain)), NewKeys(DefaultKeyDomain))
-			if err != nil {
-				t.Fatal(err)
-			}
-			names := make(map[string]bool, len(got))
-			for n := range got {
-				names[string(n)] = true
-			}
-			if diff := cmp.Diff(tc.want, fntest.SortedKeys(names), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nrendered policies: -want, +got:\n%s", tc.reason, diff)
+			_, got := composeTwice(t, tc.spec, cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web")})
+			if diff := cmp.Diff(tc.want, got["placement-role-acme-web"]["rules"]); diff != "" {
+				t.Errorf("%s\nRole acme-web/kiso-placement rules: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
 }
 
-func TestValidatingPolicyNamesEveryNamespaceAndIdentity(t *testing.T) {
-	keys := NewKeys(DefaultKeyDomain)
-	spec := placementSpec(v1alpha1.IsolationStack, nil)
-	policy, binding := validatingPolicy(newPlacement(spec, planPools(spec, keys), keys))
+func TestRetiredPlacementIsGrantedWhileItsPoolIsKept(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web")}
+	_, before := composeTwice(t, placementSpec(v1alpha1.IsolationOrganization, nil), world)
+	observed := make(map[string]string, len(before))
+	for name, o := range before {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	// Switch to stack isolation: the new pools are not Ready, the old one is kept.
+	rsp := run(t, newRequest(t, input, xr(placementSpec(v1alpha1.IsolationStack, nil)), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	if _, kept := got["nodepool-kiso-acme"]; !kept {
+		t.Fatalf("the retired pool is not kept; the test does not cover a transition")
+	}
+	want := []any{"acme.web", "acme"}
+	if diff := cmp.Diff(want, fntest.Dig(got["placement-role-acme-web"], "rules").([]any)[1].(map[string]any)["resourceNames"]); diff != "" {
+		t.Errorf("pools selectable while the old pool is kept (the new one first): -want, +got:\n%s", diff)
+	}
 
-	vars := map[string]string{}
-	for _, v := range policy.Spec.Variables {
-		vars[v.Name] = v.Expression
-	}
-	if want := `{"acme-web": "web", "batch": "jobs", "reindex": "jobs"}`; vars["stacks"] != want {
-		t.Errorf("namespace to stack map: want %s, got %s", want, vars["stacks"])
-	}
-	if want := `{"acme-web": "kiso-acme-web", "batch": "kiso-acme-jobs", "reindex": "kiso-acme-jobs"}`; vars["pools"] != want {
-		t.Errorf("namespace to pool map: want %s, got %s", want, vars["pools"])
-	}
-	if !strings.Contains(vars["daemonSetPod"], "system:serviceaccount:kube-system:daemon-set-controller") {
-		t.Errorf("the DaemonSet exemption must check who creates the pod, not only its owner reference: %s", vars["daemonSetPod"])
-	}
-	own := policy.Spec.Validations[0].Expression
-	for _, want := range []string{`variables.nodeSelector["kiso.dev/organization"] == "acme"`, `variables.nodeSelector["kiso.dev/stack"] == variables.stacks[request.namespace]`} {
-		if !strings.Contains(own, want) {
-			t.Errorf("in stack isolation a pod must select %s; rule: %s", want, own)
+	// Once the new pools are Ready, only the new placement is granted.
+	settled := map[string]string{}
+	for name, o := range got {
+		if o["kind"] == "NodePool" || o["kind"] == "EC2NodeClass" {
+			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}
+		settled[name] = fntest.ToJSON(t, o)
 	}
-	if *policy.Spec.FailurePolicy != admissionv1.Fail {
-		t.Errorf("failure policy %s: an unevaluable rule must not let pods through", *policy.Spec.FailurePolicy)
-	}
-	if diff := cmp.Diff([]admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions); diff != "" {
-		t.Errorf("binding actions: -want, +got:\n%s", diff)
-	}
-	if got := binding.Spec.MatchResources.NamespaceSelector.MatchExpressions[0].Key; got != "kiso.dev/placement-exempt" {
-		t.Errorf("exempt namespace label: want kiso.dev/placement-exempt, got %s", got)
+	after := fntest.Desired(t, run(t, newRequest(t, input, xr(placementSpec(v1alpha1.IsolationStack, nil)), settled), world))
+	if diff := cmp.Diff([]any{"acme.web"}, fntest.Dig(after["placement-role-acme-web"], "rules").([]any)[1].(map[string]any)["resourceNames"]); diff != "" {
+		t.Errorf("pools selectable once the new pools are Ready: -want, +got:\n%s", diff)
 	}
 }
 
-func TestOrganizationIsolationSelectsNoStack(t *testing.T) {
-	keys := NewKeys(DefaultKeyDomain)
-	spec := placementSpec(v1alpha1.IsolationOrganization, &v1alpha1.Placement{Inject: true})
-	pl := newPlacement(spec, planPools(spec, keys), keys)
-	policy, _ := validatingPolicy(pl)
-	inject, _ := mutatingPolicy(pl)
-	if strings.Contains(policy.Spec.Validations[0].Expression, keys.Stack) {
-		t.Errorf("organization isolation must not require a stack selector: %s", policy.Spec.Validations[0].Expression)
+func TestKeepRetiredGrantsNeverKeepsInjection(t *testing.T) {
+	role := func(rules string) map[string]any {
+		return fntest.JSONMap(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"kiso-placement","namespace":"a"},"rules":`+rules+`}`)
 	}
-	if patch := inject.Spec.Mutations[0].JSONPatch.Expression; strings.Contains(patch, keys.Stack) {
-		t.Errorf("organization isolation must not inject a stack selector or toleration: %s", patch)
+	oldRules := `[{"apiGroups":["placement.kiso.dev"],"resources":["tolerations"],"verbs":["use"],"resourceNames":["acme","acme.web"]},
+		{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["select"],"resourceNames":["acme.web"]},
+		{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["inject"],"resourceNames":["acme.web"]}]`
+	newRules := `[{"apiGroups":["placement.kiso.dev"],"resources":["tolerations"],"verbs":["use"],"resourceNames":["acme","acme.web"]},
+		{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["select"],"resourceNames":["acme"]}]`
+	desired := &resource.DesiredComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: role(newRules)}}}
+	observed := resource.ObservedComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: role(oldRules)}}}
+	rendered := map[resource.Name]*resource.DesiredComposed{"placement-role-a": desired}
+	keepRetiredGrants(rendered, map[resource.Name]resource.ObservedComposed{"placement-role-a": observed})
+	want := role(`[{"apiGroups":["placement.kiso.dev"],"resources":["tolerations"],"verbs":["use"],"resourceNames":["acme","acme.web"]},
+		{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["select"],"resourceNames":["acme","acme.web"]}]`)
+	if diff := cmp.Diff(want["rules"], rendered["placement-role-a"].Resource.Object["rules"]); diff != "" {
+		t.Errorf("merged rules: -want, +got:\n%s", diff)
 	}
 }
 
-func TestInjectionOnlyAddsWhatIsMissing(t *testing.T) {
-	keys := NewKeys(DefaultKeyDomain)
-	spec := placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Inject: true})
-	inject, _ := mutatingPolicy(newPlacement(spec, planPools(spec, keys), keys))
-	patch := inject.Spec.Mutations[0].JSONPatch.Expression
-	// Every patch is guarded by the absence of what it adds, which is what
-	// makes applying the policy twice a no-op.
-	for _, guard := range []string{
-		`has(object.spec.nodeSelector) ? []`,
-		`"kiso.dev/organization" in variables.nodeSelector ? []`,
-		`"kiso.dev/stack" in variables.nodeSelector ? []`,
-		`has(object.spec.tolerations) ? []`,
-		`t.key == "kiso.dev/organization" && has(t.value) && t.value == "acme"`,
-		`t.key == "kiso.dev/stack" && has(t.value) && t.value == variables.stacks[request.namespace]`,
-	} {
-		if !strings.Contains(patch, guard) {
-			t.Errorf("patch lacks guard %q:\n%s", guard, patch)
-		}
+func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
+	mismatch := strings.Replace(clusterPolicy, `"kiso.dev/key-domain":"kiso.dev"`, `"kiso.dev/key-domain":"formance.com"`, 1)
+	noInjection := strings.Replace(clusterPolicy, `,
+	"kiso.dev/inject-api-version":"admissionregistration.k8s.io/v1beta1"`, ``, 1)
+	cases := map[string]struct {
+		policy string
+		inject bool
+		want   map[string]string // type -> status/reason: message
+	}{
+		"NoClusterPolicy": {
+			want: map[string]string{TypePlacementEnforced: "False/NoPlacementPolicy: no XKarpenterCluster composes the admission policy kiso-placement in this cluster: nothing keeps other pods off this organization's nodes, nor its pods on its pools"},
+		},
+		"Enforced": {
+			policy: clusterPolicy, inject: true,
+			want: map[string]string{
+				TypePlacementEnforced: `True/Enforced: the admission policies of XKarpenterCluster "prod" hold the organization's pods to its pools and other pods off its nodes`,
+				TypePlacementInjected: "True/Injected: MutatingAdmissionPolicy kiso-placement-inject (admissionregistration.k8s.io/v1beta1) adds the pools' nodeSelector and tolerations where a pod lacks them",
+			},
+		},
+		"KeyDomainMismatch": {
+			policy: mismatch,
+			want:   map[string]string{TypePlacementEnforced: `False/KeyDomainMismatch: the admission policy kiso-placement of XKarpenterCluster "prod" checks keys of domain formance.com, this organization's nodes are tainted kiso.dev/organization: set the same keyDomain in both functions' inputs`},
+		},
+		"InjectionUnavailable": {
+			policy: noInjection, inject: true,
+			want: map[string]string{
+				TypePlacementEnforced: `True/Enforced: the admission policies of XKarpenterCluster "prod" hold the organization's pods to its pools and other pods off its nodes`,
+				TypePlacementInjected: `False/InjectionUnavailable: spec.placement.inject: XKarpenterCluster "prod" says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: ` +
+					`pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true`,
+			},
+		},
 	}
-	if got := inject.Spec.ReinvocationPolicy; got != "IfNeeded" {
-		t.Errorf("reinvocation policy %s: a later mutation must not leave a pod without its placement", got)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			world := cluster{refNodeClass, refNodePool}
+			if tc.policy != "" {
+				world = append(world, tc.policy)
+			}
+			var p *v1alpha1.Placement
+			if tc.inject {
+				p = &v1alpha1.Placement{Inject: true}
+			}
+			rsp := run(t, newRequest(t, input, xr(placementSpec(v1alpha1.IsolationStack, p)), nil), world)
+			fntest.AssertNoFatal(t, rsp)
+			got := map[string]string{}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == TypePlacementEnforced || c.GetType() == TypePlacementInjected {
+					status := map[fnv1.Status]string{fnv1.Status_STATUS_CONDITION_TRUE: "True", fnv1.Status_STATUS_CONDITION_FALSE: "False"}[c.GetStatus()]
+					got[c.GetType()] = status + "/" + c.GetReason() + ": " + c.GetMessage()
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("placement conditions: -want, +got:\n%s", diff)
+			}
+		})
 	}
+}
+
+func TestPlatformNamespacesAreRefused(t *testing.T) {
+	exempt := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"agents","labels":{"kiso.dev/placement-exempt":"true"}}}`
+	spec := `{"organization":"acme","stacks":[{"name":"web","namespaces":["default","crossplane-system","agents","acme-web"]}],"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
+	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterPolicy, exempt, namespace("default"), namespace("crossplane-system")})
+	assertFatal(t, rsp, `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is the platform's: its pods are exempt from placement, `+
+		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "prod" (crossplane-system, karpenter, kube-system): its pods are exempt from placement, `+
+		`spec.stacks[0].namespaces[2]: Invalid value: "agents": the platform labels this namespace kiso.dev/placement-exempt: its pods are exempt from placement]`)
+}
+
+func TestUnmarkedReferenceIsRefused(t *testing.T) {
+	privileged := strings.Replace(refNodePool, `"labels":{"kiso.dev/reference":"true"}`, `"labels":{"team":"platform"}`, 1)
+	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, true)), cluster{refNodeClass, privileged})
+	want := `spec.nodePoolRef.name: Forbidden: NodePool "default" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`
+	assertFatal(t, rsp, want)
+	assertCondition(t, rsp, TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, ReasonInvalidSpec, want)
+	if n := len(rsp.GetDesired().GetResources()); n != 0 {
+		t.Errorf("returned %d desired resources with a fatal result: nothing may be rendered from an unmarked reference", n)
+	}
+
+	// Listed in the function input, it may be cloned.
+	listed := `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input","references":{"nodePools":["default"]}}`
+	fntest.AssertNoFatal(t, run(t, newRequest(t, listed, xr(orgSpec), nil), cluster{refNodeClass, privileged}))
 }

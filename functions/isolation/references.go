@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // Names of the required resources this function asks Crossplane for.
@@ -34,6 +37,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
 	}
+	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, planned, composed)
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
@@ -62,6 +66,14 @@ type lookup struct {
 
 	// Namespaces are the spec's namespaces that exist.
 	Namespaces map[string]bool
+
+	// Exempt are the spec's namespaces, among those fetched, that the
+	// platform labels exempt from placement.
+	Exempt map[string]bool
+
+	// Placement is what the cluster's placement policy enforces, nil when
+	// no XKarpenterCluster composes one.
+	Placement *clusterPlacement
 }
 
 // resolve reads the required resources from the request.
@@ -95,7 +107,10 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	if err := l.resolveNamespaces(req, planned, composed); err != nil {
+	if err := l.resolveNamespaces(req, planned, composed, keys); err != nil {
+		return l, err
+	}
+	if err := l.resolveClusterPolicy(req); err != nil {
 		return l, err
 	}
 	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
@@ -134,4 +149,30 @@ func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error
 // Unresolved reports whether anything the function needs is not there yet.
 func (l lookup) Unresolved() bool {
 	return l.Waiting || len(l.Missing) > 0 || len(l.NotReady) > 0
+}
+
+// referenceLabel marks a NodeClass or NodePool the platform lets tenants clone.
+func referenceLabel(keys Keys) string { return keys.Domain + "/reference" }
+
+// validateReferences refuses a reference the platform did not mark: a
+// NodePool or NodeClass is the platform's, and one it never meant for
+// tenants (a privileged role, another team's subnets) must not be cloned.
+func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys Keys) field.ErrorList {
+	var errs field.ErrorList
+	for _, r := range []struct {
+		path   *field.Path
+		kind   string
+		obj    *unstructured.Unstructured
+		listed []string
+	}{
+		{field.NewPath("spec", "nodeClassRef", "name"), spec.NodeClassRef.Kind, found.NodeClass, in.References.NodeClasses},
+		{field.NewPath("spec", "nodePoolRef", "name"), nodePoolKind, found.NodePool, in.References.NodePools},
+	} {
+		if r.obj == nil || r.obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(r.listed, r.obj.GetName()) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
+			r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
+	}
+	return errs
 }

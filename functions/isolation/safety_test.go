@@ -46,7 +46,7 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, false)), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
-	if diff := cmp.Diff([]string{requireReferenceNodeClass, requireReferenceNodePool}, fntest.SortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
+	if diff := cmp.Diff([]string{requireClusterPolicy, requireReferenceNodeClass, requireReferenceNodePool}, fntest.SortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
 		t.Errorf("requirements once the pool is composed: -want, +got:\n%s", diff)
 	}
 }
@@ -104,6 +104,7 @@ func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 	wantReq := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: {ApiVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "default"}},
 		requireReferenceNodePool:  {ApiVersion: "karpenter.sh/v1", Kind: "NodePool", Match: &fnv1.ResourceSelector_MatchName{MatchName: "default"}},
+		requireClusterPolicy:      {ApiVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy", Match: &fnv1.ResourceSelector_MatchName{MatchName: "kiso-placement"}},
 	}}
 	if diff := cmp.Diff(wantReq, rsp.GetRequirements(), protocmp.Transform()); diff != "" {
 		t.Errorf("requirements: -want, +got:\n%s", diff)
@@ -135,7 +136,7 @@ func TestStaticReferenceForbidsWeight(t *testing.T) {
 
 func TestNodeClassKindCannotChangeUnderExistingPools(t *testing.T) {
 	observed := composedOrg(t, false)
-	spot := `{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","metadata":{"name":"spot"},"spec":{}}`
+	spot := `{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","metadata":{"name":"spot","labels":{"kiso.dev/reference":"true"}},"spec":{}}`
 	spec := strings.Replace(orgSpec, `"nodeClassRef":{"name":"default"}`, `"nodeClassRef":{"apiVersion":"karpenter.rackspace.com/v1","kind":"RackspaceSpotNodeClass","name":"spot"}`, 1)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{spot, refNodePool})
 	assertFatal(t, rsp, `spec.nodeClassRef: Forbidden: NodePool "kiso-acme" uses a EC2NodeClass.karpenter.k8s.aws and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep EC2NodeClass.karpenter.k8s.aws`)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,8 +21,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The admission scenario's organization, its claim and its namespaces.
+// The admission scenario's cluster, organization, claim and namespaces.
 const (
+	placementCluster     = "e2e-placement"
 	globexClaimNamespace = "e2e-globex"
 	globexClaim          = "globex"
 	globexAPI            = "globex-api"
@@ -31,13 +31,16 @@ const (
 	globexReports        = "globex-reports" // joins stack batch during the scenario
 	outsiderNamespace    = "e2e-outsider"
 	exemptNamespace      = "e2e-platform-agents" // labelled kiso.dev/placement-exempt
-	globexPolicy         = "kiso-globex"
-	globexInjectPolicy   = "kiso-globex-inject"
+	// The cluster's policies: every pod outside platform namespaces, the pools of namespaces an organization
+	// holds, and injection.
+	placementPolicy = "kiso-placement"
+	poolsPolicy     = "kiso-placement-pools"
+	injectPolicy    = "kiso-placement-inject"
 )
 
-// policyInForceTimeout bounds how long a claim change takes to reach the apiserver's admission: Crossplane
-// re-renders the claim, applies the policies, and the apiserver reloads them.
-const policyInForceTimeout = 60 * time.Second
+// policyInForceTimeout bounds how long a change takes to reach the apiserver's admission: Crossplane
+// re-renders, applies the policies or a namespace's Role, and the apiserver reloads them.
+const policyInForceTimeout = 90 * time.Second
 
 // The tolerations a pod of organization globex carries, as the claim's status tells it.
 var (
@@ -52,66 +55,75 @@ var (
 	}
 )
 
-// What the validating policy tells a pod that breaks each of its rules.
+// What the policies tell a pod that breaks each of their rules. Platform namespaces are kube-system (Karpenter's
+// too: the cluster keeps the default) and crossplane-system, which kiso's composition lists.
 const (
-	wantAPISelectors   = "pods in namespace globex-api run on pool kiso-globex-api: add nodeSelector kiso.dev/organization=globex, kiso.dev/stack=api and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=api:NoSchedule"
-	wantBatchSelectors = "pods in namespace globex-batch run on pool kiso-globex-batch: add nodeSelector kiso.dev/organization=globex, kiso.dev/stack=batch and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=batch:NoSchedule"
+	wantAPISelectors   = "pods in namespace globex-api run on pool kiso-globex.api: add nodeSelector kiso.dev/organization=globex, kiso.dev/stack=api and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=api:NoSchedule"
+	wantBatchSelectors = "pods in namespace globex-batch run on pool kiso-globex.batch: add nodeSelector kiso.dev/organization=globex, kiso.dev/stack=batch and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=batch:NoSchedule"
+	platformHint       = "only pods in platform namespaces may (crossplane-system, kube-system, and any the platform labels kiso.dev/placement-exempt)"
 )
 
 func foreignToleration(namespace string) string {
-	return "pods outside organization globex must not tolerate its taint kiso.dev/organization=globex (nor every taint): remove that toleration from the pod in namespace " + namespace
+	return "pod in namespace " + namespace + " tolerates organization globex's taint (toleration kiso.dev/organization=globex), but the namespace is not that organization's: remove the toleration; " + platformHint
+}
+
+func everyTaint(namespace string) string {
+	return "pod in namespace " + namespace + " tolerates every taint (a toleration with operator Exists and no key), organizations' nodes included: give the toleration a key; " + platformHint
+}
+
+func namedNode(namespace, node string) string {
+	return "pod in namespace " + namespace + " names node " + node + " in spec.nodeName, which skips the scheduler and the taints that keep organizations apart: remove spec.nodeName and select nodes with a nodeSelector; " + platformHint
 }
 
 // TestAdmissionKeepsPodsOnTheirPools is scenario 7a: real pods, submitted with kubectl as a team would, meet
-// the admission policies an organization's claim renders. Pods stay Pending (no kubelet runs): what the
+// the admission policies an XKarpenterCluster composes once for the whole cluster, and the Role an
+// organization's claim composes in each namespace it holds. Pods stay Pending (no kubelet runs): what the
 // apiserver admits, refuses and stores is what is tested. It proves that the rendered CEL compiles and
 // type-checks on a real apiserver; that a stack's pods are refused unless they select their own pool, with a
-// message saying what to add; that no pod elsewhere may tolerate the organization's taint, or every taint,
-// except a DaemonSet's or in a namespace the platform exempts; that a Job's pods, created by the Job controller, are held to the same rules; that
-// injection adds exactly what is missing and nothing twice; and that a claim change moves the policies at
-// once, before the pools it asks for are Ready.
+// message saying what to add; that no pod outside a platform namespace may name a node, tolerate every taint
+// (DaemonSet pods included) or tolerate an organization whose namespace it is not in, while a toleration that
+// cannot match a NoSchedule taint is left alone; that an UPDATE is checked only for the tolerations it adds,
+// so pods that predate a policy can be labelled, freed of finalizers and deleted; that a Job's pods are held
+// to the same rules; that injection adds exactly what is missing and nothing twice, and a claim asking for it
+// where nothing serves it is told; and that pods of the old placement are admitted while its pool is kept
+// (make before break), and only then refused.
 func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	useReferenceObjectsT(t)
 	namespaces := readTestdataT(t, "admission", "namespaces.yaml")
 	claim := readTestdataT(t, "admission", "claim.yaml")
+	cluster := readTestdataT(t, "admission", "cluster.yaml")
+	noInjection := readTestdataT(t, "admission", "no-injection.yaml")
 	env.ApplyT(t, namespaces)
 	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
 	for _, ns := range []string{globexAPI, globexBatch, globexReports, outsiderNamespace, exemptNamespace} {
 		// The ServiceAccount admission plugin refuses pods until their namespace's default account exists.
 		waitForDefaultServiceAccountT(t, ns)
 	}
+	// First a cluster whose platform says its apiserver serves no MutatingAdmissionPolicy.
+	env.ApplyT(t, noInjection)
+	t.Cleanup(func() { deleteAtCleanup(t, noInjection) })
+	env.ApplyT(t, cluster)
+	env.ApplyT(t, []byte(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"`+placementCluster+`"},`+
+		`"spec":{"crossplane":{"compositionRef":{"name":"e2e-karpentercluster-no-injection"}}}}`))
+	t.Cleanup(func() {
+		deleteAtCleanup(t, cluster)
+		for _, name := range []string{placementPolicy, poolsPolicy} {
+			_ = env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name)
+		}
+	})
+	waitForTypeCheckedT(t, placementPolicy)
+	waitForTypeCheckedT(t, poolsPolicy)
+
 	env.ApplyT(t, claim)
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
-
-	api := env.Cluster.Typed.AdmissionregistrationV1()
-	var policy *admissionregistrationv1.ValidatingAdmissionPolicy
-	waitForT(t, 60*time.Second, "ValidatingAdmissionPolicy "+globexPolicy+" type-checked by the apiserver", func(ctx context.Context) (bool, string, error) {
-		p, err := api.ValidatingAdmissionPolicies().Get(ctx, globexPolicy, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		policy = p
-		if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
-			return false, fmt.Sprintf("status of generation %d, policy at %d", p.Status.ObservedGeneration, p.Generation), nil
-		}
-		return true, "", nil
-	})
-	// A warning means an expression refers to something a Pod does not have: it would fail at admission.
-	if warnings := policy.Status.TypeChecking.ExpressionWarnings; len(warnings) > 0 {
-		t.Errorf("ValidatingAdmissionPolicy %s does not type-check against Pod: %+v", globexPolicy, warnings)
+	waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
+	wantEnforced := `the admission policies of XKarpenterCluster "e2e-placement" hold the organization's pods to its pools and other pods off its nodes`
+	if c := waitGlobexConditionT(t, "PlacementEnforced", "True", "Enforced"); c.Message != wantEnforced {
+		t.Errorf("claim PlacementEnforced message %q, want %q", c.Message, wantEnforced)
 	}
-	waitForT(t, 30*time.Second, "ValidatingAdmissionPolicyBinding "+globexPolicy, func(ctx context.Context) (bool, string, error) {
-		b, err := api.ValidatingAdmissionPolicyBindings().Get(ctx, globexPolicy, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return b.Spec.PolicyName == globexPolicy, "binds policy " + b.Spec.PolicyName, nil
-	})
-
-	waitUntilRefusedT(t, newPod("probe", globexAPI, nil))
 
 	// (i) A stack's pod that selects nothing is refused, and told what to add.
-	assertRefusedT(t, newPod("no-selector", globexAPI, nil), wantAPISelectors)
+	assertRefusedT(t, newPod("no-selector", globexAPI, nil), poolsPolicy, wantAPISelectors)
 
 	// (ii) The same pod with its stack's node selector and tolerations is admitted, unchanged.
 	ownSelector := map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "api"}
@@ -121,38 +133,90 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		t.Errorf("admitted pod %s/%s placement: -want, +got:\n%s", globexAPI, selecting.Name, diff)
 	}
 
-	// (iii) Selecting another stack of the same organization is refused: each stack has its own pool.
+	// (iii) Selecting another stack of the same organization is refused: each stack has its own pool. So is
+	// selecting the organization without the stack, and tolerating another stack's taint.
 	assertRefusedT(t, newPod("selects-batch", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateBatch),
-		wantAPISelectors)
-	// So is selecting the organization without the stack.
-	assertRefusedT(t, newPod("selects-organization", globexAPI, map[string]string{"kiso.dev/organization": "globex"}, tolerateGlobex), wantAPISelectors)
+		placementPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organizations (globex) whose stacks do not run in this namespace: tolerate only your own stack; "+platformHint)
+	assertRefusedT(t, newPod("selects-organization", globexAPI, map[string]string{"kiso.dev/organization": "globex"}, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
-	// (iv) Elsewhere, tolerating the organization's taint, or every taint, is refused; a DaemonSet's pod may
-	// tolerate every taint (per-node agents run on every node); a pod that does neither is none of kiso's
-	// business.
-	assertRefusedT(t, newPod("tolerates-globex", outsiderNamespace, nil, tolerateGlobex), foreignToleration(outsiderNamespace))
-	assertRefusedT(t, newPod("tolerates-everything", outsiderNamespace, nil, tolerateEveryone), foreignToleration(outsiderNamespace))
+	// (iv) Outside platform namespaces, tolerating the organization's taint, every taint or every
+	// organization's is refused, DaemonSet pods included; a toleration that cannot match a NoSchedule taint
+	// is none of kiso's business, nor is a pod that tolerates nothing of kiso's.
+	assertRefusedT(t, newPod("tolerates-globex", outsiderNamespace, nil, tolerateGlobex), placementPolicy, foreignToleration(outsiderNamespace))
+	assertRefusedT(t, newPod("tolerates-everything", outsiderNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(outsiderNamespace))
+	assertRefusedT(t, newPod("tolerates-every-organization", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpExists}),
+		placementPolicy, "pod in namespace e2e-outsider tolerates every value of kiso.dev/organization (operator Exists), every organization's nodes: tolerate your own with operator Equal and its value; "+platformHint)
 	daemonSet := createDaemonSetT(t, outsiderNamespace, "node-agent")
 	agent := newPod("node-agent-x7k2p", outsiderNamespace, nil, tolerateEveryone)
 	agent.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: "apps/v1", Kind: "DaemonSet", Name: daemonSet.Name, UID: daemonSet.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}}
-	// Anyone can write a DaemonSet owner reference: the same pod submitted by a user is refused...
-	assertRefusedT(t, agent, foreignToleration(outsiderNamespace))
-	// ...and admitted when the DaemonSet controller creates it (no node exists for the real controller to
-	// create one, so the test creates it as the controller's identity).
-	createPodAsT(t, agent, daemonSetControllerUser)
+	// Created by the DaemonSet controller itself (no node exists for the real controller to create one, so the
+	// test creates it as the controller's identity), it is refused all the same: only a platform namespace
+	// runs agents on every node.
+	assertRefusedAsT(t, agent, daemonSetControllerUser, placementPolicy, everyTaint(outsiderNamespace))
+	// The aws-ebs-csi-driver controller's default toleration: NoExecute only, so no NoSchedule taint is tolerated.
+	createPodT(t, newPod("tolerates-noexecute", outsiderNamespace, nil, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))
+	createPodT(t, newPod("tolerates-globex-noexecute", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "globex", Effect: corev1.TaintEffectPreferNoSchedule}))
 	createPodT(t, newPod("unrelated", outsiderNamespace, nil))
-	// A namespace the platform labels exempt is left alone, whatever its pods tolerate.
+	assertRefusedT(t, newPod("selects-globex", outsiderNamespace, map[string]string{"kiso.dev/organization": "globex"}), placementPolicy,
+		"pod in namespace e2e-outsider selects the nodes of an organization (kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not: remove that selector; "+platformHint)
+	// Platform namespaces are left alone, whatever their pods tolerate: kube-system (a cilium-operator-style
+	// toleration, unlabelled) and one the platform labels exempt.
+	createPodT(t, newPod("operator", "kube-system", nil, tolerateEveryone))
+	t.Cleanup(func() {
+		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "operator", "-n", "kube-system", "--ignore-not-found")
+	})
 	createPodT(t, newPod("platform-agent", exemptNamespace, nil, tolerateEveryone))
 
-	// (v) A Job's pod is held to the same rule: the Job controller's pod is refused, and the Job says why.
+	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
+	// node creates it (a mirror pod of its static pod).
+	assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil), "ip-10-0-1-7"), placementPolicy, namedNode(outsiderNamespace, "ip-10-0-1-7"))
+	assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), "ip-10-0-1-7"), placementPolicy, namedNode(globexAPI, "ip-10-0-1-7"))
+	mirror := onNode(newPod("static-web-ip-10-0-1-7", outsiderNamespace, nil), "ip-10-0-1-7")
+	if out := env.TryT(t, mustJSON(t, mirror), "create", "--dry-run=server", "-f", "-", "--as=system:node:ip-10-0-1-7", "--as-group=system:masters"); out.ExitCode != 0 {
+		t.Errorf("a node's mirror pod was refused: %s", strings.TrimSpace(out.Stderr))
+	}
+	createPodT(t, onNode(newPod("on-node", "kube-system", nil), "ip-10-0-1-7"))
+	t.Cleanup(func() {
+		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "on-node", "-n", "kube-system", "--ignore-not-found")
+	})
+
+	// (vi) An UPDATE is checked only for the tolerations it adds.
+	plain := createPodT(t, newPod("plain", outsiderNamespace, nil))
+	out := env.TryT(t, nil, "patch", "pod", plain.Name, "-n", outsiderNamespace, "--type=json", "-p",
+		`[{"op":"add","path":"/spec/tolerations/-","value":{"key":"kiso.dev/organization","operator":"Equal","value":"globex","effect":"NoSchedule"}}]`)
+	if want := `Error from server (Forbidden): pods "plain" is forbidden: ValidatingAdmissionPolicy 'kiso-placement' with binding 'kiso-placement' denied request: ` + foreignToleration(outsiderNamespace); strings.TrimSpace(out.Stderr) != want {
+		t.Errorf("adding a foreign toleration to a pod: exit %d\n got %s\nwant %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
+	}
+	// A pod that predates the policy (here: created while its namespace was exempt, with the finalizer the Job
+	// controller tracks its pods by) can still be labelled, freed of its finalizer, and deleted.
+	legacy := newPod("legacy", exemptNamespace, nil, tolerateEveryone, tolerateGlobex)
+	legacy.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+	createPodT(t, legacy)
+	env.TryT(t, nil, "label", "namespace", exemptNamespace, "kiso.dev/placement-exempt-")
+	t.Cleanup(func() {
+		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "legacy", "-n", exemptNamespace, "--ignore-not-found", "--wait=false")
+	})
+	waitUntilRefusedT(t, newPod("probe", exemptNamespace, nil, tolerateEveryone), placementPolicy)
+	for _, args := range [][]string{
+		{"label", "pod", "legacy", "-n", exemptNamespace, "reviewed=true"},
+		{"patch", "pod", "legacy", "-n", exemptNamespace, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`},
+		{"delete", "pod", "legacy", "-n", exemptNamespace, "--wait=true"},
+	} {
+		if out := env.TryT(t, nil, args...); out.ExitCode != 0 {
+			t.Errorf("kubectl %s on a pod that predates the policy: exit %d: %s", strings.Join(args, " "), out.ExitCode, strings.TrimSpace(out.Stderr))
+		}
+	}
+	env.TryT(t, nil, "label", "namespace", exemptNamespace, "kiso.dev/placement-exempt=true")
+
+	// (vii) A Job's pod is held to the same rule: the Job controller's pod is refused, and the Job says why.
 	refusedJob := createJobT(t, globexBatch, "reindex")
 	event := waitForJobEventT(t, refusedJob, "FailedCreate")
 	// The Job controller names its pods <job>-<five random characters>.
 	wantEvent := regexp.MustCompile(`^Error creating: pods "reindex-[a-z0-9]{5}" is forbidden: ` +
-		regexp.QuoteMeta("ValidatingAdmissionPolicy 'kiso-globex' with binding 'kiso-globex' denied request: "+wantBatchSelectors) + `$`)
+		regexp.QuoteMeta("ValidatingAdmissionPolicy 'kiso-placement-pools' with binding 'kiso-placement-pools' denied request: "+wantBatchSelectors) + `$`)
 	if event.Type != corev1.EventTypeWarning || !wantEvent.MatchString(event.Message) {
 		t.Errorf("Job %s/%s event FailedCreate: %s %q; want a Warning matching %s", globexBatch, refusedJob.Name, event.Type, event.Message, wantEvent)
 	}
@@ -162,9 +226,18 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// Deleted now, so its retries cannot succeed once injection is on and confuse what follows.
 	deleteJobT(t, refusedJob)
 
-	// With injection on, a stack's pod that selects nothing is admitted with its pool's node selector and
-	// tolerations added.
-	patchClaimT(t, `{"spec":{"placement":{"inject":true}}}`)
+	// (viii) Injection asked for where the apiserver serves no MutatingAdmissionPolicy: the claim says so.
+	patchGlobexT(t, `{"spec":{"placement":{"inject":true}}}`)
+	wantUnavailable := `spec.placement.inject: XKarpenterCluster "e2e-placement" says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: ` +
+		`pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 ` +
+		`with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true`
+	if c := waitGlobexConditionT(t, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
+		t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
+	}
+	// kiso's own composition finds the v1beta1 API this apiserver serves.
+	env.ApplyT(t, []byte(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"`+placementCluster+`"},`+
+		`"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`))
+	waitGlobexConditionT(t, "PlacementInjected", "True", "Injected")
 	waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
 	injected := createPodT(t, newPod("injected", globexAPI, nil))
 	wantInjected := podPlacement{NodeSelector: ownSelector, Tolerations: append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateAPI)}
@@ -176,10 +249,9 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	if diff := cmp.Diff(placementOf(selecting), placementOf(again)); diff != "" {
 		t.Errorf("injection changed a pod that already selects its pool: -without injection, +with:\n%s", diff)
 	}
-	// A pod that asks for another stack's pool is not silently moved: injection leaves its selector, and
-	// the validating policy refuses it.
-	assertRefusedT(t, newPod("selects-batch-injected", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateBatch),
-		wantAPISelectors)
+	// A pod that asks for another stack's pool is not silently moved: injection leaves its selector, and the
+	// policies refuse it.
+	assertRefusedT(t, newPod("selects-batch-injected", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}), poolsPolicy, wantAPISelectors)
 	// Injecting into an injected pod changes nothing.
 	reinjected := createPodT(t, newPod("injected-twice", globexAPI, injected.Spec.NodeSelector, injected.Spec.Tolerations...))
 	if diff := cmp.Diff(placementOf(injected), placementOf(reinjected)); diff != "" {
@@ -195,52 +267,109 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	if diff := cmp.Diff(wantJobPod, placementOf(jobPod)); diff != "" {
 		t.Errorf("Job %s/%s pod %s as injected: -want, +got:\n%s", globexBatch, injectedJob.Name, jobPod.Name, diff)
 	}
+	patchGlobexT(t, `{"spec":{"placement":{"inject":false}}}`)
+	waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
 
-	// Switching to organization isolation moves the policies at once, while kiso still keeps the stack
-	// pools (the new pool is not Ready: no Karpenter runs): a pod created now gets the organization's pool.
-	patchClaimT(t, `{"spec":{"isolation":"organization"}}`)
+	// (ix) Make before break for workloads. Switching to organization isolation: the stack pools are kept
+	// until the organization's pool is Ready, and pods of either placement are admitted meanwhile.
 	organizationOnly := map[string]string{"kiso.dev/organization": "globex"}
-	waitForPlacementT(t, newPod("probe", globexAPI, nil), organizationOnly)
-	switched := createPodT(t, newPod("after-switch", globexAPI, nil))
-	wantSwitched := podPlacement{NodeSelector: organizationOnly, Tolerations: append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex)}
-	if diff := cmp.Diff(wantSwitched, placementOf(switched)); diff != "" {
-		t.Errorf("pod %s/%s created after the switch to organization isolation: -want, +got:\n%s", globexAPI, switched.Name, diff)
+	patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
+	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
+	waitUntilAdmittedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex))
+	createPodT(t, newPod("old-placement", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
+	markReady(t, NodePoolKind, "kiso-globex")
+	markReady(t, EC2NodeClassKind, "kiso-globex")
+	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+	// And back to stack isolation: while the organization's pool is kept, its pods are still admitted in
+	// globex-api; once the stack's pool is Ready and the old one gone, only the stack's placement is.
+	patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)
+	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
+	waitForRoleT(t, globexAPI, "globex.api")
+	createPodT(t, newPod("organization-placement-while-kept", globexAPI, organizationOnly, tolerateGlobex))
+	for _, s := range []string{"api", "batch"} {
+		markReady(t, NodePoolKind, "kiso-globex."+s)
+		markReady(t, EC2NodeClassKind, "kiso-globex."+s)
 	}
-	claimNow := env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim)
-	if c, _ := Condition(claimNow, "PoolsSettled"); c.Status != "False" || c.Reason != "ReplacingPools" {
-		t.Errorf("claim PoolsSettled=%s reason %s (%s); want False ReplacingPools: the stack pools are kept until the new pool is Ready, and the policies must not wait for that",
-			c.Status, c.Reason, c.Message)
-	}
+	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+	waitUntilRefusedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy)
+	assertRefusedT(t, newPod("organization-placement-after", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
 	// Moving a namespace into a stack: its pods are the organization's from then on. Before, a pod there
 	// tolerating the organization is a foreigner's; after, it is the organization's own.
-	assertRefusedT(t, newPod("reports-before", globexReports, organizationOnly, tolerateGlobex), foreignToleration(globexReports))
-	patchClaimT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
-	waitForPlacementT(t, newPod("probe", globexReports, nil), organizationOnly)
-	createPodT(t, newPod("reports-after", globexReports, organizationOnly, tolerateGlobex))
-	moved := createPodT(t, newPod("reports-injected", globexReports, nil))
-	if diff := cmp.Diff(wantSwitched, placementOf(moved)); diff != "" {
-		t.Errorf("pod %s/%s created after the namespace joined stack batch: -want, +got:\n%s", globexReports, moved.Name, diff)
-	}
+	batchSelector := map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}
+	assertRefusedT(t, newPod("reports-before", globexReports, batchSelector, tolerateGlobex, tolerateBatch), placementPolicy, foreignToleration(globexReports))
+	patchGlobexT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
+	waitUntilAdmittedT(t, newPod("probe", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
+	createPodT(t, newPod("reports-after", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
 
-	// Deleting the claim takes its policies with it: nothing is left enforcing placement for an
-	// organization that no longer exists.
+	// Deleting the claim takes its grants with it: the namespaces are nobody's again.
 	bound := env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim)
 	xr, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
 	env.DeleteT(t, claim)
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-	for _, kind := range []schema.GroupVersionKind{
-		admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"),
-		admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"),
-	} {
-		env.Cluster.WaitForDeletionT(t, 90*time.Second, kind, "", globexPolicy)
+	for _, ns := range []string{globexAPI, globexBatch, globexReports} {
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, RBACRoleKind, ns, "kiso-placement")
 	}
-	for _, kind := range []schema.GroupVersionKind{
-		admissionregistrationv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy"),
-		admissionregistrationv1beta1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBinding"),
-	} {
-		env.Cluster.WaitForDeletionT(t, 90*time.Second, kind, "", globexInjectPolicy)
+	waitUntilRefusedT(t, newPod("probe", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), placementPolicy)
+}
+
+// RBACRoleKind is the kind of the Role kiso-placement in each namespace an organization holds.
+var RBACRoleKind = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}
+
+// waitForTypeCheckedT waits until the apiserver has type-checked a policy against Pod, and fails on any
+// warning: a warning means an expression refers to something a Pod does not have.
+func waitForTypeCheckedT(t *testing.T, name string) {
+	t.Helper()
+	api := env.Cluster.Typed.AdmissionregistrationV1()
+	var policy *admissionregistrationv1.ValidatingAdmissionPolicy
+	waitForT(t, 90*time.Second, "ValidatingAdmissionPolicy "+name+" type-checked by the apiserver", func(ctx context.Context) (bool, string, error) {
+		p, err := api.ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		policy = p
+		if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
+			return false, fmt.Sprintf("status of generation %d, policy at %d", p.Status.ObservedGeneration, p.Generation), nil
+		}
+		return true, "", nil
+	})
+	if warnings := policy.Status.TypeChecking.ExpressionWarnings; len(warnings) > 0 {
+		t.Errorf("ValidatingAdmissionPolicy %s does not type-check against Pod: %+v", name, warnings)
 	}
+}
+
+// waitForRoleT waits until a namespace's Role kiso-placement lets its pods select a pool.
+func waitForRoleT(t *testing.T, namespace, pool string) {
+	t.Helper()
+	env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, namespace, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
+		rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+		return strings.Contains(fmt.Sprint(rules), pool), fmt.Sprint(rules)
+	})
+}
+
+// waitGlobexConditionT waits until the claim's condition has the status and reason.
+func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) ConditionStatus {
+	t.Helper()
+	u := env.Cluster.WaitForT(t, policyInForceTimeout, IsolationClaimKind, globexClaimNamespace, globexClaim, func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, conditionType)
+		return c.Status == status && c.Reason == reason, conditionType + ": " + c.Status + " " + c.Reason + " " + c.Message
+	})
+	c, _ := Condition(u, conditionType)
+	return c
+}
+
+func onNode(p *corev1.Pod, node string) *corev1.Pod {
+	p.Spec.NodeName = node
+	return p
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // podPlacement is what decides where a pod may run: what the policies check and inject.
@@ -285,24 +414,6 @@ func submitPod(t *testing.T, pod *corev1.Pod, dryRun bool) Outcome {
 // with --use-service-account-credentials).
 const daemonSetControllerUser = "system:serviceaccount:kube-system:daemon-set-controller"
 
-// createPodAsT creates a pod as another user (kubectl --as) that admission must allow.
-func createPodAsT(t *testing.T, pod *corev1.Pod, user string) *corev1.Pod {
-	t.Helper()
-	manifest, err := json.Marshal(pod)
-	if err != nil {
-		t.Fatalf("cannot encode pod %s: %v", pod.Name, err)
-	}
-	out := env.TryT(t, manifest, "create", "-f", "-", "-o", "json", "--as="+user)
-	if out.ExitCode != 0 {
-		t.Fatalf("kubectl create pod %s/%s as %s: exit %d, want it admitted: %s", pod.Namespace, pod.Name, user, out.ExitCode, strings.TrimSpace(out.Stderr))
-	}
-	stored := &corev1.Pod{}
-	if err := json.Unmarshal([]byte(out.Stdout), stored); err != nil {
-		t.Fatalf("cannot decode the pod kubectl printed: %v", err)
-	}
-	return stored
-}
-
 // createPodT creates a pod that admission must allow and returns it as the apiserver stored it.
 func createPodT(t *testing.T, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
@@ -317,35 +428,45 @@ func createPodT(t *testing.T, pod *corev1.Pod) *corev1.Pod {
 	return stored
 }
 
-// refusal is what kubectl prints when the validating policy refuses a pod.
-func refusal(pod *corev1.Pod, message string) string {
+// refusal is what kubectl prints when a validating policy refuses a pod.
+func refusal(pod *corev1.Pod, policy, message string) string {
 	return fmt.Sprintf(`Error from server (Forbidden): error when creating "STDIN": pods %q is forbidden: ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s`,
-		pod.Name, globexPolicy, globexPolicy, message)
+		pod.Name, policy, policy, message)
 }
 
 // assertRefusedT submits a pod that admission must refuse with exactly this message.
-func assertRefusedT(t *testing.T, pod *corev1.Pod, message string) {
+func assertRefusedT(t *testing.T, pod *corev1.Pod, policy, message string) {
 	t.Helper()
-	out := submitPod(t, pod, false)
+	assertOutcomeRefusedT(t, pod, submitPod(t, pod, false), policy, message)
+}
+
+// assertRefusedAsT submits a pod as another user (kubectl --as) that admission must refuse.
+func assertRefusedAsT(t *testing.T, pod *corev1.Pod, user, policy, message string) {
+	t.Helper()
+	assertOutcomeRefusedT(t, pod, env.TryT(t, mustJSON(t, pod), "create", "-f", "-", "-o", "json", "--as="+user), policy, message)
+}
+
+func assertOutcomeRefusedT(t *testing.T, pod *corev1.Pod, out Outcome, policy, message string) {
+	t.Helper()
 	if out.ExitCode == 0 {
 		t.Errorf("kubectl create pod %s/%s succeeded; want it refused with %q", pod.Namespace, pod.Name, message)
 		return
 	}
-	if got, want := strings.TrimSpace(out.Stderr), refusal(pod, message); got != want {
+	if got, want := strings.TrimSpace(out.Stderr), refusal(pod, policy, message); got != want {
 		t.Errorf("kubectl create pod %s/%s: exit %d,\n got %s\nwant %s", pod.Namespace, pod.Name, out.ExitCode, got, want)
 	}
 }
 
-// waitUntilRefusedT waits until the apiserver enforces the policy: it loads policies asynchronously, a
-// moment after they are written.
-func waitUntilRefusedT(t *testing.T, pod *corev1.Pod) {
+// waitUntilRefusedT waits until the apiserver enforces a policy: it loads policies, and the grants the
+// authorizer reads, asynchronously, a moment after they are written.
+func waitUntilRefusedT(t *testing.T, pod *corev1.Pod, policy string) {
 	t.Helper()
-	waitForT(t, policyInForceTimeout, "the policy to refuse pod "+pod.Namespace+"/"+pod.Name, func(context.Context) (bool, string, error) {
+	waitForT(t, policyInForceTimeout, "policy "+policy+" to refuse pod "+pod.Namespace+"/"+pod.Name, func(context.Context) (bool, string, error) {
 		out := submitPod(t, pod, true)
 		if out.ExitCode == 0 {
 			return false, "admitted", nil
 		}
-		return strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+globexPolicy+"'"), strings.TrimSpace(out.Stderr), nil
+		return strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+policy+"'"), strings.TrimSpace(out.Stderr), nil
 	})
 }
 
@@ -358,25 +479,8 @@ func waitUntilAdmittedT(t *testing.T, pod *corev1.Pod) {
 	})
 }
 
-// waitForPlacementT waits until the apiserver admits the pod (dry run) with exactly this node selector
-// injected: the policies then follow the claim's latest spec.
-func waitForPlacementT(t *testing.T, pod *corev1.Pod, nodeSelector map[string]string) {
-	t.Helper()
-	waitForT(t, policyInForceTimeout, fmt.Sprintf("pod %s/%s to be admitted with node selector %v", pod.Namespace, pod.Name, nodeSelector), func(context.Context) (bool, string, error) {
-		out := submitPod(t, pod, true)
-		if out.ExitCode != 0 {
-			return false, strings.TrimSpace(out.Stderr), nil
-		}
-		got := &corev1.Pod{}
-		if err := json.Unmarshal([]byte(out.Stdout), got); err != nil {
-			return false, "", err
-		}
-		return cmp.Equal(nodeSelector, got.Spec.NodeSelector), fmt.Sprintf("admitted with node selector %v", got.Spec.NodeSelector), nil
-	})
-}
-
-// patchClaimT changes the claim as its owner would.
-func patchClaimT(t *testing.T, patch string) {
+// patchGlobexT changes the claim as its owner would.
+func patchGlobexT(t *testing.T, patch string) {
 	t.Helper()
 	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", globexClaim, "-n", globexClaimNamespace, "--type=merge", "-p", patch); err != nil {
 		t.Fatalf("cannot patch claim %s/%s with %s: %v", globexClaimNamespace, globexClaim, patch, err)

@@ -28,6 +28,11 @@ var (
 	RuleKind                   = schema.GroupVersionKind{Group: "cloudwatchevents.aws.upbound.io", Version: "v1beta1", Kind: "Rule"}
 	TargetKind                 = schema.GroupVersionKind{Group: "cloudwatchevents.aws.upbound.io", Version: "v1beta2", Kind: "Target"}
 	PrometheusRuleKind         = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}
+	// The cluster's placement policies.
+	ValidatingAdmissionPolicyKind        = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
+	ValidatingAdmissionPolicyBindingKind = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}
+	MutatingAdmissionPolicyKind          = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicy"}
+	MutatingAdmissionPolicyBindingKind   = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicyBinding"}
 )
 
 // What testdata/cluster/xr.yaml asks for.
@@ -111,7 +116,11 @@ func wantClusterComposed() []wantComposed {
 				"region": region, "ruleRef": ref(name), "arn": queueARN, "targetId": "KarpenterInterruptionQueueTarget",
 			}})
 	}
-	return want
+	// The cluster's placement policies, once per cluster; this apiserver serves MutatingAdmissionPolicy at v1beta1.
+	for _, name := range []string{"kiso-placement", "kiso-placement-pools"} {
+		want = append(want, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
+	}
+	return append(want, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
 }
 
 // TestClusterComposesKarpentersAWSPrerequisites is scenario 5: a platform team applies an XKarpenterCluster
@@ -154,6 +163,9 @@ func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
 		what := w.Kind.Kind + " " + objectName(w.Namespace, w.Name)
 		if diff := cmp.Diff(wantOwner, got.GetOwnerReferences()); diff != "" {
 			t.Errorf("%s owner references: -want, +got:\n%s", what, diff)
+		}
+		if w.Kind.Group == ValidatingAdmissionPolicyKind.Group {
+			continue
 		}
 		if w.Kind == PrometheusRuleKind {
 			assertAlerts(t, got)

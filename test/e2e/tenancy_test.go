@@ -31,7 +31,7 @@ func TestNamespaceOfAnotherOrganizationIsRefused(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, gotham) })
 	cm := env.Cluster.WaitForT(t, 90*time.Second, ConfigMapKind, "wayne-gotham", "kiso-placement", nil)
 	wantData := map[string]any{
-		"organization": "wayne", "stack": "gotham", "pool": "kiso-wayne-gotham",
+		"organization": "wayne", "stack": "gotham", "pool": "kiso-wayne.gotham",
 		"nodeSelector": `{"kiso.dev/organization":"wayne","kiso.dev/stack":"gotham"}`,
 		"tolerations": `[{"key":"kiso.dev/organization","operator":"Equal","value":"wayne","effect":"NoSchedule"},` +
 			`{"key":"kiso.dev/stack","operator":"Equal","value":"gotham","effect":"NoSchedule"}]`,

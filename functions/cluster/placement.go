@@ -1,0 +1,402 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	admissionv1beta1 "k8s.io/api/admissionregistration/v1beta1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+)
+
+// Placement is enforced at admission, for every pod of the cluster, by
+// policies whose cost does not grow with the number of organizations: none
+// of them lists an organization. What a namespace's pods may tolerate and
+// must select is in the namespace itself, in the Role kiso-placement that the
+// isolation function composes there; the policies read it through the
+// authorizer (for tolerations and selectors) and as their parameter (for the
+// pool to select and inject). A pod's admission costs the same with one
+// organization or a thousand.
+
+// Composed resource names of the placement policies.
+const (
+	crPlacementPolicy         resource.Name = "placement-policy"
+	crPlacementBinding        resource.Name = "placement-binding"
+	crPlacementPoolsPolicy    resource.Name = "placement-pools-policy"
+	crPlacementPoolsBinding   resource.Name = "placement-pools-binding"
+	crPlacementInjectPolicy   resource.Name = "placement-inject-policy"
+	crPlacementInjectBinding  resource.Name = "placement-inject-binding"
+	placementResourceNameStem               = "placement-"
+)
+
+// alwaysPlatformNamespaces hold Kubernetes' own pods.
+var alwaysPlatformNamespaces = []string{"kube-system"}
+
+// placementPlan is what the policies need: the keys, and the namespaces whose
+// pods are the platform's.
+type placementPlan struct {
+	Cluster            string
+	KeyDomain          string
+	OrganizationKey    string
+	StackKey           string
+	PlatformNamespaces []string
+	// InjectAPIVersion is the MutatingAdmissionPolicy API the apiserver
+	// serves, or empty.
+	InjectAPIVersion string
+}
+
+// requireAdmissionAPI is the required resource under which Crossplane
+// returns the APIService the aggregator registers for
+// admissionregistration.k8s.io/v1beta1 when the apiserver serves it.
+const requireAdmissionAPI = "admissionregistration-v1beta1"
+
+var apiServiceGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
+
+// requireInjectAPI asks for what tells which MutatingAdmissionPolicy API the
+// apiserver serves, unless the input says.
+func requireInjectAPI(rs map[string]*fnv1.ResourceSelector, in Input) {
+	if in.MutatingAdmissionPolicy == "" {
+		rs[requireAdmissionAPI] = ownership.ByName(apiServiceGVK, "", "v1beta1.admissionregistration.k8s.io")
+	}
+}
+
+// injectAPIVersion is the MutatingAdmissionPolicy API to render, or "" for
+// none: the input's choice, else v1beta1 where the apiserver serves it.
+func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input) (string, error) {
+	switch in.MutatingAdmissionPolicy {
+	case mutatingAdmissionPolicyNone:
+		return "", nil
+	case "":
+	default:
+		return in.MutatingAdmissionPolicy, nil
+	}
+	found, _, err := request.GetRequiredResource(req, requireAdmissionAPI)
+	if err != nil {
+		return "", errors.Wrap(err, "cannot read required resource APIService v1beta1.admissionregistration.k8s.io")
+	}
+	if len(found) == 0 {
+		return "", nil
+	}
+	return admissionv1beta1.SchemeGroupVersion.String(), nil
+}
+
+func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI string) placementPlan {
+	nss := append(append([]string{}, alwaysPlatformNamespaces...), karpenterNamespace)
+	nss = append(nss, in.PlatformNamespaces...)
+	slices.Sort(nss)
+	return placementPlan{
+		Cluster:            cluster,
+		KeyDomain:          in.KeyDomain,
+		OrganizationKey:    in.KeyDomain + "/organization",
+		StackKey:           in.KeyDomain + "/stack",
+		PlatformNamespaces: slices.Compact(nss),
+		InjectAPIVersion:   injectAPI,
+	}
+}
+
+// renderPlacement returns the cluster's placement policies and bindings.
+func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured, error) {
+	objects := map[resource.Name]runtime.Object{}
+	objects[crPlacementPolicy], objects[crPlacementBinding] = pp.policy()
+	objects[crPlacementPoolsPolicy], objects[crPlacementPoolsBinding] = pp.poolsPolicy()
+	out := make(map[resource.Name]*composed.Unstructured, len(objects)+2)
+	if pp.InjectAPIVersion != "" {
+		objects[crPlacementInjectPolicy], objects[crPlacementInjectBinding] = pp.injectPolicy()
+	}
+	for name, o := range objects {
+		cd, err := composed.From(o)
+		if err != nil {
+			return nil, fmt.Errorf("cannot convert %s: %w", name, err)
+		}
+		delete(cd.Object, "status")
+		cd.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "kiso"})
+		if name == crPlacementInjectPolicy || name == crPlacementInjectBinding {
+			cd.SetAPIVersion(pp.InjectAPIVersion)
+		}
+		out[name] = cd
+	}
+	return out, nil
+}
+
+// isPlacement reports whether a composed resource is one of the placement
+// policies, ready once they exist.
+func isPlacement(name resource.Name) bool {
+	return strings.HasPrefix(string(name), placementResourceNameStem)
+}
+
+var podsMatch = func(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
+	return &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+		RuleWithOperations: admissionv1.RuleWithOperations{
+			Operations: ops,
+			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+		},
+	}}}
+}
+
+// outsidePlatform selects every namespace but the platform's: those listed
+// and those the platform labels exempt. Every namespace carries its name as
+// the label kubernetes.io/metadata.name.
+func (pp placementPlan) outsidePlatform() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: placement.ExemptLabel(pp.KeyDomain), Operator: metav1.LabelSelectorOpDoesNotExist},
+		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: pp.PlatformNamespaces},
+	}}
+}
+
+// platformHint ends every refusal: how a pod that must do this is run.
+func (pp placementPlan) platformHint() string {
+	return "only pods in platform namespaces may (" + strings.Join(pp.PlatformNamespaces, ", ") +
+		", and any the platform labels " + placement.ExemptLabel(pp.KeyDomain) + ")"
+}
+
+// holds is true when the request's namespace holds a grant: the Role
+// kiso-placement there grants its ServiceAccount kiso-placement use of it.
+func holds(name string) string {
+	return fmt.Sprintf("authorizer.serviceAccount(request.namespace, %s).group(%s).resource(%s).name(%s).check(%s).allowed()",
+		cq(placement.Name), cq(placement.Group), cq(placement.Tolerations), name, cq(placement.VerbUse))
+}
+
+// cq quotes a string for CEL.
+func cq(s string) string { return strconv.Quote(s) }
+
+// Toleration predicates. A toleration with an empty effect matches every
+// effect; one with NoExecute or PreferNoSchedule does not match a
+// NoSchedule taint, which is the only effect kiso's taints have.
+const (
+	celSchedules = "(!has(t.effect) || t.effect == '' || t.effect == 'NoSchedule')"
+	celExists    = "(has(t.operator) && t.operator == 'Exists')"
+	celNoKey     = "(!has(t.key) || t.key == '')"
+)
+
+// policy is the outsiders' policy: every pod, CREATE and UPDATE. An UPDATE
+// is only checked for the tolerations it adds (the only placement field a
+// pod's update may change), so label changes, finalizer removal and pods
+// that predate a policy are never refused.
+func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	org, stack := cq(pp.OrganizationKey), cq(pp.StackKey)
+	onKey := func(key string) string {
+		return "variables.added.filter(t, has(t.key) && t.key == " + key + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"
+	}
+	onKeyAll := func(key string) string {
+		return "variables.tolerations.filter(t, has(t.key) && t.key == " + key + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"
+	}
+	vars := []admissionv1.Variable{
+		{Name: "tolerations", Expression: "has(object.spec.tolerations) ? object.spec.tolerations : []"},
+		// Tolerations this request adds: all of them at CREATE.
+		{Name: "added", Expression: "request.operation == 'UPDATE' && has(oldObject.spec.tolerations) ? variables.tolerations.filter(t, !(t in oldObject.spec.tolerations)) : variables.tolerations"},
+		{Name: "everyTaint", Expression: "variables.added.exists(t, " + celExists + " && " + celNoKey + " && " + celSchedules + ")"},
+		{Name: "everyTenant", Expression: "variables.added.filter(t, " + celExists + " && has(t.key) && (t.key == " + org + " || t.key == " + stack + ") && " + celSchedules + ").map(t, t.key)"},
+		{Name: "organizations", Expression: onKey(org)},
+		{Name: "stacks", Expression: onKey(stack)},
+		{Name: "allOrganizations", Expression: onKeyAll(org)},
+		{Name: "allStacks", Expression: onKeyAll(stack)},
+		{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+		{Name: "affinityTerms", Expression: "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && " +
+			"has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? " +
+			"object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"},
+	}
+	// A stack's taint is tolerated with its organization's: both must be held
+	// together, as "o.s".
+	stacksHeld := "variables.stacks.all(s, variables.allOrganizations.all(o, " + holds("o + '.' + s") + ")) && " +
+		"variables.organizations.all(o, variables.allStacks.all(s, " + holds("o + '.' + s") + "))"
+	affinityHeld := "variables.affinityTerms.all(term, !has(term.matchExpressions) || term.matchExpressions.all(e, " +
+		"e.key != " + org + " || e.operator != 'In' || !has(e.values) || e.values.all(o, " + holds("o") + ")))"
+	hint := pp.platformHint()
+	in := "' in namespace ' + request.namespace + '"
+	validations := []admissionv1.Validation{
+		{
+			// Mirror pods, which a node creates for its static pods, name it.
+			Expression:        "request.operation != 'CREATE' || !has(object.spec.nodeName) || object.spec.nodeName == ''",
+			MessageExpression: "'pod" + in + " names node ' + object.spec.nodeName + ' in spec.nodeName, which skips the scheduler and the taints that keep organizations apart: remove spec.nodeName and select nodes with a nodeSelector; " + hint + "'",
+		},
+		{
+			Expression:        "!variables.everyTaint",
+			MessageExpression: "'pod" + in + " tolerates every taint (a toleration with operator Exists and no key), organizations\\' nodes included: give the toleration a key; " + hint + "'",
+		},
+		{
+			Expression:        "size(variables.everyTenant) == 0",
+			MessageExpression: "'pod" + in + " tolerates every value of ' + variables.everyTenant[0] + ' (operator Exists), every organization\\'s nodes: tolerate your own with operator Equal and its value; " + hint + "'",
+		},
+		{
+			Expression: "variables.organizations.all(o, " + holds("o") + ")",
+			MessageExpression: "'pod" + in + " tolerates organization ' + variables.organizations.filter(o, !" + holds("o") + ")[0] + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
+				"variables.organizations.filter(o, !" + holds("o") + ")[0] + '), but the namespace is not that organization\\'s: remove the toleration; " + hint + "'",
+		},
+		{
+			Expression: stacksHeld,
+			MessageExpression: "'pod" + in + " tolerates stack taints (" + pp.StackKey + "=' + variables.allStacks.join(', ') + ') of organizations (' + variables.allOrganizations.join(', ') + " +
+				"') whose stacks do not run in this namespace: tolerate only your own stack; " + hint + "'",
+		},
+		{
+			Expression:        "request.operation != 'CREATE' || ((!(" + org + " in variables.nodeSelector) || " + holds("variables.nodeSelector["+org+"]") + ") && " + affinityHeld + ")",
+			MessageExpression: "'pod" + in + " selects the nodes of an organization (" + pp.OrganizationKey + " in its nodeSelector or required node affinity) that the namespace is not: remove that selector; " + hint + "'",
+		},
+	}
+	for i := range validations {
+		validations[i].Reason = ptr(metav1.StatusReasonForbidden)
+	}
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: placement.PolicyName, Annotations: map[string]string{
+			placement.AnnotationCluster:            pp.Cluster,
+			placement.AnnotationKeyDomain:          pp.KeyDomain,
+			placement.AnnotationPlatformNamespaces: strings.Join(pp.PlatformNamespaces, ","),
+			placement.AnnotationInjectAPIVersion:   pp.InjectAPIVersion,
+		}},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy:    ptr(admissionv1.Fail),
+			MatchConstraints: podsMatch(admissionv1.Create, admissionv1.Update),
+			MatchConditions: []admissionv1.MatchCondition{
+				// A node creates mirror pods for its static pods, on itself.
+				{Name: "not-a-node", Expression: "!request.userInfo.username.startsWith('system:node:')"},
+			},
+			Variables:   vars,
+			Validations: validations,
+		},
+	}
+	if pp.InjectAPIVersion == "" {
+		delete(policy.Annotations, placement.AnnotationInjectAPIVersion)
+	}
+	return policy, pp.binding(placement.PolicyName, nil)
+}
+
+func (pp placementPlan) binding(name string, param *admissionv1.ParamRef) *admissionv1.ValidatingAdmissionPolicyBinding {
+	return &admissionv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ParamRef:          param,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: pp.outsidePlatform()},
+		},
+	}
+}
+
+// roleParam is the namespace's Role kiso-placement. A namespace without one
+// is none of this policy's business (the outsiders' policy still holds).
+var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr(admissionv1.AllowAction)}
+
+var roleKind = &admissionv1.ParamKind{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
+
+// grantRule selects the Role's rules on a virtual resource and verb. A rule
+// kiso did not write cannot be there: creating it needs the grant itself.
+func grantRule(resource, verb string) string {
+	return fmt.Sprintf("has(r.apiGroups) && %s in r.apiGroups && has(r.resources) && %s in r.resources && %s in r.verbs && has(r.resourceNames)",
+		cq(placement.Group), cq(resource), cq(verb))
+}
+
+// selects is true when the pod's node selector selects pool p ("o" or "o.s").
+func (pp placementPlan) selects(p string) string {
+	org, stack := cq(pp.OrganizationKey), cq(pp.StackKey)
+	return fmt.Sprintf("(%[3]s.split('.')[0] == (%[1]s in variables.nodeSelector ? variables.nodeSelector[%[1]s] : '') && "+
+		"(size(%[3]s.split('.')) == 1 || %[3]s.split('.')[1] == (%[2]s in variables.nodeSelector ? variables.nodeSelector[%[2]s] : '')))", org, stack, p)
+}
+
+// poolsPolicy requires a pod created in a namespace an organization holds to
+// select a pool the namespace's Role names: its own, and while a retired
+// pool is kept, that one too.
+func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	vars := []admissionv1.Variable{
+		{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+		{Name: "pools", Expression: "params.rules.filter(r, " + grantRule(placement.Pools, placement.VerbSelect) + ")"},
+		{Name: "own", Expression: "variables.pools[0].resourceNames[0]"},
+		{Name: "organization", Expression: "variables.own.split('.')[0]"},
+		{Name: "stack", Expression: "size(variables.own.split('.')) > 1 ? variables.own.split('.')[1] : ''"},
+	}
+	selector := "'" + pp.OrganizationKey + "=' + variables.organization + (variables.stack == '' ? '' : ', " + pp.StackKey + "=' + variables.stack)"
+	tolerations := "'" + pp.OrganizationKey + "=' + variables.organization + ':NoSchedule' + (variables.stack == '' ? '' : ', " + pp.StackKey + "=' + variables.stack + ':NoSchedule')"
+	pool := "(has(params.metadata.annotations) && " + cq(placement.PoolAnnotation) + " in params.metadata.annotations ? params.metadata.annotations[" + cq(placement.PoolAnnotation) + "] : variables.own)"
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: placement.PoolsPolicyName},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy:    ptr(admissionv1.Fail),
+			ParamKind:        roleKind,
+			MatchConstraints: podsMatch(admissionv1.Create),
+			MatchConditions: []admissionv1.MatchCondition{
+				{Name: "not-a-node", Expression: "!request.userInfo.username.startsWith('system:node:')"},
+				{Name: "names-pools", Expression: "has(params.rules) && params.rules.exists(r, " + grantRule(placement.Pools, placement.VerbSelect) + " && size(r.resourceNames) > 0)"},
+			},
+			Variables: vars,
+			Validations: []admissionv1.Validation{{
+				Expression:        "variables.pools.exists(r, r.resourceNames.exists(p, " + pp.selects("p") + "))",
+				MessageExpression: "'pods in namespace ' + request.namespace + ' run on pool ' + " + pool + " + ': add nodeSelector ' + " + selector + " + ' and tolerations ' + " + tolerations,
+				Reason:            ptr(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	return policy, pp.binding(placement.PoolsPolicyName, roleParam)
+}
+
+// injectPolicy adds the node selector and tolerations of the pool the
+// namespace's Role names for injection, only where missing: a pod that
+// already carries them is left unchanged, and one that asks for another pool
+// is refused by the pools policy, not silently moved.
+func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolicy, *admissionv1beta1.MutatingAdmissionPolicyBinding) {
+	org, stack := cq(pp.OrganizationKey), cq(pp.StackKey)
+	selector := func(key, value string) string {
+		return fmt.Sprintf("(%[1]s in variables.nodeSelector ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(%[1]s), value: %[2]s}])", key, value)
+	}
+	toleration := func(key, value string) string {
+		return fmt.Sprintf("(variables.tolerations.exists(t, has(t.key) && t.key == %[1]s && has(t.value) && t.value == %[2]s && has(t.effect) && t.effect == 'NoSchedule') ? [] : "+
+			"[JSONPatch{op: 'add', path: '/spec/tolerations/-', value: Object.spec.tolerations{key: %[1]s, operator: 'Equal', value: %[2]s, effect: 'NoSchedule'}}])", key, value)
+	}
+	patches := []string{
+		"(has(object.spec.nodeSelector) ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: {}}])",
+		selector(org, "variables.organization"),
+		"(variables.stack == '' ? [] : " + selector(stack, "variables.stack") + ")",
+		"(has(object.spec.tolerations) ? [] : [JSONPatch{op: 'add', path: '/spec/tolerations', value: []}])",
+		toleration(org, "variables.organization"),
+		"(variables.stack == '' ? [] : " + toleration(stack, "variables.stack") + ")",
+	}
+	inject := "has(params.rules) && params.rules.exists(r, " + grantRule(placement.Pools, placement.VerbInject) + " && size(r.resourceNames) > 0)"
+	policy := &admissionv1beta1.MutatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: placement.InjectPolicyName},
+		Spec: admissionv1beta1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      ptr(admissionv1beta1.Fail),
+			ReinvocationPolicy: admissionv1beta1.IfNeededReinvocationPolicy,
+			ParamKind:          &admissionv1beta1.ParamKind{APIVersion: roleKind.APIVersion, Kind: roleKind.Kind},
+			MatchConstraints: &admissionv1beta1.MatchResources{ResourceRules: []admissionv1beta1.NamedRuleWithOperations{{
+				RuleWithOperations: podsMatch(admissionv1.Create).ResourceRules[0].RuleWithOperations,
+			}}},
+			MatchConditions: []admissionv1beta1.MatchCondition{{Name: "injects", Expression: inject}},
+			Variables: []admissionv1beta1.Variable{
+				{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+				{Name: "tolerations", Expression: "has(object.spec.tolerations) ? object.spec.tolerations : []"},
+				{Name: "pool", Expression: "params.rules.filter(r, " + grantRule(placement.Pools, placement.VerbInject) + ")[0].resourceNames[0]"},
+				{Name: "organization", Expression: "variables.pool.split('.')[0]"},
+				{Name: "stack", Expression: "size(variables.pool.split('.')) > 1 ? variables.pool.split('.')[1] : ''"},
+			},
+			Mutations: []admissionv1beta1.Mutation{{
+				PatchType: admissionv1beta1.PatchTypeJSONPatch,
+				JSONPatch: &admissionv1beta1.JSONPatch{Expression: strings.Join(patches, " +\n")},
+			}},
+		},
+	}
+	binding := &admissionv1beta1.MutatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: placement.InjectPolicyName},
+		Spec: admissionv1beta1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName:     placement.InjectPolicyName,
+			ParamRef:       &admissionv1beta1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr(admissionv1beta1.AllowAction)},
+			MatchResources: &admissionv1beta1.MatchResources{NamespaceSelector: pp.outsidePlatform()},
+		},
+	}
+	return policy, binding
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane/function-sdk-go/logging"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+)
+
+// What these policies admit, refuse and inject is proven against a real
+// kube-apiserver in test/e2e/admission_test.go; these tests pin what the
+// function renders.
+
+// placementNames are the composed resource names of the placement policies
+// every cluster renders.
+var placementNames = []string{"placement-binding", "placement-policy", "placement-pools-binding", "placement-pools-policy"}
+
+func TestPlacementPoliciesListNoOrganization(t *testing.T) {
+	in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","platformNamespaces":["crossplane-system"]}`
+	spec := strings.Replace(podIdentitySpec, `"tags"`, `"karpenter":{"namespace":"karpenter"},"tags"`, 1)
+	got := fntest.Desired(t, run(t, fntest.Request(in, xr(spec), nil)))
+
+	policy := got["placement-policy"]
+	wantAnnotations := map[string]any{
+		"kiso.dev/cluster": "prod", "kiso.dev/key-domain": "kiso.dev", "kiso.dev/platform-namespaces": "crossplane-system,karpenter,kube-system",
+	}
+	if diff := cmp.Diff(wantAnnotations, fntest.Dig(policy, "metadata", "annotations")); diff != "" {
+		t.Errorf("what the policy tells organizations: -want, +got:\n%s", diff)
+	}
+	wantSelector := map[string]any{"matchExpressions": []any{
+		map[string]any{"key": "kiso.dev/placement-exempt", "operator": "DoesNotExist"},
+		map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"crossplane-system", "karpenter", "kube-system"}},
+	}}
+	for _, b := range []string{"placement-binding", "placement-pools-binding"} {
+		if diff := cmp.Diff(wantSelector, fntest.Dig(got[b], "spec", "matchResources", "namespaceSelector")); diff != "" {
+			t.Errorf("%s leaves out platform namespaces: -want, +got:\n%s", b, diff)
+		}
+	}
+	wantParam := map[string]any{"name": "kiso-placement", "parameterNotFoundAction": "Allow"}
+	if diff := cmp.Diff(wantParam, fntest.Dig(got["placement-pools-binding"], "spec", "paramRef")); diff != "" {
+		t.Errorf("the pools policy reads each namespace's Role, and skips namespaces without one: -want, +got:\n%s", diff)
+	}
+	// The cost of admitting a pod must not grow with organizations: no
+	// policy may name one.
+	for name, o := range got {
+		if strings.HasPrefix(name, "placement-") && strings.Contains(fntest.ToJSON(t, o), "acme") {
+			t.Errorf("%s names an organization", name)
+		}
+	}
+	if _, ok := got["placement-inject-policy"]; ok {
+		t.Errorf("a MutatingAdmissionPolicy is rendered although the apiserver serves no admissionregistration.k8s.io/v1beta1")
+	}
+}
+
+func TestInjectPolicyFollowsTheServedAPI(t *testing.T) {
+	served := `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1beta1.admissionregistration.k8s.io"}}`
+	got := fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(podIdentitySpec), nil), fntest.Cluster{served}))
+	if v := fntest.Dig(got["placement-inject-policy"], "apiVersion"); v != "admissionregistration.k8s.io/v1beta1" {
+		t.Errorf("where the apiserver serves admissionregistration.k8s.io/v1beta1 the MutatingAdmissionPolicy is served there; got apiVersion %v", v)
+	}
+	in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","mutatingAdmissionPolicy":"None"}`
+	got = fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, fntest.Request(in, xr(podIdentitySpec), nil), fntest.Cluster{served}))
+	if _, ok := got["placement-inject-policy"]; ok {
+		t.Errorf("mutatingAdmissionPolicy: None renders no MutatingAdmissionPolicy")
+	}
+}
+
+func TestInjectPolicyIsServedAtTheInputsAPI(t *testing.T) {
+	for _, api := range []string{"admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1"} {
+		in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","mutatingAdmissionPolicy":"` + api + `"}`
+		got := fntest.Desired(t, run(t, fntest.Request(in, xr(podIdentitySpec), nil)))
+		for _, name := range []string{"placement-inject-policy", "placement-inject-binding"} {
+			if v := fntest.Dig(got[name], "apiVersion"); v != api {
+				t.Errorf("%s apiVersion: want %s, got %v", name, api, v)
+			}
+		}
+		if v := fntest.Dig(got["placement-policy"], "metadata", "annotations", "kiso.dev/inject-api-version"); v != api {
+			t.Errorf("the policy must tell organizations injection is served at %s, says %v", api, v)
+		}
+	}
+}
+
+func TestInvalidPlacementInputIsFatal(t *testing.T) {
+	in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","platformNamespaces":["Bad_NS"],"mutatingAdmissionPolicy":"v2"}`
+	rsp := run(t, fntest.Request(in, xr(podIdentitySpec), nil))
+	want := `invalid function input: [input.platformNamespaces[0]: Invalid value: "Bad_NS": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', ` +
+		`and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?'), ` +
+		`input.mutatingAdmissionPolicy: Unsupported value: "v2": supported values: "admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1", "None"]`
+	if len(rsp.GetResults()) == 0 || rsp.GetResults()[0].GetMessage() != want {
+		t.Errorf("results: %v\nwant a fatal result: %s", rsp.GetResults(), want)
+	}
+}

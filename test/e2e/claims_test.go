@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestClaimsTakeOnlyWhatThePlatformGives proves on a real control plane that a claim cannot take a platform
+// namespace or clone an object the platform did not mark as a reference (each a field error, nothing
+// rendered), and that two organizations listing a namespace that does not exist yet never both hold it once
+// it does: one gets its ConfigMap and Role, the other NamesAvailable=False naming the field and the holder.
+func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
+	useReferenceObjectsT(t)
+	cluster := readTestdataT(t, "admission", "cluster.yaml")
+	env.ApplyT(t, cluster)
+	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	waitForTypeCheckedT(t, placementPolicy)
+
+	// Platform namespaces: default, and crossplane-system, which kiso's composition lists.
+	platform := tenant{Namespace: "e2e-initech", Name: "initech", Organization: "initech", Isolation: "organization", Stacks: []string{"web"},
+		Namespaces: map[string][]string{"web": {"default", "crossplane-system"}}}
+	env.ApplyT(t, platform.claim())
+	t.Cleanup(func() { deleteAtCleanup(t, platform.claim()) })
+	wantPlatform := `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is the platform's: its pods are exempt from placement, ` +
+		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "e2e-placement" (crossplane-system, kube-system): its pods are exempt from placement]`
+	assertClaimConditionT(t, platform, "SpecValid", "InvalidSpec", wantPlatform)
+
+	// A NodePool the platform never marked as a reference.
+	privileged := []byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: e2e-privileged\nspec:\n  template:\n    spec:\n" +
+		"      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: tenant-reference}\n      requirements: []\n")
+	env.ApplyT(t, privileged)
+	t.Cleanup(func() { deleteAtCleanup(t, privileged) })
+	cloner := tenant{Namespace: "e2e-hooli", Name: "hooli", Organization: "hooli", Isolation: "organization", Stacks: []string{"web"}}
+	manifest := []byte(strings.Replace(string(cloner.claim()), "nodePoolRef:\n    name: tenant-reference", "nodePoolRef:\n    name: e2e-privileged", 1))
+	env.ApplyT(t, manifest)
+	t.Cleanup(func() { deleteAtCleanup(t, manifest) })
+	assertClaimConditionT(t, cloner, "SpecValid", "InvalidSpec",
+		`spec.nodePoolRef.name: Forbidden: NodePool "e2e-privileged" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`)
+	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=hooli"); len(pools) != 0 {
+		t.Errorf("a pool was rendered from an unmarked reference: %d NodePools", len(pools))
+	}
+
+	// Two organizations list a namespace that does not exist yet; once it does, one holds it.
+	a := tenant{Namespace: "e2e-vandelay", Name: "vandelay", Organization: "vandelay", Isolation: "organization", Stacks: []string{"imports"},
+		Namespaces: map[string][]string{"imports": {"e2e-future"}}}
+	b := tenant{Namespace: "e2e-kramerica", Name: "kramerica", Organization: "kramerica", Isolation: "organization", Stacks: []string{"oil"},
+		Namespaces: map[string][]string{"oil": {"e2e-future"}}}
+	for _, tn := range []tenant{a, b} {
+		env.ApplyT(t, tn.claim())
+		t.Cleanup(func() { deleteAtCleanup(t, tn.claim()) })
+		assertClaimConditionT(t, tn, "NamesAvailable", "Available", "")
+	}
+	future := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-future\n")
+	env.ApplyT(t, future)
+	t.Cleanup(func() { deleteAtCleanup(t, future) })
+	role := env.Cluster.WaitForT(t, 90*time.Second, RBACRoleKind, "e2e-future", "kiso-placement", nil)
+	holder, loser := a, b
+	if role.GetLabels()["kiso.dev/organization"] == b.Organization {
+		holder, loser = b, a
+	}
+	want := `spec.stacks[0].namespaces[0]: Invalid value: "e2e-future": namespace is served by organization "` + holder.Organization + `" (XKarpenterIsolation ` +
+		holder.xrName(t) + `); a namespace's pods run on one organization's pools only`
+	assertClaimConditionT(t, loser, "NamesAvailable", "NameConflict", want)
+	if got := env.Cluster.GetT(t, ConfigMapKind, "e2e-future", "kiso-placement").GetLabels()["kiso.dev/organization"]; got != holder.Organization {
+		t.Errorf("ConfigMap e2e-future/kiso-placement is organization %q's, the Role organization %q's", got, holder.Organization)
+	}
+}
+
+// assertClaimConditionT waits until a claim's condition has the reason, then checks its message ("" for any).
+func assertClaimConditionT(t *testing.T, tn tenant, conditionType, reason, message string) {
+	t.Helper()
+	u := env.Cluster.WaitForT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, conditionType)
+		return c.Reason == reason, conditionType + ": " + c.Status + " " + c.Reason + " " + c.Message
+	})
+	if c, _ := Condition(u, conditionType); message != "" && c.Message != message {
+		t.Errorf("claim %s/%s %s:\n got %s\nwant %s", tn.Namespace, tn.Name, conditionType, c.Message, message)
+	}
+}
