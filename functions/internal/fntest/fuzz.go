@@ -241,15 +241,16 @@ func controlledBy(u *unstructured.Unstructured, uid string) bool {
 	return false
 }
 
-// resolveFuzz answers requirements from the cluster: by kind, namespace and
-// name as Crossplane does, or by name alone when loose.
+// resolveFuzz answers requirements from the cluster: by group, kind,
+// namespace and name as Crossplane does (an API server serves an object at
+// every version of its kind), or by name alone when loose.
 func resolveFuzz(rq *fnv1.Requirements, cluster []*unstructured.Unstructured, loose bool) map[string]*fnv1.Resources {
 	out := map[string]*fnv1.Resources{}
 	for name, sel := range rq.GetResources() {
 		items := &fnv1.Resources{}
 		gv, _ := schema.ParseGroupVersion(sel.GetApiVersion())
 		for _, u := range cluster {
-			sameKind := u.GroupVersionKind() == gv.WithKind(sel.GetKind()) && u.GetNamespace() == sel.GetNamespace()
+			sameKind := u.GroupVersionKind().GroupKind() == gv.WithKind(sel.GetKind()).GroupKind() && u.GetNamespace() == sel.GetNamespace()
 			if u.GetName() == sel.GetMatchName() && (loose || sameKind) {
 				s, err := resource.AsStruct(u)
 				if err != nil {
