@@ -58,37 +58,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	p := newPlan(spec)
-	rendered, err := render(p)
+	objects, err := renderAll(p, req, in, oxr.Resource.GetName())
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	objects := make(map[resource.Name]*composed.Unstructured, len(rendered))
-	planned := make([]ownership.Object, 0, len(rendered))
-	for name, obj := range rendered {
-		cd, err := typed.Composed(obj)
-		if err != nil {
-			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s", name))
-			return rsp, nil
-		}
-		objects[name] = cd
-	}
-	injectAPI, err := injectAPIVersion(req, in)
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	placementObjects, err := renderPlacement(newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, injectAPI))
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	for name, cd := range placementObjects {
-		objects[name] = cd
-	}
-	for name, cd := range renderUsages(p, objects) {
-		objects[name] = cd
-	}
+	planned := make([]ownership.Object, 0, len(objects))
 	for name, cd := range objects {
 		planned = append(planned, ownership.Object{Resource: name, GVK: cd.GroupVersionKind(), Namespace: cd.GetNamespace(), Name: cd.GetName()})
 	}
@@ -144,8 +119,33 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetComposite()
-	log.Debug("rendered", "resources", len(rendered), "notReady", notReady)
+	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
 	return rsp, nil
+}
+
+// renderAll returns every object the cluster composes, as composed
+// resources: the plan's, the cluster's placement policies, and the Usages
+// that order their deletion.
+func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string) (map[resource.Name]*composed.Unstructured, error) {
+	rendered, err := render(p)
+	if err != nil {
+		return nil, err
+	}
+	objects, err := renderPlacementFor(req, in, xrName, p.Spec)
+	if err != nil {
+		return nil, err
+	}
+	for name, obj := range rendered {
+		cd, err := typed.Composed(obj)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot convert %s", name)
+		}
+		objects[name] = cd
+	}
+	for name, cd := range renderUsages(p, objects) {
+		objects[name] = cd
+	}
+	return objects, nil
 }
 
 // render returns every object the plan calls for, keyed by composed

@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
@@ -108,6 +109,16 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 	}
 }
 
+// renderPlacementFor renders the cluster's placement policies for its spec
+// and the MutatingAdmissionPolicy API the apiserver serves.
+func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec) (map[resource.Name]*composed.Unstructured, error) {
+	injectAPI, err := injectAPIVersion(req, in)
+	if err != nil {
+		return nil, err
+	}
+	return renderPlacement(newPlacementPlan(cluster, spec.Karpenter.Namespace, in, injectAPI))
+}
+
 // renderPlacement returns the cluster's placement policies and bindings.
 func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured, error) {
 	objects := map[resource.Name]runtime.Object{}
@@ -182,6 +193,13 @@ const (
 	celNoKey     = "(!has(t.key) || t.key == '')"
 )
 
+// celNodeSelector is a pod's node selector, empty when it has none, in the
+// variable varNodeSelector.
+const (
+	celNodeSelector = "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"
+	varNodeSelector = "nodeSelector"
+)
+
 // policy is the outsiders' policy: every pod, CREATE and UPDATE. An UPDATE
 // is only checked for the tolerations it adds (the only placement field a
 // pod's update may change), so label changes, finalizer removal and pods
@@ -204,7 +222,7 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 		{Name: "stacks", Expression: onKey(stack)},
 		{Name: "allOrganizations", Expression: onKeyAll(org)},
 		{Name: "allStacks", Expression: onKeyAll(stack)},
-		{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+		{Name: varNodeSelector, Expression: celNodeSelector},
 		{Name: "affinityTerms", Expression: "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && " +
 			"has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? " +
 			"object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"},
@@ -293,11 +311,11 @@ var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAct
 
 var roleKind = &admissionv1.ParamKind{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
 
-// grantRule selects the Role's rules on a virtual resource and verb. A rule
-// kiso did not write cannot be there: creating it needs the grant itself.
-func grantRule(resource, verb string) string {
+// poolsRule selects the Role's rules granting a verb on pools. A rule kiso
+// did not write cannot be there: creating it needs the grant itself.
+func poolsRule(verb string) string {
 	return fmt.Sprintf("has(r.apiGroups) && %s in r.apiGroups && has(r.resources) && %s in r.resources && %s in r.verbs && has(r.resourceNames)",
-		cq(placement.Group), cq(resource), cq(verb))
+		cq(placement.Group), cq(placement.Pools), cq(verb))
 }
 
 // selects is true when the pod's node selector selects pool p ("o" or "o.s").
@@ -312,8 +330,8 @@ func (pp placementPlan) selects(p string) string {
 // pool is kept, that one too.
 func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	vars := []admissionv1.Variable{
-		{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
-		{Name: "pools", Expression: "params.rules.filter(r, " + grantRule(placement.Pools, placement.VerbSelect) + ")"},
+		{Name: varNodeSelector, Expression: celNodeSelector},
+		{Name: "pools", Expression: "params.rules.filter(r, " + poolsRule(placement.VerbSelect) + ")"},
 		{Name: "own", Expression: "variables.pools[0].resourceNames[0]"},
 		{Name: "organization", Expression: "variables.own.split('.')[0]"},
 		{Name: "stack", Expression: "size(variables.own.split('.')) > 1 ? variables.own.split('.')[1] : ''"},
@@ -330,7 +348,7 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 			MatchConstraints: podsMatch(admissionv1.Create),
 			MatchConditions: []admissionv1.MatchCondition{
 				{Name: "not-a-node", Expression: "!request.userInfo.username.startsWith('system:node:')"},
-				{Name: "names-pools", Expression: "has(params.rules) && params.rules.exists(r, " + grantRule(placement.Pools, placement.VerbSelect) + " && size(r.resourceNames) > 0)"},
+				{Name: "names-pools", Expression: "has(params.rules) && params.rules.exists(r, " + poolsRule(placement.VerbSelect) + " && size(r.resourceNames) > 0)"},
 			},
 			Variables: vars,
 			Validations: []admissionv1.Validation{{
@@ -364,7 +382,7 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 		toleration(org, "variables.organization"),
 		"(variables.stack == '' ? [] : " + toleration(stack, "variables.stack") + ")",
 	}
-	inject := "has(params.rules) && params.rules.exists(r, " + grantRule(placement.Pools, placement.VerbInject) + " && size(r.resourceNames) > 0)"
+	inject := "has(params.rules) && params.rules.exists(r, " + poolsRule(placement.VerbInject) + " && size(r.resourceNames) > 0)"
 	policy := &admissionv1beta1.MutatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: placement.InjectPolicyName},
@@ -377,9 +395,9 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 			}}},
 			MatchConditions: []admissionv1beta1.MatchCondition{{Name: "injects", Expression: inject}},
 			Variables: []admissionv1beta1.Variable{
-				{Name: "nodeSelector", Expression: "has(object.spec.nodeSelector) ? object.spec.nodeSelector : {}"},
+				{Name: varNodeSelector, Expression: celNodeSelector},
 				{Name: "tolerations", Expression: "has(object.spec.tolerations) ? object.spec.tolerations : []"},
-				{Name: "pool", Expression: "params.rules.filter(r, " + grantRule(placement.Pools, placement.VerbInject) + ")[0].resourceNames[0]"},
+				{Name: "pool", Expression: "params.rules.filter(r, " + poolsRule(placement.VerbInject) + ")[0].resourceNames[0]"},
 				{Name: "organization", Expression: "variables.pool.split('.')[0]"},
 				{Name: "stack", Expression: "size(variables.pool.split('.')) > 1 ? variables.pool.split('.')[1] : ''"},
 			},

@@ -45,6 +45,13 @@ func placementInjected(spec v1alpha1.XKarpenterIsolationSpec) bool {
 	return spec.Placement != nil && spec.Placement.Inject
 }
 
+// The RBAC API of the Role and RoleBinding.
+const (
+	rbacGroup      = "rbac.authorization.k8s.io"
+	rbacAPIVersion = rbacGroup + "/v1"
+	roleKind       = "Role"
+)
+
 func placementRoleResourceName(namespace string) resource.Name {
 	return resource.Name("placement-role-" + namespace)
 }
@@ -99,7 +106,7 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 			continue
 		}
 		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
-		labels := map[string]any{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
+		labels := map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
 		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations)}
 		if len(g.Select) > 0 {
 			rules = append(rules, grantRule(placement.Pools, placement.VerbSelect, g.Select))
@@ -108,23 +115,20 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
 		}
 		role := composed.New()
-		role.Object = map[string]any{
-			"apiVersion": "rbac.authorization.k8s.io/v1",
-			"kind":       "Role",
-			"metadata": map[string]any{
-				"name": placement.Name, "namespace": ns.Name, "labels": labels,
-				"annotations": map[string]any{placement.PoolAnnotation: g.Pool},
-			},
-			"rules": rules,
-		}
+		role.Object = map[string]any{"apiVersion": rbacAPIVersion, "kind": roleKind, "rules": rules}
 		binding := composed.New()
 		binding.Object = map[string]any{
-			"apiVersion": "rbac.authorization.k8s.io/v1",
+			"apiVersion": rbacAPIVersion,
 			"kind":       "RoleBinding",
-			"metadata":   map[string]any{"name": placement.Name, "namespace": ns.Name, "labels": labels},
-			"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": placement.Name},
+			"roleRef":    map[string]any{"apiGroup": rbacGroup, "kind": roleKind, "name": placement.Name},
 			"subjects":   []any{map[string]any{"kind": "ServiceAccount", "name": placement.Name, "namespace": ns.Name}},
 		}
+		for _, o := range []*composed.Unstructured{role, binding} {
+			o.SetName(placement.Name)
+			o.SetNamespace(ns.Name)
+			o.SetLabels(labels)
+		}
+		role.SetAnnotations(map[string]string{placement.PoolAnnotation: g.Pool})
 		out[placementRoleResourceName(ns.Name)] = role
 		out[placementRoleBindingResourceName(ns.Name)] = binding
 	}
@@ -137,7 +141,7 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
 	for name, dc := range rendered {
 		oc, ok := observed[name]
-		if !ok || dc.Resource.GetKind() != "Role" {
+		if !ok || dc.Resource.GetKind() != roleKind {
 			continue
 		}
 		old, _, _ := unstructured.NestedSlice(oc.Resource.Object, "rules")
@@ -245,7 +249,8 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 		enforced = condition{OK: true, Reason: ReasonEnforced, Message: fmt.Sprintf("the admission policies of XKarpenterCluster %q hold the organization's pods to its pools and other pods off its nodes", cp.Cluster)}
 	}
 	enforced.Type = TypePlacementEnforced
-	out := []condition{enforced}
+	out := make([]condition, 0, 2)
+	out = append(out, enforced)
 	if !placementInjected(spec) {
 		return out
 	}

@@ -40,7 +40,7 @@ func placementSpec(isolation v1alpha1.IsolationMode, placement *v1alpha1.Placeme
 
 // composeTwice renders, feeds the result back as composed, and renders
 // again: a namespace's Role follows its composed ConfigMap.
-func composeTwice(t *testing.T, spec string, world cluster) (*fnv1.RunFunctionResponse, map[string]map[string]any) {
+func composeTwice(t *testing.T, spec string, world cluster) map[string]map[string]any {
 	t.Helper()
 	observed := map[string]string{}
 	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), nil), world)) {
@@ -48,7 +48,7 @@ func composeTwice(t *testing.T, spec string, world cluster) (*fnv1.RunFunctionRe
 	}
 	rsp := run(t, newRequest(t, input, xr(spec), observed), world)
 	fntest.AssertNoFatal(t, rsp)
-	return rsp, fntest.Desired(t, rsp)
+	return fntest.Desired(t, rsp)
 }
 
 func TestHeldNamespaceGrantsItsPlacement(t *testing.T) {
@@ -59,7 +59,7 @@ func TestHeldNamespaceGrantsItsPlacement(t *testing.T) {
 		t.Errorf("a namespace is granted before the organization holds it (its ConfigMap composed)")
 	}
 
-	_, got := composeTwice(t, placementSpec(v1alpha1.IsolationStack, nil), world)
+	got := composeTwice(t, placementSpec(v1alpha1.IsolationStack, nil), world)
 	wantRole := fntest.JSONMap(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role",
 		"metadata":{"name":"kiso-placement","namespace":"batch","annotations":{"kiso.dev/pool":"kiso-acme.jobs"},
 			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"jobs"}},
@@ -122,7 +122,7 @@ func TestGrantsFollowThePlacementSpec(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, got := composeTwice(t, tc.spec, cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web")})
+			got := composeTwice(t, tc.spec, cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web")})
 			if diff := cmp.Diff(tc.want, got["placement-role-acme-web"]["rules"]); diff != "" {
 				t.Errorf("%s\nRole acme-web/kiso-placement rules: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -132,7 +132,7 @@ func TestGrantsFollowThePlacementSpec(t *testing.T) {
 
 func TestRetiredPlacementIsGrantedWhileItsPoolIsKept(t *testing.T) {
 	world := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web")}
-	_, before := composeTwice(t, placementSpec(v1alpha1.IsolationOrganization, nil), world)
+	before := composeTwice(t, placementSpec(v1alpha1.IsolationOrganization, nil), world)
 	observed := make(map[string]string, len(before))
 	for name, o := range before {
 		observed[name] = fntest.ToJSON(t, o)
