@@ -82,14 +82,14 @@ const (
 // Placement is enforced at admission for every pod, Deployments and Jobs
 // alike, by Kubernetes-native admission policies: no webhook server to run.
 type Placement struct {
-	// Enforce renders a ValidatingAdmissionPolicy that rejects a pod in the
-	// organization's namespaces unless it selects its own pool, and any pod
-	// elsewhere that tolerates or selects the organization's keys. Default true.
+	// Enforce makes the cluster's admission policies refuse a pod in the
+	// organization's namespaces unless it selects its own pool. Pods elsewhere
+	// are kept off the organization's nodes whatever it says. Default true.
 	Enforce *bool `json:"enforce,omitempty"`
 
-	// Inject renders a MutatingAdmissionPolicy (admissionregistration.k8s.io/
-	// v1beta1, Kubernetes 1.34+) that adds the node selector and tolerations
-	// to the organization's pods itself.
+	// Inject makes the cluster's MutatingAdmissionPolicy add the node
+	// selector and tolerations the organization's pods lack, where the
+	// apiserver serves one (condition PlacementInjected says).
 	Inject bool `json:"inject,omitempty"`
 }
 
