@@ -40,7 +40,8 @@ const (
 	clusterXR          = "e2e-cluster"
 	clusterName        = "staging-eu"
 	karpenterNamespace = "e2e-karpenter"
-	queueARN           = "arn:aws:sqs:eu-west-3:111122223333:staging-eu"
+	queueName          = "kiso-staging-eu-karpenter-interruption"
+	queueARN           = "arn:aws:sqs:eu-west-3:111122223333:" + queueName
 )
 
 // A wantComposed is one object the XR must compose, as a user would check it with kubectl get -o yaml.
@@ -60,23 +61,28 @@ func wantClusterComposed() []wantComposed {
 		controllerRole = "staging-eu-karpenter-controller"
 		nodeRole       = "staging-eu-karpenter-node"
 		queue          = "staging-eu-karpenter-interruption"
+		// kiso's own AWS names and path: never those of AWS's template or eksctl.
+		awsPrefix = "kiso-staging-eu-karpenter-"
+		iamPath   = "/kiso/staging-eu/"
 	)
 	ref := func(name string) map[string]any { return map[string]any{"name": name} }
 	want := []wantComposed{
-		{Kind: RoleKind, Name: controllerRole, ExternalName: "staging-eu-karpenter", ForProvider: map[string]any{
-			"path":             "/",
-			"assumeRolePolicy": `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":["sts:AssumeRole","sts:TagSession"]}]}`,
+		{Kind: RoleKind, Name: controllerRole, ExternalName: awsPrefix + "controller", ForProvider: map[string]any{
+			"path":                iamPath,
+			"forceDetachPolicies": true,
+			"assumeRolePolicy":    `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":["sts:AssumeRole","sts:TagSession"]}]}`,
 		}},
-		{Kind: RoleKind, Name: nodeRole, ExternalName: "KarpenterNodeRole-staging-eu", ForProvider: map[string]any{
-			"path":             "/",
-			"assumeRolePolicy": `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`,
+		{Kind: RoleKind, Name: nodeRole, ExternalName: awsPrefix + "node", ForProvider: map[string]any{
+			"path":                iamPath,
+			"forceDetachPolicies": true,
+			"assumeRolePolicy":    `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`,
 		}},
-		{Kind: InstanceProfileKind, Name: nodeRole, ExternalName: "KarpenterNodeRole-staging-eu", ForProvider: map[string]any{"path": "/", "roleRef": ref(nodeRole)}},
+		{Kind: InstanceProfileKind, Name: nodeRole, ExternalName: awsPrefix + "node", ForProvider: map[string]any{"path": iamPath, "roleRef": ref(nodeRole)}},
 		{Kind: AccessEntryKind, Name: nodeRole, ForProvider: map[string]any{
 			"clusterName": clusterName, "region": region, "type": "EC2_LINUX", "principalArnFromRoleRef": ref(nodeRole),
 		}},
 		{Kind: QueueKind, Name: queue, ForProvider: map[string]any{
-			"name": clusterName, "region": region, "messageRetentionSeconds": int64(300), "sqsManagedSseEnabled": true,
+			"name": queueName, "region": region, "messageRetentionSeconds": int64(300), "sqsManagedSseEnabled": true,
 		}},
 		{Kind: QueuePolicyKind, Name: queue, ForProvider: map[string]any{"region": region, "queueUrlRef": ref(queue)}},
 		{Kind: PodIdentityAssociationKind, Name: controllerRole, ForProvider: map[string]any{
@@ -95,7 +101,7 @@ func wantClusterComposed() []wantComposed {
 	} {
 		name := controllerRole + "-" + p.suffix
 		want = append(want,
-			wantComposed{Kind: PolicyKind, Name: name, ExternalName: "KarpenterController" + p.awsName + "Policy-staging-eu", ForProvider: map[string]any{"path": "/"}},
+			wantComposed{Kind: PolicyKind, Name: name, ExternalName: awsPrefix + p.suffix, ForProvider: map[string]any{"path": iamPath}},
 			wantComposed{Kind: RolePolicyAttachmentKind, Name: name, ForProvider: map[string]any{"roleRef": ref(controllerRole), "policyArnRef": ref(name)}})
 	}
 	for suffix, policy := range map[string]string{
@@ -111,16 +117,36 @@ func wantClusterComposed() []wantComposed {
 	for _, event := range []string{"scheduled-change", "spot-interruption", "rebalance", "instance-state-change", "capacity-reservation-interruption"} {
 		name := "staging-eu-karpenter-" + event
 		want = append(want,
-			wantComposed{Kind: RuleKind, Name: name, ExternalName: "staging-eu-" + event, ForProvider: map[string]any{"region": region}},
+			wantComposed{Kind: RuleKind, Name: name, ExternalName: awsPrefix + event, ForProvider: map[string]any{"region": region}},
 			wantComposed{Kind: TargetKind, Name: name, ForProvider: map[string]any{
 				"region": region, "ruleRef": ref(name), "arn": queueARN, "targetId": "KarpenterInterruptionQueueTarget",
 			}})
 	}
+	want = append(want, wantUsages(want, controllerRole, nodeRole)...)
 	// The cluster's placement policies, once per cluster; this apiserver serves MutatingAdmissionPolicy at v1beta1.
 	for _, name := range []string{"kiso-placement", "kiso-placement-pools"} {
 		want = append(want, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
 	}
 	return append(want, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
+}
+
+// wantUsages are the ClusterUsages that order the cluster's deletion: every AWS object waits for the
+// controller role (which organizations' NodePools keep), except the node identity's access entry and policy
+// attachments, which wait for the node role.
+func wantUsages(composed []wantComposed, controllerRole, nodeRole string) []wantComposed {
+	var out []wantComposed
+	for _, w := range composed {
+		switch {
+		case !strings.HasSuffix(w.Kind.Group, ".aws.upbound.io"), w.Kind == RoleKind && w.Name == controllerRole:
+		case w.Kind == AccessEntryKind && w.Name == nodeRole:
+			out = append(out, wantComposed{Kind: ClusterUsageKind, Name: nodeRole + "-access-entry-used-by-role"})
+		case w.Kind == RolePolicyAttachmentKind && strings.HasPrefix(w.Name, nodeRole+"-"):
+			out = append(out, wantComposed{Kind: ClusterUsageKind, Name: w.Name + "-attachment-used-by-role"})
+		default:
+			out = append(out, wantComposed{Kind: ClusterUsageKind, Name: strings.ToLower(w.Kind.Kind) + "-" + w.Name + "-used-by-controller-role"})
+		}
+	}
+	return out
 }
 
 // TestClusterComposesKarpentersAWSPrerequisites is scenario 5: a platform team applies an XKarpenterCluster
@@ -144,7 +170,7 @@ func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
 	}
 
 	// Every value Karpenter's chart needs is known from the spec, before AWS has anything.
-	wantHelm := map[string]any{"settings": map[string]any{"clusterName": clusterName, "interruptionQueue": clusterName}}
+	wantHelm := map[string]any{"settings": map[string]any{"clusterName": clusterName, "interruptionQueue": queueName}}
 	gotHelm, _, _ := unstructured.NestedFieldNoCopy(xr.Object, "status", "helm")
 	if diff := cmp.Diff(wantHelm, gotHelm); diff != "" {
 		t.Errorf("XR %s status.helm (Pod Identity: no service account annotation): -want, +got:\n%s", clusterXR, diff)
@@ -164,11 +190,11 @@ func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
 		if diff := cmp.Diff(wantOwner, got.GetOwnerReferences()); diff != "" {
 			t.Errorf("%s owner references: -want, +got:\n%s", what, diff)
 		}
-		if w.Kind.Group == ValidatingAdmissionPolicyKind.Group {
-			continue
-		}
 		if w.Kind == PrometheusRuleKind {
 			assertAlerts(t, got)
+			continue
+		}
+		if w.Kind == ClusterUsageKind || w.Kind.Group == ValidatingAdmissionPolicyKind.Group {
 			continue
 		}
 		if ext := got.GetAnnotations()["crossplane.io/external-name"]; ext != w.ExternalName {

@@ -14,6 +14,12 @@ import (
 // tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and its
 // NodePool uses the cluster's controller role, so the cluster cannot be deleted from under a tenant.
 func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
+	// The organization's role starts with the cluster's name prefix and lives where the controller may pass
+	// roles: <prefix>-org-<organization>-node under <iamPath>organizations/.
+	const (
+		dedicatedRoleAWSName = "kiso-dedicated-eu-org-hooli-node"
+		dedicatedRolePath    = "/kiso/dedicated-eu/organizations/"
+	)
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "dedicated", "cluster.yaml")
 	env.ApplyT(t, cluster)
@@ -30,11 +36,11 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 	xr := tn.xrName(t)
 
 	role := env.Cluster.WaitForT(t, 60*time.Second, RoleKind, "", "kiso-hooli-node", nil)
-	if got := role.GetAnnotations()["crossplane.io/external-name"]; got != "dedicated-eu-hooli-node" {
-		t.Errorf("dedicated role's AWS name: want dedicated-eu-hooli-node, got %q", got)
+	if got := role.GetAnnotations()["crossplane.io/external-name"]; got != dedicatedRoleAWSName {
+		t.Errorf("dedicated role's AWS name: want %s, got %q", dedicatedRoleAWSName, got)
 	}
 	wantForProvider := map[string]any{
-		"path":                "/kiso/dedicated-eu/",
+		"path":                dedicatedRolePath,
 		"permissionsBoundary": "arn:aws:iam::111122223333:policy/platform-boundary",
 		"tags":                map[string]any{"environment": "e2e", "kiso.dev/organization": "hooli", "kiso.dev/customer": "hooli-xyz"},
 	}
@@ -55,8 +61,8 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 	}
 
 	nc := env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", "kiso-hooli", nil)
-	if got := nested(nc, "spec", "instanceProfile"); got != "dedicated-eu-hooli-node" {
-		t.Errorf("EC2NodeClass instanceProfile: want dedicated-eu-hooli-node, got %v", got)
+	if got := nested(nc, "spec", "instanceProfile"); got != dedicatedRoleAWSName {
+		t.Errorf("EC2NodeClass instanceProfile: want %s, got %v", dedicatedRoleAWSName, got)
 	}
 	if got := nested(nc, "spec", "role"); got != nil {
 		t.Errorf("EC2NodeClass still names the reference's role %v", got)

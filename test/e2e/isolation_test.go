@@ -89,7 +89,7 @@ func (tn tenant) pool(stack string) string {
 	if stack == "" {
 		return "kiso-" + tn.Organization
 	}
-	return "kiso-" + tn.Organization + "-" + stack
+	return "kiso-" + tn.Organization + "." + stack
 }
 
 // markReady sets a Karpenter object's Ready condition as Karpenter would once

@@ -1,0 +1,408 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// What testdata/safety composes.
+const (
+	safetyCluster   = "e2e-safety"
+	soylentNS       = "e2e-soylent"
+	soylentClaim    = "soylent"
+	soylentPool     = "kiso-soylent"
+	soylentIdentity = "kiso-soylent-node"
+)
+
+// composedRef is one object an XR composed, as its resourceRefs name it.
+type composedRef struct {
+	GVK  schema.GroupVersionKind
+	Name string
+}
+
+func (r composedRef) String() string { return r.GVK.Kind + "/" + r.Name }
+
+// composedRefsT lists what an XR composed: spec.crossplane.resourceRefs for a v2 XR, spec.resourceRefs for a
+// legacy one.
+func composedRefsT(t *testing.T, gvk schema.GroupVersionKind, xr string) []composedRef {
+	t.Helper()
+	u := env.Cluster.GetT(t, gvk, "", xr)
+	refs, found, _ := unstructured.NestedSlice(u.Object, "spec", "crossplane", "resourceRefs")
+	if !found {
+		refs, _, _ = unstructured.NestedSlice(u.Object, "spec", "resourceRefs")
+	}
+	out := make([]composedRef, 0, len(refs))
+	for _, r := range refs {
+		ref := r.(map[string]any)
+		out = append(out, composedRef{GVK: schema.FromAPIVersionAndKind(ref["apiVersion"].(string), ref["kind"].(string)), Name: ref["name"].(string)})
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s %s lists no composed resources", gvk.Kind, xr)
+	}
+	return out
+}
+
+// awsRefs keeps the provider-aws managed resources.
+func awsRefs(refs []composedRef) []composedRef {
+	return slices.DeleteFunc(slices.Clone(refs), func(r composedRef) bool { return !strings.HasSuffix(r.GVK.Group, ".aws.upbound.io") })
+}
+
+// waitInUseT waits until Crossplane's usage controller has labelled an object in use: only then does its
+// webhook refuse the object's deletion.
+func waitInUseT(t *testing.T, r composedRef) {
+	t.Helper()
+	env.Cluster.WaitForT(t, 90*time.Second, r.GVK, "", r.Name, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
+	})
+}
+
+// waitDeletionRefusedT waits until a deletion of the object was attempted and refused by Crossplane's Usage
+// webhook (which records the attempt to replay it), then checks the object is untouched by it.
+func waitDeletionRefusedT(t *testing.T, r composedRef) {
+	t.Helper()
+	u := env.Cluster.WaitForT(t, 120*time.Second, r.GVK, "", r.Name, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetAnnotations()[deletionAttemptAnnotation] != "", "no refused deletion recorded yet"
+	})
+	if u.GetDeletionTimestamp() != nil {
+		t.Errorf("%s is being deleted; its users still exist", r)
+	}
+}
+
+// holdNodePool adds a finalizer to a NodePool, standing in for Karpenter while it drains the pool's nodes.
+func holdNodePool(t *testing.T, pool string) {
+	t.Helper()
+	hold := `[{"op":"add","path":"/metadata/finalizers","value":["` + drainingFinalizer + `"]}]`
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", pool, "--type=json", "-p", hold); err != nil {
+		t.Fatalf("cannot add finalizer %s to NodePool %s: %v", drainingFinalizer, pool, err)
+	}
+}
+
+// releaseNodePoolNamed removes the finalizer holdNodePool added, if it is still there.
+func releaseNodePoolNamed(t *testing.T, pool string) {
+	t.Helper()
+	np, err := env.Cluster.Get(context.Background(), NodePoolKind, "", pool)
+	if err != nil || !slices.Contains(np.GetFinalizers(), drainingFinalizer) {
+		return
+	}
+	remaining := slices.DeleteFunc(np.GetFinalizers(), func(f string) bool { return f == drainingFinalizer })
+	patch, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/metadata/finalizers", "value": remaining}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "nodepool", pool, "--type=json", "-p", string(patch)); err != nil {
+		t.Errorf("cannot remove finalizer %s from NodePool %s: %v", drainingFinalizer, pool, err)
+	}
+}
+
+// TestDeletingAClusterWaitsForItsOrganizations deletes an XKarpenterCluster while an organization's pool
+// exists, as an operator tearing a cluster down in the wrong order would. Karpenter must keep everything it
+// needs to drain and terminate the tenant's nodes: its role, policies, attachments, Pod Identity association,
+// queue and rules, and the nodes their role; the claim says it is keeping its pools. Deleting the claim while
+// Karpenter still drains the pool (a finalizer stands in for it) must likewise keep the organization's
+// dedicated role, access entry and policy attachments until the NodeClass is gone. Then everything goes.
+func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
+	useReferenceObjectsT(t)
+	cluster := readTestdataT(t, "safety", "cluster.yaml")
+	claim := readTestdataT(t, "safety", "claim.yaml")
+	env.ApplyT(t, cluster)
+	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	env.ApplyT(t, claim)
+	t.Cleanup(func() {
+		releaseNodePoolNamed(t, soylentPool)
+		deleteAtCleanup(t, claim)
+	})
+
+	env.Cluster.WaitForConditionT(t, 90*time.Second, ClusterKind, "", safetyCluster, "Synced")
+	clusterObjects := awsRefs(composedRefsT(t, ClusterKind, safetyCluster))
+	tn := tenant{Namespace: soylentNS, Name: soylentClaim, Organization: "soylent"}
+	xr := tn.xrName(t)
+	env.Cluster.WaitForT(t, 90*time.Second, NodePoolKind, "", soylentPool, nil)
+	env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationKind, "", xr, "Synced")
+	identityObjects := awsRefs(composedRefsT(t, IsolationKind, xr))
+	if len(identityObjects) == 0 {
+		t.Fatalf("XR %s composed no dedicated identity", xr)
+	}
+	// Every AWS object is in use, by the tenant's NodePool or NodeClass or, through them, by the roles.
+	for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
+		waitInUseT(t, r)
+	}
+
+	// Karpenter is draining the tenant's nodes: the NodePool is held, as Karpenter's finalizer would.
+	holdNodePool(t, soylentPool)
+
+	// 1. The operator deletes the cluster first.
+	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false"); err != nil {
+		t.Fatalf("cannot delete XKarpenterCluster %s: %v", safetyCluster, err)
+	}
+	env.Cluster.WaitForDeletionT(t, 90*time.Second, ClusterKind, "", safetyCluster)
+	for _, r := range clusterObjects {
+		waitDeletionRefusedT(t, r)
+	}
+	for _, r := range clusterObjects {
+		if u, err := env.Cluster.Get(t.Context(), r.GVK, "", r.Name); err != nil || u.GetDeletionTimestamp() != nil {
+			t.Errorf("%s went while organization soylent's pool exists (err %v)", r, err)
+		}
+	}
+	// The claim says what it waits for, and keeps its pool unchanged.
+	want := fmt.Sprintf("spec.clusterRef: XKarpenterCluster %q not found; keeping the pools already composed unchanged meanwhile", safetyCluster)
+	c := env.Cluster.WaitForT(t, 90*time.Second, IsolationClaimKind, soylentNS, soylentClaim, func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, "ReferencesResolved")
+		return c.Status == "False" && c.Message == want, "ReferencesResolved: " + c.Status + " " + c.Message
+	})
+	if cond, _ := Condition(c, "ReferencesResolved"); cond.Reason != "ReferenceNotFound" {
+		t.Errorf("claim ReferencesResolved reason %q, want ReferenceNotFound", cond.Reason)
+	}
+
+	// 2. The claim goes while Karpenter still drains: the NodeClass and the organization's identity stay.
+	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", soylentClaim, "-n", soylentNS, "--wait=false"); err != nil {
+		t.Fatalf("cannot delete claim %s/%s: %v", soylentNS, soylentClaim, err)
+	}
+	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
+	for _, r := range append([]composedRef{{EC2NodeClassKind, soylentPool}}, identityObjects...) {
+		waitDeletionRefusedT(t, r)
+	}
+	for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
+		if _, err := env.Cluster.Get(t.Context(), r.GVK, "", r.Name); err != nil {
+			t.Errorf("%s went while NodePool %s still drains: %v", r, soylentPool, err)
+		}
+	}
+
+	// 3. The last node is gone: everything goes, nothing is left behind.
+	releaseNodePoolNamed(t, soylentPool)
+	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
+	for _, r := range append(append([]composedRef{{EC2NodeClassKind, soylentPool}}, identityObjects...), clusterObjects...) {
+		env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, "", r.Name)
+	}
+}
+
+// composedVersionsT maps each object an XR composed to its UID and resourceVersion.
+func composedVersionsT(t *testing.T, refs []composedRef) map[string]string {
+	t.Helper()
+	out := make(map[string]string, len(refs))
+	for _, r := range refs {
+		u := env.Cluster.GetT(t, r.GVK, "", r.Name)
+		out[r.String()] = string(u.GetUID()) + "@" + u.GetResourceVersion()
+	}
+	return out
+}
+
+// waitClaimConditionT waits until the claim's condition has the status and reason.
+func waitClaimConditionT(t *testing.T, ns, name, conditionType, status, reason string) ConditionStatus {
+	t.Helper()
+	u := env.Cluster.WaitForT(t, 90*time.Second, IsolationClaimKind, ns, name, func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, conditionType)
+		return c.Status == status && c.Reason == reason, conditionType + ": " + c.Status + " " + c.Reason + " " + c.Message
+	})
+	c, _ := Condition(u, conditionType)
+	return c
+}
+
+// patchClaimT merge-patches the claim's spec, as a user editing it would.
+func patchClaimT(t *testing.T, ns, name string, spec map[string]any) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", name, "-n", ns, "--type=merge", "-p", string(patch)); err != nil {
+		t.Fatalf("cannot patch claim %s/%s: %v", ns, name, err)
+	}
+}
+
+// TestGapsTouchNothing opens, one after the other, every gap kiso must ride out with pools existing: the
+// reference NodePool deleted, the clusterRef broken, the cluster's status gone, an invalid spec. Through each,
+// every composed object keeps its resourceVersion and a condition says why; once the input is restored, the
+// organization converges without a single further write.
+func TestGapsTouchNothing(t *testing.T) {
+	useReferenceObjectsT(t)
+	// A cluster of its own (its own names), so nothing is shared with the test before.
+	cluster := []byte(strings.NewReplacer(safetyCluster, "e2e-gaps", "safety-eu", "gaps-eu").Replace(string(readTestdataT(t, "safety", "cluster.yaml"))))
+	env.ApplyT(t, cluster)
+	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	env.Cluster.WaitForConditionT(t, 90*time.Second, ClusterKind, "", "e2e-gaps", "Synced")
+	const ns, claimName = "e2e-gaps", "vehement"
+	claim := []byte(fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s
+---
+apiVersion: kiso.dev/v1alpha1
+kind: KarpenterIsolation
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  organization: vehement
+  clusterRef: {name: e2e-gaps}
+  stacks:
+  - name: capital
+    namespaces: [%[1]s]
+  nodeClassRef: {name: tenant-reference}
+  nodePoolRef: {name: tenant-reference}
+`, ns, claimName))
+	env.ApplyT(t, claim)
+	t.Cleanup(func() { deleteAtCleanup(t, claim) })
+	tn := tenant{Namespace: ns, Name: claimName, Organization: "vehement"}
+	xr := tn.xrName(t)
+	markPoolReady(t, "kiso-vehement")
+	env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, ns, claimName, "Ready")
+	waitForUsageT(t, "kiso-vehement")
+	refs := composedRefsT(t, IsolationKind, xr)
+	for _, r := range refs {
+		if r.GVK.Kind == "ClusterUsage" {
+			env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, "", r.Name, "Ready")
+		}
+	}
+	touchXR(t, xr, 0)
+	baseline := composedVersionsT(t, refs)
+
+	assertUntouched := func(gap string) {
+		t.Helper()
+		touchXR(t, xr, 1)
+		if diff := cmp.Diff(baseline, composedVersionsT(t, refs)); diff != "" {
+			t.Errorf("%s: composed objects were written: -before, +after:\n%s", gap, diff)
+		}
+	}
+	converged := func(gap string) {
+		t.Helper()
+		env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, ns, claimName, "Ready")
+		for _, ct := range []string{"SpecValid", "ReferencesResolved"} {
+			waitClaimConditionT(t, ns, claimName, ct, "True", map[string]string{"SpecValid": "Valid", "ReferencesResolved": "Resolved"}[ct])
+		}
+		assertUntouched(gap + ", restored")
+	}
+
+	// The reference NodePool deleted.
+	references := readTestdataT(t, "isolation", "references.yaml")
+	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "nodepool", "tenant-reference"); err != nil {
+		t.Fatalf("cannot delete the reference NodePool: %v", err)
+	}
+	c := waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
+	if want := `spec.nodePoolRef: reference NodePool "tenant-reference" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
+		t.Errorf("reference deleted: ReferencesResolved message %q, want %q", c.Message, want)
+	}
+	assertUntouched("reference NodePool deleted")
+	env.ApplyT(t, references)
+	converged("reference NodePool deleted")
+
+	// The clusterRef broken.
+	patchClaimT(t, ns, claimName, map[string]any{"clusterRef": map[string]any{"name": "e2e-no-such-cluster"}})
+	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
+	if want := `spec.clusterRef: XKarpenterCluster "e2e-no-such-cluster" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
+		t.Errorf("clusterRef broken: ReferencesResolved message %q, want %q", c.Message, want)
+	}
+	assertUntouched("clusterRef broken")
+	patchClaimT(t, ns, claimName, map[string]any{"clusterRef": map[string]any{"name": "e2e-gaps"}})
+	converged("clusterRef broken")
+
+	// The cluster's status gone (as for a cluster XR being recreated): Crossplane is paused on it, so the status
+	// stays empty until the test resumes it.
+	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused=true"); err != nil {
+		t.Fatal(err)
+	}
+	clearStatus := `{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}`
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", "e2e-gaps", "--subresource=status", "--type=merge", "-p", clearStatus); err != nil {
+		t.Fatalf("cannot clear the cluster's status: %v", err)
+	}
+	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ClusterNotReady")
+	if want := `spec.clusterRef: XKarpenterCluster "e2e-gaps" has not been rendered yet (its status has no controllerRoleResource); keeping the pools already composed unchanged meanwhile`; c.Message != want {
+		t.Errorf("cluster status gone: ReferencesResolved message %q, want %q", c.Message, want)
+	}
+	assertUntouched("cluster status gone")
+	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused-"); err != nil {
+		t.Fatal(err)
+	}
+	converged("cluster status gone")
+
+	// An invalid spec the API server accepts and the function refuses: a namespace Karpenter runs in.
+	patchClaimT(t, ns, claimName, map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns, "e2e-gaps-karpenter"}}}})
+	c = waitClaimConditionT(t, ns, claimName, "SpecValid", "False", "InvalidSpec")
+	if !strings.Contains(c.Message, `spec.stacks[0].namespaces[1]`) {
+		t.Errorf("invalid spec: SpecValid message %q does not name spec.stacks[0].namespaces[1]", c.Message)
+	}
+	assertUntouched("invalid spec")
+	patchClaimT(t, ns, claimName, map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns}}}})
+	converged("invalid spec")
+}
+
+// TestMakeBeforeBreak switches an organization from one shared pool to a pool per stack, renames a stack and
+// removes one: each time the pools the spec no longer asks for exist, untouched, until every new pool is
+// Ready, and then go.
+func TestMakeBeforeBreak(t *testing.T) {
+	useReferenceObjectsT(t)
+	tn := tenant{Namespace: "e2e-bluth", Name: "bluth", Organization: "bluth", Isolation: "organization", Stacks: []string{"banana", "model"}}
+	env.ApplyT(t, tn.claim())
+	t.Cleanup(func() { deleteAtCleanup(t, tn.claim()) })
+	xr := tn.xrName(t)
+	markPoolReady(t, tn.pool(""))
+	env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
+
+	// keptUntilReady checks the retired pools survive a reconcile unchanged while the new ones are not Ready,
+	// then readies the new ones and waits for the retired ones to go.
+	keptUntilReady := func(step string, retired, fresh []string) {
+		t.Helper()
+		for _, p := range fresh {
+			env.Cluster.WaitForT(t, 90*time.Second, NodePoolKind, "", p, nil)
+			env.Cluster.WaitForT(t, 90*time.Second, EC2NodeClassKind, "", p, nil)
+		}
+		c := waitClaimConditionT(t, tn.Namespace, tn.Name, "PoolsSettled", "False", "ReplacingPools")
+		want := fmt.Sprintf("keeping retired pools %s until new pools %s report Ready", strings.Join(retired, ", "), strings.Join(fresh, ", "))
+		if c.Message != want {
+			t.Errorf("%s: PoolsSettled message %q, want %q", step, c.Message, want)
+		}
+		before := map[string]string{}
+		for _, p := range retired {
+			before[p] = versions(t, NodePoolKind, "")[p]
+		}
+		touchXR(t, xr, 0)
+		for _, p := range retired {
+			np, err := env.Cluster.Get(t.Context(), NodePoolKind, "", p)
+			switch {
+			case err != nil:
+				t.Errorf("%s: retired pool %s went before the new pools were Ready: %v", step, p, err)
+			case np.GetDeletionTimestamp() != nil:
+				t.Errorf("%s: retired pool %s is being deleted before the new pools are Ready", step, p)
+			case string(np.GetUID())+"@"+np.GetResourceVersion() != before[p]:
+				t.Errorf("%s: retired pool %s was rewritten while kept", step, p)
+			}
+		}
+		for _, p := range fresh {
+			markPoolReady(t, p)
+		}
+		for _, p := range retired {
+			env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", p)
+			env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", p)
+		}
+		waitClaimConditionT(t, tn.Namespace, tn.Name, "PoolsSettled", "True", "Settled")
+	}
+
+	// Organization isolation to stack isolation.
+	tn.Isolation = "stack"
+	env.ApplyT(t, tn.claimOnly())
+	keptUntilReady("mode switch", []string{tn.pool("")}, []string{tn.pool("banana"), tn.pool("model")})
+
+	// A stack renamed: model becomes bluth-model's successor, magic.
+	tn.Stacks = []string{"banana", "magic"}
+	tn.Namespaces = map[string][]string{"magic": {"bluth-model"}}
+	env.ApplyT(t, tn.claimOnly())
+	keptUntilReady("stack rename", []string{tn.pool("model")}, []string{tn.pool("magic")})
+
+	// A stack removed: nothing new to wait for, so it goes at once, and only it.
+	kept := versions(t, NodePoolKind, "kiso.dev/organization=bluth")[tn.pool("magic")]
+	tn.Stacks = []string{"magic"}
+	env.ApplyT(t, tn.claimOnly())
+	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", tn.pool("banana"))
+	if got := versions(t, NodePoolKind, "kiso.dev/organization=bluth")[tn.pool("magic")]; got != kept {
+		t.Errorf("removing stack banana rewrote NodePool %s: %s -> %s", tn.pool("magic"), kept, got)
+	}
+	waitClaimConditionT(t, tn.Namespace, tn.Name, "PoolsSettled", "True", "Settled")
+}
