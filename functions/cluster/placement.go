@@ -234,7 +234,7 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 	affinityHeld := "variables.affinityTerms.all(term, !has(term.matchExpressions) || term.matchExpressions.all(e, " +
 		"e.key != " + org + " || e.operator != 'In' || !has(e.values) || e.values.all(o, " + holds("o") + ")))"
 	hint := pp.platformHint()
-	in := "' in namespace ' + request.namespace + '"
+	in := " in namespace ' + request.namespace + '"
 	validations := []admissionv1.Validation{
 		{
 			// Mirror pods, which a node creates for its static pods, name it.
