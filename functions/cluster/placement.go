@@ -221,6 +221,7 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 		{Name: "organizations", Expression: onKey(org)},
 		{Name: "stacks", Expression: onKey(stack)},
 		{Name: "allOrganizations", Expression: onKeyAll(org)},
+		{Name: "foreignOrganizations", Expression: "variables.organizations.filter(o, !" + holds("o") + ")"},
 		{Name: "allStacks", Expression: onKeyAll(stack)},
 		{Name: varNodeSelector, Expression: celNodeSelector},
 		{Name: "affinityTerms", Expression: "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && " +
@@ -250,9 +251,10 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 			MessageExpression: "'pod" + in + " tolerates every value of ' + variables.everyTenant[0] + ' (operator Exists), every organization\\'s nodes: tolerate your own with operator Equal and its value; " + hint + "'",
 		},
 		{
-			Expression: "variables.organizations.all(o, " + holds("o") + ")",
-			MessageExpression: "'pod" + in + " tolerates organization ' + variables.organizations.filter(o, !" + holds("o") + ")[0] + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
-				"variables.organizations.filter(o, !" + holds("o") + ")[0] + '), but the namespace is not that organization\\'s: remove the toleration; " + hint + "'",
+			// A message cannot ask the authorizer; the variable can.
+			Expression: "size(variables.foreignOrganizations) == 0",
+			MessageExpression: "'pod" + in + " tolerates organization ' + variables.foreignOrganizations[0] + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
+				"variables.foreignOrganizations[0] + '), but the namespace is not that organization\\'s: remove the toleration; " + hint + "'",
 		},
 		{
 			Expression: stacksHeld,

@@ -102,9 +102,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// First a cluster whose platform says its apiserver serves no MutatingAdmissionPolicy.
 	env.ApplyT(t, noInjection)
 	t.Cleanup(func() { deleteAtCleanup(t, noInjection) })
-	env.ApplyT(t, cluster)
-	env.ApplyT(t, []byte(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"`+placementCluster+`"},`+
-		`"spec":{"crossplane":{"compositionRef":{"name":"e2e-karpentercluster-no-injection"}}}}`))
+	env.ApplyT(t, append(append([]byte{}, cluster...), "  crossplane:\n    compositionRef:\n      name: e2e-karpentercluster-no-injection\n"...))
 	t.Cleanup(func() {
 		deleteAtCleanup(t, cluster)
 		for _, name := range []string{placementPolicy, poolsPolicy} {
@@ -235,8 +233,9 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
 	}
 	// kiso's own composition finds the v1beta1 API this apiserver serves.
-	env.ApplyT(t, []byte(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"`+placementCluster+`"},`+
-		`"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`))
+	if out := env.TryT(t, nil, "patch", "xkarpentercluster", placementCluster, "--type=merge", "-p", `{"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`); out.ExitCode != 0 {
+		t.Fatalf("cannot switch XKarpenterCluster %s to kiso's composition: %s", placementCluster, out.Stderr)
+	}
 	waitGlobexConditionT(t, "PlacementInjected", "True", "Injected")
 	waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
 	injected := createPodT(t, newPod("injected", globexAPI, nil))
@@ -325,6 +324,12 @@ func waitForTypeCheckedT(t *testing.T, name string) {
 	waitForT(t, 90*time.Second, "ValidatingAdmissionPolicy "+name+" type-checked by the apiserver", func(ctx context.Context) (bool, string, error) {
 		p, err := api.ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
+			// Why the cluster has not composed it, if it says.
+			xr, _ := env.Cluster.Get(ctx, ClusterKind, "", placementCluster)
+			if xr != nil {
+				synced, _ := Condition(xr, "Synced")
+				return false, err.Error() + "; XKarpenterCluster " + placementCluster + ": " + conditionSummary(xr) + ": " + synced.Message, nil
+			}
 			return false, err.Error(), nil
 		}
 		policy = p
