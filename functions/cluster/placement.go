@@ -177,7 +177,7 @@ func (pp placementPlan) platformHint() string {
 // holds is true when the request's namespace holds a grant: the Role
 // kiso-placement there grants its ServiceAccount kiso-placement use of it.
 func holds(name string) string {
-	return fmt.Sprintf("authorizer.serviceAccount(request.namespace, %s).group(%s).resource(%s).name(%s).check(%s).allowed()",
+	return fmt.Sprintf("authorizer.serviceAccount(request.namespace, %s).group(%s).resource(%s).namespace(request.namespace).name(%s).check(%s).allowed()",
 		cq(placement.Name), cq(placement.Group), cq(placement.Tolerations), name, cq(placement.VerbUse))
 }
 
@@ -251,10 +251,10 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 			MessageExpression: "'pod" + in + " tolerates every value of ' + variables.everyTenant[0] + ' (operator Exists), every organization\\'s nodes: tolerate your own with operator Equal and its value; " + hint + "'",
 		},
 		{
-			// A message cannot ask the authorizer; the variable can.
+			// A message cannot ask the authorizer: it names every organization tolerated.
 			Expression: "size(variables.foreignOrganizations) == 0",
-			MessageExpression: "'pod" + in + " tolerates organization ' + variables.foreignOrganizations[0] + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
-				"variables.foreignOrganizations[0] + '), but the namespace is not that organization\\'s: remove the toleration; " + hint + "'",
+			MessageExpression: "'pod" + in + " tolerates organization ' + variables.organizations.join(', ') + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
+				"variables.organizations.join(', ') + '), but the namespace is not that organization\\'s: remove the toleration; " + hint + "'",
 		},
 		{
 			Expression: stacksHeld,
