@@ -25,11 +25,12 @@ const (
 
 // composedRef is one object an XR composed, as its resourceRefs name it.
 type composedRef struct {
-	GVK  schema.GroupVersionKind
-	Name string
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
 }
 
-func (r composedRef) String() string { return r.GVK.Kind + "/" + r.Name }
+func (r composedRef) String() string { return r.GVK.Kind + "/" + objectName(r.Namespace, r.Name) }
 
 // composedRefsT lists what an XR composed: spec.crossplane.resourceRefs for a v2 XR, spec.resourceRefs for a
 // legacy one.
@@ -43,7 +44,8 @@ func composedRefsT(t *testing.T, gvk schema.GroupVersionKind, xr string) []compo
 	out := make([]composedRef, 0, len(refs))
 	for _, r := range refs {
 		ref := r.(map[string]any)
-		out = append(out, composedRef{GVK: schema.FromAPIVersionAndKind(ref["apiVersion"].(string), ref["kind"].(string)), Name: ref["name"].(string)})
+		ns, _ := ref["namespace"].(string)
+		out = append(out, composedRef{GVK: schema.FromAPIVersionAndKind(ref["apiVersion"].(string), ref["kind"].(string)), Namespace: ns, Name: ref["name"].(string)})
 	}
 	if len(out) == 0 {
 		t.Fatalf("%s %s lists no composed resources", gvk.Kind, xr)
@@ -60,7 +62,7 @@ func awsRefs(refs []composedRef) []composedRef {
 // webhook refuse the object's deletion.
 func waitInUseT(t *testing.T, r composedRef) {
 	t.Helper()
-	env.Cluster.WaitForT(t, 90*time.Second, r.GVK, "", r.Name, func(u *unstructured.Unstructured) (bool, string) {
+	env.Cluster.WaitForT(t, 90*time.Second, r.GVK, r.Namespace, r.Name, func(u *unstructured.Unstructured) (bool, string) {
 		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
 	})
 }
@@ -69,7 +71,7 @@ func waitInUseT(t *testing.T, r composedRef) {
 // webhook (which records the attempt to replay it), then checks the object is untouched by it.
 func waitDeletionRefusedT(t *testing.T, r composedRef) {
 	t.Helper()
-	u := env.Cluster.WaitForT(t, 120*time.Second, r.GVK, "", r.Name, func(u *unstructured.Unstructured) (bool, string) {
+	u := env.Cluster.WaitForT(t, 120*time.Second, r.GVK, r.Namespace, r.Name, func(u *unstructured.Unstructured) (bool, string) {
 		return u.GetAnnotations()[deletionAttemptAnnotation] != "", "no refused deletion recorded yet"
 	})
 	if u.GetDeletionTimestamp() != nil {
@@ -121,7 +123,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 		deleteAtCleanup(t, claim)
 	})
 
-	env.Cluster.WaitForConditionT(t, 90*time.Second, ClusterKind, "", safetyCluster, "Synced")
+	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", safetyCluster, "Synced")
 	clusterObjects := awsRefs(composedRefsT(t, ClusterKind, safetyCluster))
 	tn := tenant{Namespace: soylentNS, Name: soylentClaim, Organization: "soylent"}
 	xr := tn.xrName(t)
@@ -148,7 +150,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 		waitDeletionRefusedT(t, r)
 	}
 	for _, r := range clusterObjects {
-		if u, err := env.Cluster.Get(t.Context(), r.GVK, "", r.Name); err != nil || u.GetDeletionTimestamp() != nil {
+		if u, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil || u.GetDeletionTimestamp() != nil {
 			t.Errorf("%s went while organization soylent's pool exists (err %v)", r, err)
 		}
 	}
@@ -167,11 +169,11 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 		t.Fatalf("cannot delete claim %s/%s: %v", soylentNS, soylentClaim, err)
 	}
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-	for _, r := range append([]composedRef{{EC2NodeClassKind, soylentPool}}, identityObjects...) {
+	for _, r := range append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...) {
 		waitDeletionRefusedT(t, r)
 	}
 	for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
-		if _, err := env.Cluster.Get(t.Context(), r.GVK, "", r.Name); err != nil {
+		if _, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil {
 			t.Errorf("%s went while NodePool %s still drains: %v", r, soylentPool, err)
 		}
 	}
@@ -179,8 +181,8 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	// 3. The last node is gone: everything goes, nothing is left behind.
 	releaseNodePoolNamed(t, soylentPool)
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
-	for _, r := range append(append([]composedRef{{EC2NodeClassKind, soylentPool}}, identityObjects...), clusterObjects...) {
-		env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, "", r.Name)
+	for _, r := range append(append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...), clusterObjects...) {
+		env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, r.Namespace, r.Name)
 	}
 }
 
@@ -189,7 +191,7 @@ func composedVersionsT(t *testing.T, refs []composedRef) map[string]string {
 	t.Helper()
 	out := make(map[string]string, len(refs))
 	for _, r := range refs {
-		u := env.Cluster.GetT(t, r.GVK, "", r.Name)
+		u := env.Cluster.GetT(t, r.GVK, r.Namespace, r.Name)
 		out[r.String()] = string(u.GetUID()) + "@" + u.GetResourceVersion()
 	}
 	return out
@@ -206,18 +208,6 @@ func waitClaimConditionT(t *testing.T, ns, name, conditionType, status, reason s
 	return c
 }
 
-// patchClaimT merge-patches the claim's spec, as a user editing it would.
-func patchClaimT(t *testing.T, ns, name string, spec map[string]any) {
-	t.Helper()
-	patch, err := json.Marshal(map[string]any{"spec": spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", name, "-n", ns, "--type=merge", "-p", string(patch)); err != nil {
-		t.Fatalf("cannot patch claim %s/%s: %v", ns, name, err)
-	}
-}
-
 // TestGapsTouchNothing opens, one after the other, every gap kiso must ride out with pools existing: the
 // reference NodePool deleted, the clusterRef broken, the cluster's status gone, an invalid spec. Through each,
 // every composed object keeps its resourceVersion and a condition says why; once the input is restored, the
@@ -228,7 +218,7 @@ func TestGapsTouchNothing(t *testing.T) {
 	cluster := []byte(strings.NewReplacer(safetyCluster, "e2e-gaps", "safety-eu", "gaps-eu").Replace(string(readTestdataT(t, "safety", "cluster.yaml"))))
 	env.ApplyT(t, cluster)
 	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
-	env.Cluster.WaitForConditionT(t, 90*time.Second, ClusterKind, "", "e2e-gaps", "Synced")
+	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", "e2e-gaps", "Synced")
 	const ns, claimName = "e2e-gaps", "vehement"
 	claim := []byte(fmt.Sprintf(`apiVersion: v1
 kind: Namespace
@@ -259,12 +249,23 @@ spec:
 	refs := composedRefsT(t, IsolationKind, xr)
 	for _, r := range refs {
 		if r.GVK.Kind == "ClusterUsage" {
-			env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, "", r.Name, "Ready")
+			env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, r.Namespace, r.Name, "Ready")
 		}
 	}
 	touchXR(t, xr, 0)
 	baseline := composedVersionsT(t, refs)
 
+	// patchClaim merge-patches the claim's spec, as a user editing it would.
+	patchClaim := func(spec map[string]any) {
+		t.Helper()
+		patch, err := json.Marshal(map[string]any{"spec": spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", claimName, "-n", ns, "--type=merge", "-p", string(patch)); err != nil {
+			t.Fatalf("cannot patch claim %s/%s: %v", ns, claimName, err)
+		}
+	}
 	assertUntouched := func(gap string) {
 		t.Helper()
 		touchXR(t, xr, 1)
@@ -295,13 +296,13 @@ spec:
 	converged("reference NodePool deleted")
 
 	// The clusterRef broken.
-	patchClaimT(t, ns, claimName, map[string]any{"clusterRef": map[string]any{"name": "e2e-no-such-cluster"}})
+	patchClaim(map[string]any{"clusterRef": map[string]any{"name": "e2e-no-such-cluster"}})
 	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
 	if want := `spec.clusterRef: XKarpenterCluster "e2e-no-such-cluster" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
 		t.Errorf("clusterRef broken: ReferencesResolved message %q, want %q", c.Message, want)
 	}
 	assertUntouched("clusterRef broken")
-	patchClaimT(t, ns, claimName, map[string]any{"clusterRef": map[string]any{"name": "e2e-gaps"}})
+	patchClaim(map[string]any{"clusterRef": map[string]any{"name": "e2e-gaps"}})
 	converged("clusterRef broken")
 
 	// The cluster's status gone (as for a cluster XR being recreated): Crossplane is paused on it, so the status
@@ -324,13 +325,13 @@ spec:
 	converged("cluster status gone")
 
 	// An invalid spec the API server accepts and the function refuses: a namespace Karpenter runs in.
-	patchClaimT(t, ns, claimName, map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns, "e2e-gaps-karpenter"}}}})
+	patchClaim(map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns, "e2e-gaps-karpenter"}}}})
 	c = waitClaimConditionT(t, ns, claimName, "SpecValid", "False", "InvalidSpec")
 	if !strings.Contains(c.Message, `spec.stacks[0].namespaces[1]`) {
 		t.Errorf("invalid spec: SpecValid message %q does not name spec.stacks[0].namespaces[1]", c.Message)
 	}
 	assertUntouched("invalid spec")
-	patchClaimT(t, ns, claimName, map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns}}}})
+	patchClaim(map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns}}}})
 	converged("invalid spec")
 }
 
