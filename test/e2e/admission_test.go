@@ -200,7 +200,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	waitUntilRefusedT(t, newPod("probe", exemptNamespace, nil, tolerateEveryone), placementPolicy)
 	for _, args := range [][]string{
 		{"label", "pod", "legacy", "-n", exemptNamespace, "reviewed=true"},
-		{"patch", "pod", "legacy", "-n", exemptNamespace, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`},
+		{"patch", "pod", "legacy", "-n", exemptNamespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`},
 		{"delete", "pod", "legacy", "-n", exemptNamespace, "--wait=true"},
 	} {
 		if out := env.TryT(t, nil, args...); out.ExitCode != 0 {
