@@ -170,13 +170,13 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 
 	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
 	// node creates it (a mirror pod of its static pod).
-	assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil), "ip-10-0-1-7"), placementPolicy, namedNode(outsiderNamespace, "ip-10-0-1-7"))
-	assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), "ip-10-0-1-7"), placementPolicy, namedNode(globexAPI, "ip-10-0-1-7"))
-	mirror := onNode(newPod("static-web-ip-10-0-1-7", outsiderNamespace, nil), "ip-10-0-1-7")
-	if out := env.TryT(t, mustJSON(t, mirror), "create", "--dry-run=server", "-f", "-", "--as=system:node:ip-10-0-1-7", "--as-group=system:masters"); out.ExitCode != 0 {
+	assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil)), placementPolicy, namedNode(outsiderNamespace, someNode))
+	assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)), placementPolicy, namedNode(globexAPI, someNode))
+	mirror := onNode(newPod("static-web-"+someNode, outsiderNamespace, nil))
+	if out := env.TryT(t, mustJSON(t, mirror), "create", "--dry-run=server", "-f", "-", "--as=system:node:"+someNode, "--as-group=system:masters"); out.ExitCode != 0 {
 		t.Errorf("a node's mirror pod was refused: %s", strings.TrimSpace(out.Stderr))
 	}
-	createPodT(t, onNode(newPod("on-node", "kube-system", nil), "ip-10-0-1-7"))
+	createPodT(t, onNode(newPod("on-node", "kube-system", nil)))
 	t.Cleanup(func() {
 		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "on-node", "-n", "kube-system", "--ignore-not-found")
 	})
@@ -363,8 +363,13 @@ func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) Co
 	return c
 }
 
-func onNode(p *corev1.Pod, node string) *corev1.Pod {
-	p.Spec.NodeName = node
+// someNode is the node a pod names directly in spec.nodeName; no node of that name need exist, the refusal
+// comes first.
+const someNode = "ip-10-0-1-7"
+
+// onNode makes a pod name someNode in spec.nodeName, skipping the scheduler.
+func onNode(p *corev1.Pod) *corev1.Pod {
+	p.Spec.NodeName = someNode
 	return p
 }
 
