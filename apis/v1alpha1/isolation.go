@@ -167,6 +167,22 @@ type XKarpenterIsolationStatus struct {
 
 	// Stacks say, per stack, where its pods land and what they must carry.
 	Stacks []StackStatus `json:"stacks,omitempty"`
+
+	// Usage sums what the pools report: the organization's nodes and what
+	// they hold, against the sum of its pools' limits.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what an organization's pools use in all, as Karpenter counts it.
+type Usage struct {
+	// Nodes is how many nodes the organization's pools have.
+	Nodes int64 `json:"nodes"`
+
+	// Resources sums the pools' resources (cpu, memory).
+	Resources map[string]string `json:"resources,omitempty"`
+
+	// Limits sums the pools' limits, for each resource every pool caps.
+	Limits map[string]string `json:"limits,omitempty"`
 }
 
 // PoolStatus describes one rendered pool and what it uses.

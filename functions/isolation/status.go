@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
@@ -88,6 +89,52 @@ func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, observed map[resource.N
 			st.Pools[i].Limits[r] = quantityText(v)
 		}
 	}
+	st.Usage = totalUsage(st.Pools)
+}
+
+// totalUsage sums the pools' usage, so that one column can show an
+// organization's nodes, CPU and memory. A limit is summed only if every pool
+// has one: a pool without it is uncapped. Nothing is summed until Karpenter
+// has counted every pool.
+func totalUsage(pools []v1alpha1.PoolStatus) *v1alpha1.Usage {
+	if len(pools) == 0 {
+		return nil
+	}
+	u := &v1alpha1.Usage{}
+	for _, p := range pools {
+		if p.Nodes == nil {
+			return nil
+		}
+		u.Nodes += *p.Nodes
+	}
+	u.Resources = sumQuantities(pools, func(p v1alpha1.PoolStatus) map[string]string { return p.Resources })
+	u.Limits = sumQuantities(pools, func(p v1alpha1.PoolStatus) map[string]string { return p.Limits })
+	return u
+}
+
+// sumQuantities sums, per resource of usageResources, the quantities every
+// pool has; a resource any pool lacks (or holds unparsed) is left out.
+func sumQuantities(pools []v1alpha1.PoolStatus, of func(v1alpha1.PoolStatus) map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, r := range usageResources {
+		var sum k8sresource.Quantity
+		complete := true
+		for _, p := range pools {
+			q, err := k8sresource.ParseQuantity(of(p)[r])
+			if err != nil {
+				complete = false
+				break
+			}
+			sum.Add(q)
+		}
+		if complete {
+			out[r] = sum.String()
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // quantityText is a quantity as the NodePool holds it: a string, or a whole

@@ -33,6 +33,7 @@ type controlPlane struct {
 	apiServer  string // https://127.0.0.1:PORT
 	kubeconfig string
 	adminTLS   *tls.Config
+	ca         *certificateAuthority // signs client certificates, e.g. the components' own
 }
 
 // startControlPlane starts etcd, kube-apiserver and kube-controller-manager, each ready before the next.
@@ -61,8 +62,8 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 		if err != nil {
 			return err
 		}
-		// One administrator identity for the harness, kubectl, the controller manager and Crossplane: RBAC
-		// is not what these tests are about, and system:masters needs no bindings.
+		// The administrator: the harness and kubectl, as a platform team. Every controller has an identity
+		// of its own.
 		admin, err := ca.issue(certificateRequest{
 			commonName:    "kiso-e2e-admin",
 			organizations: []string{"system:masters"},
@@ -82,8 +83,12 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 			return err
 		}
 		cp.apiServer = "https://127.0.0.1:" + strconv.Itoa(apiServerPort)
+		cp.ca = ca
 		cp.kubeconfig = filepath.Join(dir, "kubeconfig")
 		if err := writeKubeconfig(cp.kubeconfig, cp.apiServer, ca.certPEM, admin); err != nil {
+			return err
+		}
+		if err := componentKubeconfig(cp, controllerManagerUser, filepath.Join(dir, "kube-controller-manager.kubeconfig")); err != nil {
 			return err
 		}
 		adminCert, err := tls.X509KeyPair(admin.certPEM, admin.keyPEM)
@@ -152,20 +157,25 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 	}
 
 	err = phases.run("start kube-controller-manager", func() error {
+		kubeconfig := filepath.Join(dir, "kube-controller-manager.kubeconfig")
 		controllerManager, err := servers.start("kube-controller-manager", p.KubeControllerMgr, []string{
-			"--kubeconfig=" + cp.kubeconfig,
-			"--authentication-kubeconfig=" + cp.kubeconfig,
-			"--authorization-kubeconfig=" + cp.kubeconfig,
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(controllerManagerPort),
 			"--cert-dir=" + filepath.Join(dir, "controller-manager"),
-			// Only what a control plane without nodes needs: the garbage collector deletes composed objects
-			// through their owner references, namespace deletion empties namespaces, and service accounts
-			// get tokens. Without the garbage collector, deleted XRs would orphan what they composed. The
-			// Job controller creates Jobs' pods as a cluster does, so admission policies meet them as
-			// submitted by a controller, not by a test; the policy status controller type-checks every
-			// ValidatingAdmissionPolicy against the kinds it matches and reports warnings in its status.
-			"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token,job,validatingadmissionpolicy-status-controller",
+			// The garbage collector deletes composed objects through their owner references (without it,
+			// deleted XRs would orphan what they composed, and a deleted NodePool its NodeClaims), namespace
+			// deletion empties namespaces, and service accounts get tokens. The Job, Deployment and ReplicaSet
+			// controllers create pods as a cluster does, so admission policies meet them as submitted by a
+			// controller, not by a test; the policy status controller type-checks every
+			// ValidatingAdmissionPolicy against the kinds it matches and reports warnings in its status. The
+			// node lifecycle controller lifts the not-ready taint from kwok's Ready nodes (Karpenter waits for
+			// that), pod GC removes the pods of deleted nodes, and ClusterRole aggregation builds Crossplane's
+			// ClusterRole from the roles labelled for it, as in any cluster.
+			"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token,job,validatingadmissionpolicy-status-controller," +
+				"deployment,replicaset,nodelifecycle,podgc,clusterrole-aggregation",
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file=" + filepath.Join(pki, "service-account.key"),
 			"--root-ca-file=" + filepath.Join(pki, "ca.crt"),
@@ -185,6 +195,10 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 	}
 	return cp, nil
 }
+
+// controllerManagerUser is the kube-controller-manager's user, which Kubernetes' bootstrap RBAC grants what it
+// needs; each controller runs as its own service account (--use-service-account-credentials).
+const controllerManagerUser = "system:kube-controller-manager"
 
 // waitForHTTP waits until url answers 200 with a body containing want, failing early if srv exits.
 func waitForHTTP(ctx context.Context, srv *server, client *http.Client, url, want string) error {

@@ -20,27 +20,23 @@ import (
 
 // Crossplane's own kinds the harness and scenarios use.
 var (
-	FunctionKind                      = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Function"}
-	FunctionRevisionKind              = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "FunctionRevision"}
-	ConfigurationKind                 = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Configuration"}
-	CompositeResourceDefinitionKind   = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v2", Kind: "CompositeResourceDefinition"}
-	CompositionKind                   = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "Composition"}
-	CustomResourceDefinitionKind      = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-	crossplaneNamespace               = "crossplane-system"
-	crossplaneServiceAccount          = "crossplane"
-	crossplaneRootCASecret            = "crossplane-root-ca"
-	crossplaneClientSecret            = "crossplane-tls-client"
-	crossplaneInitAttempts            = 5
-	crossplaneNamespaceAndAccountYAML = []byte(`apiVersion: v1
+	FunctionKind                    = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Function"}
+	FunctionRevisionKind            = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "FunctionRevision"}
+	ConfigurationKind               = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Configuration"}
+	CompositeResourceDefinitionKind = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v2", Kind: "CompositeResourceDefinition"}
+	CompositionKind                 = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "Composition"}
+	CustomResourceDefinitionKind    = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+	crossplaneNamespace             = "crossplane-system"
+	crossplaneServiceAccount        = "crossplane"
+	crossplaneRBACManagerAccount    = "rbac-manager"
+	crossplaneRootCASecret          = "crossplane-root-ca"
+	crossplaneClientSecret          = "crossplane-tls-client"
+	crossplaneInitAttempts          = 5
+	crossplaneAllowedProviderRoles  = "crossplane:allowed-provider-permissions"
+	crossplaneNamespaceYAML         = []byte(`apiVersion: v1
 kind: Namespace
 metadata:
   name: crossplane-system
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: crossplane
-  namespace: crossplane-system
 `)
 )
 
@@ -56,12 +52,48 @@ const (
 // it out of cluster with the External package runtime: Crossplane installs packages but runs none; the
 // harness runs the functions. Crossplane serves its webhooks (the Usage webhook that refuses to delete an
 // object in use) on loopback, and the apiserver calls them there.
-func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string) error {
-	if err := kubectl.Apply(ctx, crossplaneNamespaceAndAccountYAML); err != nil {
-		return fmt.Errorf("cannot create Crossplane's namespace and service account: %w", err)
+//
+// With realIdentities, Crossplane and its RBAC manager run as the service accounts its Helm chart creates,
+// with the chart's ClusterRoles: Crossplane may then touch only what its aggregated ClusterRole grants, as
+// in a cluster. Otherwise (on the host's network, where the RBAC manager cannot run: its metrics server
+// listens on every interface) Crossplane runs as the administrator.
+func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, realIdentities bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	if err := kubectl.Apply(ctx, crossplaneNamespaceYAML); err != nil {
+		return fmt.Errorf("cannot create Crossplane's namespace: %w", err)
+	}
+	identity, err := chartIdentity(p.CrossplaneChart, "crossplane", crossplaneNamespace)
+	if err != nil {
+		return err
+	}
+	if err := kubectl.Apply(ctx, identity); err != nil {
+		return fmt.Errorf("cannot apply the service accounts and RBAC of Crossplane's chart: %w", err)
+	}
+	kubeconfig, rbacKubeconfig := cp.kubeconfig, cp.kubeconfig
+	if realIdentities {
+		// Crossplane's ClusterRole holds no rules until the aggregation controller copies them in.
+		err := waitFor(ctx, serverStartTimeout, "ClusterRole "+crossplaneServiceAccount+" to aggregate its rules", func(ctx context.Context) (bool, string, error) {
+			role, err := cluster.Typed.RbacV1().ClusterRoles().Get(ctx, crossplaneServiceAccount, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return len(role.Rules) > 0, "no rules yet", nil
+		})
+		if err != nil {
+			return err
+		}
+		kubeconfig, rbacKubeconfig = filepath.Join(dir, "crossplane.kubeconfig"), filepath.Join(dir, "rbac-manager.kubeconfig")
+		if err := serviceAccountKubeconfig(ctx, cluster, cp, crossplaneNamespace, crossplaneServiceAccount, kubeconfig); err != nil {
+			return err
+		}
+		if err := serviceAccountKubeconfig(ctx, cluster, cp, crossplaneNamespace, crossplaneRBACManagerAccount, rbacKubeconfig); err != nil {
+			return err
+		}
 	}
 	env := []string{
-		"KUBECONFIG=" + cp.kubeconfig,
+		"KUBECONFIG=" + kubeconfig,
 		"POD_NAMESPACE=" + crossplaneNamespace,
 		"POD_SERVICE_ACCOUNT=" + crossplaneServiceAccount,
 		"CRDS_PATH=" + p.CrossplaneCRDDir,
@@ -87,6 +119,17 @@ func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, ku
 	}
 	if initErr != nil {
 		return fmt.Errorf("cannot initialise Crossplane after %d attempts: %w", crossplaneInitAttempts, initErr)
+	}
+	if realIdentities {
+		// The RBAC manager grants Crossplane each XRD's composite and claim kinds as the Configuration
+		// installs them; its init waits for the CRDs core init created.
+		rbacEnv := []string{"KUBECONFIG=" + rbacKubeconfig}
+		if _, err := runCommand(ctx, rbacEnv, nil, p.Crossplane, "rbac", "init"); err != nil {
+			return fmt.Errorf("cannot initialise Crossplane's RBAC manager: %w", err)
+		}
+		if _, err := servers.start("crossplane-rbac-manager", p.Crossplane, []string{"rbac", "start", "--provider-clusterrole=" + crossplaneAllowedProviderRoles}, rbacEnv); err != nil {
+			return err
+		}
 	}
 
 	clientCerts := filepath.Join(dir, "tls-client")

@@ -22,6 +22,11 @@ type Environment struct {
 	XRDs []string
 	// Functions are the names of the Functions installed, each served by its binary.
 	Functions []string
+	// Nodes says that Karpenter, kube-scheduler and kwok run, and that Crossplane and Karpenter act with
+	// their own identities: only in the network namespace (see startNodes).
+	Nodes bool
+	// Timings are durations scenarios measured, printed after the run.
+	Timings *timings
 
 	servers *servers
 }
@@ -31,8 +36,8 @@ var env *Environment
 
 // bootEnvironment starts everything, in order, printing each phase's duration. On error the servers
 // started so far are left for the caller to stop, and their logs to print.
-func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *servers, phases *phaseTimer) (*Environment, error) {
-	e := &Environment{RepoRoot: p.RepoRoot, servers: servers}
+func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *servers, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
+	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, Nodes: isolatedNetwork, Timings: &timings{}}
 
 	cp, err := startControlPlane(ctx, servers, p, filepath.Join(dir, "controlplane"), phases)
 	if err != nil {
@@ -66,8 +71,24 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *serv
 		return e, err
 	}
 
+	if e.Nodes {
+		err = phases.run("start kube-scheduler, kwok, Karpenter", func() error {
+			return startNodes(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "nodes"))
+		})
+		if err != nil {
+			return e, err
+		}
+	}
+
+	err = phases.run("grant Crossplane kiso's RBAC and providers' kinds", func() error {
+		return grantCrossplane(ctx, e.Kubectl, p)
+	})
+	if err != nil {
+		return e, err
+	}
+
 	err = phases.run("init and start Crossplane with its webhooks", func() error {
-		return startCrossplane(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "crossplane"))
+		return startCrossplane(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "crossplane"), e.Nodes)
 	})
 	if err != nil {
 		return e, err

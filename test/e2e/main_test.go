@@ -78,12 +78,12 @@ func runOnHost(m *testing.M) int {
 	code := 0
 	if os.Getenv(namespaceModeEnv) == "off" {
 		fmt.Printf("e2e: %s=off: running on the host's 127.0.0.1\n", namespaceModeEnv)
-		code = runSuite(m, p, workDir)
+		code = runSuite(m, p, workDir, false)
 	} else {
 		code, err = runInNetworkNamespace(preparedFile)
 		if errors.Is(err, errNoNetworkNamespace) {
 			fmt.Printf("e2e: %v; running on the host's 127.0.0.1 instead\n", err)
-			code = runSuite(m, p, workDir)
+			code = runSuite(m, p, workDir, false)
 		} else if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
@@ -111,11 +111,13 @@ func runInNamespace(m *testing.M) int {
 		return 1
 	}
 	fmt.Println("e2e: running in a network namespace with only loopback")
-	return runSuite(m, p, filepath.Dir(preparedFile))
+	return runSuite(m, p, filepath.Dir(preparedFile), true)
 }
 
-// runSuite boots the environment, runs the tests against it, and stops every server it started.
-func runSuite(m *testing.M, p *prepared, workDir string) int {
+// runSuite boots the environment, runs the tests against it, and stops every server it started. Karpenter,
+// kube-scheduler, kwok and Crossplane's RBAC manager run only in a network namespace (isolatedNetwork); on
+// the host's network, the scenarios that need them are skipped.
+func runSuite(m *testing.M, p *prepared, workDir string, isolatedNetwork bool) int {
 	phases := newPhaseTimer()
 	runDir := filepath.Join(workDir, "run")
 	servers, err := newServers(filepath.Join(runDir, "logs"), filepath.Join(workDir, "pids"))
@@ -125,7 +127,10 @@ func runSuite(m *testing.M, p *prepared, workDir string) int {
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout)
-	e, err := bootEnvironment(ctx, p, runDir, servers, phases)
+	if !isolatedNetwork {
+		fmt.Println("e2e: not in a network namespace: Karpenter, kube-scheduler, kwok and Crossplane's RBAC manager do not run, Crossplane runs as the administrator, and the scenarios that need them are skipped")
+	}
+	e, err := bootEnvironment(ctx, p, runDir, servers, phases, isolatedNetwork)
 	cancel()
 	phases.total("boot")
 	code := 0
@@ -141,6 +146,9 @@ func runSuite(m *testing.M, p *prepared, workDir string) int {
 		}
 	}
 
+	if e != nil && e.Timings != nil {
+		e.Timings.print(os.Stdout)
+	}
 	servers.printPeakMemory(os.Stdout)
 	if err := phases.run("stop servers", servers.stopAll); err != nil {
 		fmt.Fprintln(os.Stderr, err)

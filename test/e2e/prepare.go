@@ -15,6 +15,8 @@ const (
 	crossplaneModule         = "github.com/crossplane/crossplane/v2@v2.4.0"
 	providerAWSModule        = "github.com/upbound/provider-aws/v2@v2.5.0"
 	karpenterModule          = "github.com/aws/karpenter-provider-aws@v1.15.0"
+	karpenterCoreModule      = "sigs.k8s.io/karpenter@v1.15.0"
+	kwokModule               = "sigs.k8s.io/kwok@v0.8.0"
 	prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
 )
 
@@ -37,11 +39,29 @@ var providerAWSCRDs = []string{
 	"eks.aws.upbound.io_accessentries.yaml",
 }
 
-// karpenterCRDs are Karpenter's AWS-flavoured CRDs; sigs.k8s.io/karpenter's kwok/ copies have other label rules.
+// karpenterCRDs are Karpenter's CRDs as its AWS provider ships them: the NodePool and NodeClaim kiso's users run,
+// which differ from sigs.k8s.io/karpenter's only in restricting the karpenter.k8s.aws label domain, so they
+// serve EC2NodeClass pools (which no controller here makes Ready) and KWOKNodeClass pools alike. Karpenter
+// watches NodeOverlays and CapacityBuffers too, so their CRDs must exist before it starts.
 var karpenterCRDs = []string{
 	"karpenter.sh_nodepools.yaml",
 	"karpenter.sh_nodeclaims.yaml",
+	"karpenter.sh_nodeoverlays.yaml",
+	"autoscaling.x-k8s.io_capacitybuffers.yaml",
 	"karpenter.k8s.aws_ec2nodeclasses.yaml",
+}
+
+// kwokNodeClassCRD is the NodeClass of Karpenter's KWOK provider, which runs here: its nodes are kwok's.
+const kwokNodeClassCRD = "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml"
+
+// kwokStages are the node and pod lifecycles kwok plays (kwokctl's defaults with node leases): nodes become
+// Ready and renew their lease, pods become Running and Ready, complete, and go when deleted.
+var kwokStages = []string{
+	"kustomize/stage/node/fast/node-initialize.yaml",
+	"kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+	"kustomize/stage/pod/fast/pod-ready.yaml",
+	"kustomize/stage/pod/fast/pod-complete.yaml",
+	"kustomize/stage/pod/fast/pod-delete.yaml",
 }
 
 // A kisoFunction is one of kiso's composition functions: its source, its package, and the name Crossplane
@@ -74,7 +94,10 @@ type prepared struct {
 	Etcd              string
 	KubeAPIServer     string
 	KubeControllerMgr string
+	KubeScheduler     string
 	Kubectl           string
+	Kwok              string
+	Karpenter         string // Karpenter with its KWOK provider
 	Crane             string
 	Crossplane        string // core
 	CrossplaneCLI     string
@@ -82,6 +105,10 @@ type prepared struct {
 	CrossplaneCRDDir     string
 	CrossplaneWebhookDir string   // the ValidatingWebhookConfigurations core init applies
 	CRDFiles             []string // provider-aws, Karpenter and PrometheusRule CRDs, applied before Crossplane starts
+	ProviderAWSCRDFiles  []string // the provider-aws CRDs among CRDFiles: what a provider package would install
+	CrossplaneChart      string   // Crossplane's Helm chart, whose RBAC the harness applies
+	KarpenterChart       string   // Karpenter's KWOK Helm chart, whose RBAC the harness applies
+	KwokStages           []string // kwok's stage files
 
 	PackageDir    string         // hack/xpkg.sh output
 	Functions     []kisoFunction // only those whose package was built
@@ -99,7 +126,10 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			{&p.Etcd, []string{"etcd"}},
 			{&p.KubeAPIServer, []string{"kubernetes", "kube-apiserver"}},
 			{&p.KubeControllerMgr, []string{"kubernetes", "kube-controller-manager"}},
+			{&p.KubeScheduler, []string{"kubernetes", "kube-scheduler"}},
 			{&p.Kubectl, []string{"kubernetes", "kubectl"}},
+			{&p.Kwok, []string{"kwok"}},
+			{&p.Karpenter, []string{"karpenter-kwok"}},
 			{&p.Crane, []string{"crane"}},
 			{&p.Crossplane, []string{"crossplane-core"}},
 			{&p.CrossplaneCLI, []string{"crossplane-cli"}},
@@ -119,7 +149,7 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 
 	err = phases.run("locate CRDs in module zips", func() error {
 		dirs := map[string]string{}
-		for _, module := range []string{crossplaneModule, providerAWSModule, karpenterModule, prometheusOperatorModule} {
+		for _, module := range []string{crossplaneModule, providerAWSModule, karpenterModule, karpenterCoreModule, kwokModule, prometheusOperatorModule} {
 			dir, err := moduleDir(ctx, workDir, module)
 			if err != nil {
 				return err
@@ -128,14 +158,22 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 		}
 		p.CrossplaneCRDDir = filepath.Join(dirs[crossplaneModule], "cluster", "crds")
 		p.CrossplaneWebhookDir = filepath.Join(dirs[crossplaneModule], "cluster", "webhookconfigurations")
+		p.CrossplaneChart = filepath.Join(dirs[crossplaneModule], "cluster", "charts", "crossplane")
+		p.KarpenterChart = filepath.Join(dirs[karpenterCoreModule], "kwok", "charts")
 		for _, name := range providerAWSCRDs {
-			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[providerAWSModule], "package", "crds", name))
+			p.ProviderAWSCRDFiles = append(p.ProviderAWSCRDFiles, filepath.Join(dirs[providerAWSModule], "package", "crds", name))
 		}
+		p.CRDFiles = append(p.CRDFiles, p.ProviderAWSCRDFiles...)
 		for _, name := range karpenterCRDs {
 			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[karpenterModule], "pkg", "apis", "crds", name))
 		}
+		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[karpenterCoreModule], filepath.FromSlash(kwokNodeClassCRD)))
 		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[prometheusOperatorModule], "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"))
-		for _, f := range append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir}, p.CRDFiles...) {
+		for _, stage := range kwokStages {
+			p.KwokStages = append(p.KwokStages, filepath.Join(dirs[kwokModule], filepath.FromSlash(stage)))
+		}
+		checked := append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir, p.CrossplaneChart, p.KarpenterChart}, p.CRDFiles...)
+		for _, f := range append(checked, p.KwokStages...) {
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("cannot find CRDs: %w", err)
 			}

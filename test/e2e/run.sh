@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs kiso's end-to-end suite: a real control plane in a network namespace with only loopback, kiso's
 # packages built and pushed to a loopback registry, installed by Crossplane, and claims applied with kubectl.
-# The first run builds the tools (about 10 minutes, cached by version in .cache/tools); later runs take about
+# The first run builds the tools (about 20 minutes on 2 cores, cached by version in .cache/tools); later runs take about
 # two and a half minutes. Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
 # Environment: KISO_E2E_KEEP=1 keeps the run's directory; KISO_E2E_NETNS=off runs on the host's 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")"
 # The timeout includes building the tools on a cold cache.
-KISO_E2E=1 exec go test -count=1 -timeout=30m -v "$@" .
+KISO_E2E=1 exec go test -count=1 -timeout=60m -v "$@" .
