@@ -133,7 +133,10 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 
 	// (iii) Selecting another stack of the same organization is refused: each stack has its own pool. So is
 	// selecting the organization without the stack, and tolerating another stack's taint.
-	assertRefusedT(t, newPod("selects-batch", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateBatch),
+	// Each pod breaks one policy only: the apiserver reports the first policy that refuses, in no set order.
+	assertRefusedT(t, newPod("selects-batch", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateAPI),
+		poolsPolicy, wantAPISelectors)
+	assertRefusedT(t, newPod("tolerates-batch", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
 		placementPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organizations (globex) whose stacks do not run in this namespace: tolerate only your own stack; "+platformHint)
 	assertRefusedT(t, newPod("selects-organization", globexAPI, map[string]string{"kiso.dev/organization": "globex"}, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
