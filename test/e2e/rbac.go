@@ -16,8 +16,6 @@ import (
 // what its chart and RBAC manager grant, to compose Karpenter's kinds and the rest of what kiso renders.
 const rbacExample = "examples/rbac/crossplane-karpenter.yaml"
 
-// rbacExampleRole is the name of the ClusterRole in rbacExample.
-const rbacExampleRole = "crossplane:kiso:karpenter"
 
 // providersRole stands in for the ClusterRole Crossplane's RBAC manager makes for an installed provider
 // package, aggregated into Crossplane's: the providers do not run here, only their CRDs are applied.
