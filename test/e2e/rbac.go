@@ -16,7 +16,6 @@ import (
 // what its chart and RBAC manager grant, to compose Karpenter's kinds and the rest of what kiso renders.
 const rbacExample = "examples/rbac/crossplane-karpenter.yaml"
 
-
 // providersRole stands in for the ClusterRole Crossplane's RBAC manager makes for an installed provider
 // package, aggregated into Crossplane's: the providers do not run here, only their CRDs are applied.
 const providersRole = "crossplane:provider:provider-aws-e2e:aggregate-to-crossplane"
