@@ -137,7 +137,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	assertRefusedT(t, newPod("selects-batch", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateAPI),
 		poolsPolicy, wantAPISelectors)
 	assertRefusedT(t, newPod("tolerates-batch", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
-		placementPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organizations (globex) whose stacks do not run in this namespace: tolerate only your own stack; "+platformHint)
+		placementPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=api, batch) of organizations (globex) whose stacks do not run in this namespace: tolerate only your own stack; "+platformHint)
 	assertRefusedT(t, newPod("selects-organization", globexAPI, map[string]string{"kiso.dev/organization": "globex"}, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
 	// (iv) Outside platform namespaces, tolerating the organization's taint, every taint or every
