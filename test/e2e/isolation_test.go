@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -398,13 +399,18 @@ const isolationFunction = "kiso-dev-function-isolation"
 // touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and
 // returns once the isolation function has been called for it and the calls have stopped, so the reconcile
 // has run to its end rather than for a guessed time.
+// touches counts touchXR's calls, to make each annotation value new.
+var touches atomic.Int64
+
 func touchXR(t *testing.T, xr string, i int) {
 	t.Helper()
 	calls, err := env.FunctionCalls(isolationFunction, xr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kubectl.Run(context.Background(), nil, "annotate", "--overwrite", "xkarpenterisolation", xr, fmt.Sprintf("e2e.kiso.dev/touch=%d", i)); err != nil {
+	// The value is new on every call: an unchanged annotation is no update, and Crossplane would not reconcile.
+	touch := fmt.Sprintf("e2e.kiso.dev/touch=%d.%d", i, touches.Add(1))
+	if _, err := env.Kubectl.Run(context.Background(), nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
 		t.Fatalf("cannot annotate XR %s: %v", xr, err)
 	}
 	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
