@@ -3,10 +3,10 @@ package main
 import (
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
 
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
@@ -26,7 +26,7 @@ const maxUsageName = 253
 // The controller role detaches its own policies when it is deleted, so
 // keeping its attachments until then cannot deadlock.
 func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
-	controller := usage.Ref{APIVersion: iamAPIVersion, Kind: "Role", Name: p.ControllerRoleResource}
+	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)
 	labels := map[string]string{tagManagedBy: managedByValue}
 	out := map[resource.Name]*composed.Unstructured{}
 	identity := nodeIdentity(p)
@@ -44,13 +44,10 @@ func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[
 		}
 		u := usage.Usage{
 			Name: names.Join(maxUsageName, strings.ToLower(gvk.Kind), o.GetName(), "used-by-controller-role"),
-			Of:   usage.Ref{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: o.GetName()},
+			Of:   usage.RefOf(gvk, o.GetName()),
 			By:   controller,
 		}
 		out[crUsage+name] = u.Render(labels)
 	}
 	return out
 }
-
-// iamAPIVersion is the API version of provider-aws' IAM kinds.
-var iamAPIVersion = schema.GroupVersion{Group: "iam.aws.upbound.io", Version: "v1beta1"}.String()

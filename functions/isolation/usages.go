@@ -5,6 +5,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 
+	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
@@ -14,12 +16,7 @@ import (
 // a NodeClass before its IAM identity, and every tenant pool before the
 // controller's permissions, so Karpenter can still terminate the last tenant
 // node.
-const iamAPIVersion = "iam.aws.upbound.io/v1beta1"
-
 var usageGVK = schema.FromAPIVersionAndKind(usage.APIVersion, usage.Kind)
-
-// objectReference is what a Usage's of and by name: a cluster-scoped object.
-type objectReference = usage.Ref
 
 // A poolUsage is one usage of a pool, under its composed resource name.
 type poolUsage struct {
@@ -40,19 +37,19 @@ type usedObjects struct {
 // the function can plan them before it fetches anything.
 func poolUsages(spec v1alpha1.XKarpenterIsolationSpec, p pool, used usedObjects) []poolUsage {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
-	nc := objectReference{APIVersion: nodeClass.GroupVersion().String(), Kind: nodeClass.Kind, Name: p.Name}
-	np := objectReference{APIVersion: nodePoolAPIVersion, Kind: nodePoolKind, Name: p.Name}
+	nc := usage.RefOf(nodeClass, p.Name)
+	np := usage.Ref{APIVersion: nodePoolAPIVersion, Kind: nodePoolKind, Name: p.Name}
 	out := []poolUsage{{Resource: resource.Name("usage-" + p.Name), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-nodeclass"), Of: nc, By: np}}}
 	if spec.NodeRole == v1alpha1.NodeRoleDedicated {
 		out = append(out,
 			poolUsage{Resource: resource.Name("usage-" + p.Name + "-node-role"), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-node-role"),
-				Of: objectReference{APIVersion: iamAPIVersion, Kind: "Role", Name: used.NodeRole}, By: nc}},
+				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.NodeRole), By: nc}},
 			poolUsage{Resource: resource.Name("usage-" + p.Name + "-instance-profile"), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-instance-profile"),
-				Of: objectReference{APIVersion: iamAPIVersion, Kind: "InstanceProfile", Name: used.NodeProfile}, By: nc}})
+				Of: usage.RefOf(iamv1beta1.InstanceProfile_GroupVersionKind, used.NodeProfile), By: nc}})
 	}
 	if spec.ClusterRef != nil {
 		out = append(out, poolUsage{Resource: resource.Name("usage-" + p.Name + "-controller-role"), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-controller-role"),
-			Of: objectReference{APIVersion: iamAPIVersion, Kind: "Role", Name: used.ControllerRole}, By: np}})
+			Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: np}})
 	}
 	return out
 }

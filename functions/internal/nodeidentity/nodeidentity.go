@@ -35,13 +35,8 @@ const (
 	ResourceUsagePrefix = "node-usage-"
 )
 
-// API versions of the kinds a Usage names, and the longest name a
-// ClusterUsage may have.
-const (
-	iamAPIVersion = "iam.aws.upbound.io/v1beta1"
-	eksAPIVersion = "eks.aws.upbound.io/v1beta1"
-	maxUsageName  = 253
-)
+// maxUsageName is the longest name a ClusterUsage may have.
+const maxUsageName = 253
 
 // accessEntryType lets the role's instances join the cluster as Linux
 // nodes; EKS forbids a username and groups on it.
@@ -142,11 +137,11 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 // cluster's controller role), so nodes keep joining the cluster and keep
 // their permissions until their NodeClass, and so their last node, is gone.
 func (id Identity) Usages() map[resource.Name]usage.Usage {
-	role := usage.Ref{APIVersion: iamAPIVersion, Kind: "Role", Name: id.ObjectName}
+	role := usage.RefOf(iamv1beta1.Role_GroupVersionKind, id.ObjectName)
 	out := map[resource.Name]usage.Usage{
 		ResourceUsagePrefix + ResourceAccessEntry: {
 			Name: names.Join(maxUsageName, id.ObjectName, "access-entry-used-by-role"),
-			Of:   usage.Ref{APIVersion: eksAPIVersion, Kind: "AccessEntry", Name: id.ObjectName},
+			Of:   usage.RefOf(eksv1beta1.AccessEntry_GroupVersionKind, id.ObjectName),
 			By:   role,
 		},
 	}
@@ -154,7 +149,7 @@ func (id Identity) Usages() map[resource.Name]usage.Usage {
 		attachment := names.Join(names.MaxLabelValue, id.ObjectName, np.Key)
 		out[ResourceUsagePrefix+ResourcePolicyPrefix+resource.Name(np.Key)] = usage.Usage{
 			Name: names.Join(maxUsageName, attachment, "attachment-used-by-role"),
-			Of:   usage.Ref{APIVersion: iamAPIVersion, Kind: "RolePolicyAttachment", Name: attachment},
+			Of:   usage.RefOf(iamv1beta1.RolePolicyAttachment_GroupVersionKind, attachment),
 			By:   role,
 		}
 	}

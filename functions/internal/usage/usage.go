@@ -7,6 +7,7 @@ package usage
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
@@ -21,6 +22,11 @@ const (
 // A Ref names a cluster-scoped object.
 type Ref struct {
 	APIVersion, Kind, Name string
+}
+
+// RefOf names the object of a kind and name.
+func RefOf(gvk schema.GroupVersionKind, name string) Ref {
+	return Ref{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: name}
 }
 
 // A Usage says By uses Of: Of cannot be deleted while By exists.
