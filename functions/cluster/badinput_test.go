@@ -4,10 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
@@ -128,32 +124,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 			}
 			req := newRequest(t, x, observed)
 			rsp := run(t, req)
-			assertChangesNothing(t, rsp, tc.want, observed)
+			fntest.AssertChangesNothing(t, rsp, tc.want, observed)
 		})
-	}
-}
-
-// assertChangesNothing fails unless rsp holds exactly one Fatal result, with
-// message want, and composes nothing but what was observed, unchanged.
-func assertChangesNothing(t *testing.T, rsp *fnv1.RunFunctionResponse, want string, observed map[string]string) {
-	t.Helper()
-	var fatal []string
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			fatal = append(fatal, r.GetMessage())
-		}
-	}
-	if diff := cmp.Diff([]string{want}, fatal); diff != "" {
-		t.Errorf("fatal results: -want, +got:\n%s", diff)
-	}
-	for name, o := range fntest.Desired(t, rsp) {
-		was, ok := observed[name]
-		if !ok {
-			t.Errorf("desired %s was never composed; a Fatal response composes nothing new", name)
-			continue
-		}
-		if diff := cmp.Diff(fntest.JSONMap(t, was), o); diff != "" {
-			t.Errorf("desired %s differs from the observed one: -observed, +desired:\n%s", name, diff)
-		}
 	}
 }

@@ -242,33 +242,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 				c = refs
 			}
 			rsp := run(t, newRequest(t, in, x, observed), c)
-			assertChangesNothing(t, rsp, tc.want, observed)
+			fntest.AssertChangesNothing(t, rsp, tc.want, observed)
 		})
-	}
-}
-
-// assertChangesNothing fails unless rsp holds exactly one Fatal result, with
-// message want, and composes nothing but what was observed, unchanged.
-func assertChangesNothing(t *testing.T, rsp *fnv1.RunFunctionResponse, want string, observed map[string]string) {
-	t.Helper()
-	var fatal []string
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			fatal = append(fatal, r.GetMessage())
-		}
-	}
-	if diff := cmp.Diff([]string{want}, fatal); diff != "" {
-		t.Errorf("fatal results: -want, +got:\n%s", diff)
-	}
-	for name, o := range fntest.Desired(t, rsp) {
-		was, ok := observed[name]
-		if !ok {
-			t.Errorf("desired %s was never composed; a Fatal response composes nothing new", name)
-			continue
-		}
-		if diff := cmp.Diff(fntest.JSONMap(t, was), o); diff != "" {
-			t.Errorf("desired %s differs from the observed one: -observed, +desired:\n%s", name, diff)
-		}
 	}
 }
 
@@ -288,7 +263,7 @@ func TestRequiredResourceOfTheWrongKindChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertChangesNothing(t, rsp, `spec.nodeClassRef: Invalid value: "default": the required resource returned for it is a v1 ConfigMap, not a karpenter.k8s.aws/v1 EC2NodeClass`, composedOrg(t, false))
+	fntest.AssertChangesNothing(t, rsp, `spec.nodeClassRef: Invalid value: "default": the required resource returned for it is a v1 ConfigMap, not a karpenter.k8s.aws/v1 EC2NodeClass`, composedOrg(t, false))
 }
 
 func TestClusterTagsReachANodeClassWithoutTags(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -172,4 +173,29 @@ func Request(input, xr string, observed map[string]string) *fnv1.RunFunctionRequ
 		}
 	}
 	return req
+}
+
+// AssertChangesNothing fails unless rsp holds exactly one Fatal result, with
+// message want, and composes nothing but what was observed, unchanged.
+func AssertChangesNothing(t *testing.T, rsp *fnv1.RunFunctionResponse, want string, observed map[string]string) {
+	t.Helper()
+	var fatal []string
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			fatal = append(fatal, r.GetMessage())
+		}
+	}
+	if diff := cmp.Diff([]string{want}, fatal); diff != "" {
+		t.Errorf("fatal results: -want, +got:\n%s", diff)
+	}
+	for name, o := range Desired(t, rsp) {
+		was, ok := observed[name]
+		if !ok {
+			t.Errorf("desired %s was never composed; a Fatal response composes nothing new", name)
+			continue
+		}
+		if diff := cmp.Diff(JSONMap(t, was), o); diff != "" {
+			t.Errorf("desired %s differs from the observed one: -observed, +desired:\n%s", name, diff)
+		}
+	}
 }
