@@ -1,15 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"slices"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // Input is this function's input in a Composition: choices the platform
@@ -47,26 +47,17 @@ type Input struct {
 // mutatingAdmissionPolicyNone says the apiserver serves no MutatingAdmissionPolicy.
 const mutatingAdmissionPolicyNone = "None"
 
-// defaultKeyDomain is the isolation function's default too.
-const defaultKeyDomain = "kiso.dev"
-
 // mutatingAdmissionPolicyAPIs are the APIs MutatingAdmissionPolicy is served at.
 var mutatingAdmissionPolicyAPIs = []string{"admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1", mutatingAdmissionPolicyNone}
 
 // getInput decodes the function's input, which may be absent.
 func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 	in := Input{}
-	if req.GetInput() != nil {
-		raw, err := protojson.Marshal(req.GetInput())
-		if err != nil {
-			return in, errors.Wrap(err, "cannot encode function input")
-		}
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return in, errors.Wrap(err, "cannot decode function input")
-		}
+	if err := fnstate.DecodeInput(req, &in); err != nil {
+		return in, err
 	}
 	if in.KeyDomain == "" {
-		in.KeyDomain = defaultKeyDomain
+		in.KeyDomain = placement.DefaultKeyDomain
 	}
 	return in, validateInput(in).ToAggregate()
 }

@@ -1,20 +1,20 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // DefaultKeyDomain prefixes kiso's labels, taints and tags unless the
 // Composition's input chooses another domain.
-const DefaultKeyDomain = "kiso.dev"
+const DefaultKeyDomain = placement.DefaultKeyDomain
 
 // Input is this function's input in a Composition: choices the platform makes
 // once for every organization, never the tenant.
@@ -51,14 +51,8 @@ var restrictedKeyDomains = []string{"karpenter.sh", "karpenter.k8s.aws", "kubern
 // getInput decodes the function's input, applying defaults.
 func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 	in := Input{}
-	if req.GetInput() != nil {
-		raw, err := protojson.Marshal(req.GetInput())
-		if err != nil {
-			return in, errors.Wrap(err, "cannot encode function input")
-		}
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return in, errors.Wrap(err, "cannot decode function input")
-		}
+	if err := fnstate.DecodeInput(req, &in); err != nil {
+		return in, err
 	}
 	if in.KeyDomain == "" {
 		in.KeyDomain = DefaultKeyDomain

@@ -3,6 +3,10 @@
 package fnstate
 
 import (
+	"encoding/json"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
@@ -36,4 +40,17 @@ func Read(req *fnv1.RunFunctionRequest) (State, error) {
 		return s, errors.Wrap(err, "cannot get desired composed resources")
 	}
 	return s, nil
+}
+
+// DecodeInput decodes the function's input from the Composition into a
+// plain Go value; an absent input leaves into unchanged.
+func DecodeInput(req *fnv1.RunFunctionRequest, into any) error {
+	if req.GetInput() == nil {
+		return nil
+	}
+	raw, err := protojson.Marshal(req.GetInput())
+	if err != nil {
+		return errors.Wrap(err, "cannot encode function input")
+	}
+	return errors.Wrap(json.Unmarshal(raw, into), "cannot decode function input")
 }

@@ -14,6 +14,11 @@ package placement
 
 import "strings"
 
+// DefaultKeyDomain prefixes kiso's labels, taints and tags, and so the keys
+// the policies read, unless a function's input chooses another domain; both
+// functions' inputs must choose the same one.
+const DefaultKeyDomain = "kiso.dev"
+
 // Group is the virtual API group of the grants.
 const Group = "placement.kiso.dev"
 
