@@ -78,6 +78,10 @@ push: ## Push the packages: make push REGISTRY=host/path.
 
 ##@ Helpers
 
+.PHONY: generate
+generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.yaml) and the schema constants the functions check with. A unit test fails while one is stale.
+	$(GO) run ./hack/generate
+
 .PHONY: tools
 tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, kube-scheduler, Karpenter's KWOK provider, kwok) and fetch the CRD schemas.
 	hack/build-tool.sh crossplane-cli >/dev/null

@@ -26,53 +26,76 @@ const (
 	IdentityIRSA IdentityMode = "IRSA"
 )
 
-// XKarpenterClusterSpec asks for everything Karpenter needs on AWS for one
-// EKS cluster.
+// XKarpenterClusterSpec is Karpenter's AWS prerequisites for one EKS cluster, as AWS's getting-started
+// CloudFormation template for Karpenter 1.15 makes them.
+//
+// +kubebuilder:validation:XValidation:rule="size(self.clusterName) <= 80 || (has(self.interruption) && has(self.interruption.enabled) && !self.interruption.enabled)",message="must be at most 80 characters while spec.interruption.enabled is true: it names the interruption queue, and SQS refuses longer queue names",fieldPath=".clusterName"
+// +kubebuilder:validation:XValidation:rule="!has(self.controller) || !has(self.controller.identity) || self.controller.identity != 'IRSA' || has(self.controller.oidcProviderArn)",message="IRSA trusts the cluster's IAM OIDC provider; set spec.controller.oidcProviderArn",fieldPath=".controller.oidcProviderArn"
 type XKarpenterClusterSpec struct {
-	// ClusterName is the EKS cluster's name. It scopes the controller's
-	// policy and names the interruption queue.
+	// ClusterName is the EKS cluster's name. It scopes the controller's policy and starts the default name
+	// prefix (kiso-<clusterName>) of the AWS resources kiso creates.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:Pattern=`^[0-9A-Za-z][A-Za-z0-9_-]*$`
 	ClusterName string `json:"clusterName"`
 
-	// Region is the cluster's AWS region.
+	// Region is the cluster's AWS region, e.g. eu-west-3. It must be in spec.partition.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:Pattern=`^[a-z]{2}(-[a-z]+)+-[0-9]+$`
 	Region string `json:"region"`
 
 	// AccountID is the cluster's 12-digit AWS account ID.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:Pattern=`^[0-9]{12}$`
 	AccountID string `json:"accountId"`
 
-	// Partition is aws (default), aws-cn or aws-us-gov.
+	// Partition is the AWS partition; ARNs and service principals follow it.
+	// +kubebuilder:validation:Enum=aws;aws-cn;aws-us-gov
+	// +kubebuilder:default=aws
 	Partition Partition `json:"partition,omitempty"`
 
-	// ProviderConfigName is the provider-aws ProviderConfig every managed
-	// resource uses; default "default".
+	// ProviderConfigName is the provider-aws ProviderConfig every managed resource uses.
+	// +kubebuilder:default=default
+	// +kubebuilder:validation:MaxLength=253
 	ProviderConfigName string `json:"providerConfigName,omitempty"`
 
-	// Tags go on every AWS resource kiso creates, beside kiso's own.
+	// Tags go on every AWS resource kiso creates. kiso adds kiso.dev/cluster=<clusterName> and
+	// app.kubernetes.io/managed-by=kiso; provider-aws adds crossplane-kind, crossplane-name and
+	// crossplane-providerconfig. AWS allows 50 in all, of at most 256 characters each.
+	// +kubebuilder:validation:MaxProperties=45
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 256)",message="a tag value is at most 256 characters"
 	Tags map[string]string `json:"tags,omitempty"`
 
 	// Karpenter says where Karpenter's controller runs.
+	// +kubebuilder:default={}
 	Karpenter KarpenterInstall `json:"karpenter,omitempty"`
 
-	// Controller sets how the controller gets its AWS identity.
+	// Controller says how Karpenter's controller gets its AWS identity.
+	// +kubebuilder:default={}
 	Controller ControllerIdentity `json:"controller,omitempty"`
 
-	// NodeRole says whether kiso creates the nodes' role or uses an existing
-	// instance profile.
+	// NodeRole is the nodes' IAM identity. Unset, kiso creates <prefix>-karpenter-node (AWS's four managed
+	// policies), its instance profile and its EC2_LINUX access entry.
 	NodeRole NodeRole `json:"nodeRole,omitempty"`
 
-	// PermissionsBoundary is a policy ARN set as the permissions boundary of
-	// every role kiso creates.
+	// PermissionsBoundary is a managed policy ARN set as the permissions boundary of every role kiso creates.
 	PermissionsBoundary string `json:"permissionsBoundary,omitempty"`
 
-	// Naming sets the names and IAM path of the AWS resources kiso creates.
+	// Naming sets how kiso names the AWS resources it creates.
+	// +kubebuilder:default={}
 	Naming Naming `json:"naming,omitempty"`
 
-	// Interruption sets up the interruption queue and its EventBridge rules.
+	// Interruption is Karpenter's interruption handling.
+	// +kubebuilder:default={}
 	Interruption Interruption `json:"interruption,omitempty"`
 
-	// Features turns on Karpenter AWS feature gates that need permissions.
+	// Features are Karpenter AWS feature gates that need more permissions.
+	// +kubebuilder:default={}
 	Features Features `json:"features,omitempty"`
 
-	// Monitoring ships alerting rules for Karpenter.
+	// Monitoring is the alerting rules for Karpenter.
+	// +kubebuilder:default={}
 	Monitoring Monitoring `json:"monitoring,omitempty"`
 }
 
@@ -88,94 +111,113 @@ const (
 	TakeOverAWSGettingStarted TakeOver = "AWSGettingStarted"
 )
 
-// Naming is how kiso names the AWS resources it creates. kiso's names never
-// match those AWS's getting-started template or eksctl give, so a cluster set
-// up with them is never adopted by accident; taking it over is TakeOver.
+// Naming is how kiso names the AWS resources it creates. kiso's names never match those AWS's
+// getting-started template or eksctl give, so an existing setup is never adopted by accident; taking one over
+// is takeOver.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.takeOver) || size(self.takeOver) == 0 || !has(self.iamPath)",message="takeOver AWSGettingStarted uses AWS's names and the path / for what it takes over; iamPath is only for kiso's own names"
 type Naming struct {
-	// Prefix starts the name of every role, policy, instance profile, queue
-	// and rule kiso creates (<prefix>-karpenter-controller, ...); default
-	// kiso-<clusterName>. A permissions boundary that scopes queues and rules
-	// to <cluster>-* is met with prefix <cluster>.
+	// Prefix starts the name of every role, policy, instance profile, queue and rule kiso creates
+	// (<prefix>-karpenter-controller, <prefix>-karpenter-node, <prefix>-karpenter-interruption, ...). Default
+	// kiso-<clusterName>. A permissions boundary that scopes queues and rules to <cluster>-* is met with prefix
+	// <cluster>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9_-]*$`
 	Prefix string `json:"prefix,omitempty"`
 
-	// IAMPath is the path of every role, policy and instance profile kiso
-	// creates; default /kiso/<clusterName>/. Organizations' node roles live
-	// under <iamPath>organizations/, where the controller may pass them.
+	// IAMPath is the IAM path of every role, policy and instance profile kiso creates. Default
+	// /kiso/<clusterName>/. Organizations' node roles live under <iamPath>organizations/, the only roles
+	// besides the node role the controller may pass.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^/([A-Za-z0-9+=,.@_-]+/)*$`
 	IAMPath string `json:"iamPath,omitempty"`
 
-	// TakeOver, AWSGettingStarted, gives the controller role, node role,
-	// instance profile, controller policies and queue the names (and the
-	// path /) AWS's getting-started template gives them, so kiso manages the
-	// ones that template created; kiso then never deletes them from AWS
-	// (deletionPolicy Orphan). Prefix and IAMPath still name the rest.
+	// TakeOver, AWSGettingStarted, takes over the controller role, node role, instance profile, controller
+	// policies and queue that AWS's Karpenter getting-started template created, by their names (path /); kiso
+	// then never deletes them from AWS (deletionPolicy Orphan). Unset, kiso creates its own and never touches
+	// another tool's. Prefix and IAMPath still name the rest.
+	// +kubebuilder:validation:Enum=AWSGettingStarted
 	TakeOver TakeOver `json:"takeOver,omitempty"`
 }
 
 // KarpenterInstall is where Karpenter's controller runs.
 type KarpenterInstall struct {
-	// Namespace of Karpenter's controller; default kube-system.
+	// Namespace of Karpenter's controller, which also receives the PrometheusRule.
+	// +kubebuilder:default=kube-system
+	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`
 
-	// ServiceAccount of Karpenter's controller; default karpenter.
+	// ServiceAccount of Karpenter's controller.
+	// +kubebuilder:default=karpenter
+	// +kubebuilder:validation:MaxLength=253
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 }
 
 // ControllerIdentity is how the controller's pods assume its role.
 type ControllerIdentity struct {
-	// Identity is PodIdentity (default) or IRSA.
+	// Identity is PodIdentity, which composes an EKS Pod Identity association (the cluster needs the
+	// eks-pod-identity-agent add-on), or IRSA, which makes the role trust the cluster's OIDC provider;
+	// status.helm then gives the service account annotation.
+	// +kubebuilder:validation:Enum=PodIdentity;IRSA
+	// +kubebuilder:default=PodIdentity
 	Identity IdentityMode `json:"identity,omitempty"`
 
-	// OIDCProviderARN is the cluster's IAM OIDC provider, required with IRSA,
-	// e.g. arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-3.amazonaws.com/id/EXAMPLE.
+	// OIDCProviderARN is, with IRSA, the cluster's IAM OIDC provider,
+	// arn:<partition>:iam::<account>:oidc-provider/<issuer>.
 	OIDCProviderARN string `json:"oidcProviderArn,omitempty"`
 }
 
 // NodeRole is the IAM identity of the nodes Karpenter launches.
 type NodeRole struct {
-	// ExistingInstanceProfile, when set, is used instead of creating a node
-	// role, instance profile and access entry: for clusters whose IAM
-	// permissions boundary forbids Crossplane to create them.
+	// ExistingInstanceProfile is used instead of creating a node role, instance profile and access entry, for
+	// clusters whose permissions boundary forbids Crossplane to create them. The controller may then pass this
+	// profile's role only.
 	ExistingInstanceProfile *ExistingInstanceProfile `json:"existingInstanceProfile,omitempty"`
 }
 
 // ExistingInstanceProfile is an instance profile (and its role) made
 // outside kiso, which Karpenter's EC2NodeClasses name.
 type ExistingInstanceProfile struct {
-	// Name of the instance profile.
+	// Name is the instance profile's name, for EC2NodeClasses' spec.instanceProfile.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MaxLength=128
 	Name string `json:"name"`
 
-	// RoleARN of the role in the instance profile: the only role the
-	// controller may pass to EC2.
+	// RoleARN is the ARN of the role in the instance profile: the only role the controller may pass to EC2.
+	// +kubebuilder:validation:Required
 	RoleARN string `json:"roleArn"`
 }
 
 // Interruption configures Karpenter's interruption handling.
 type Interruption struct {
-	// Enabled creates the SQS queue, its policy and the EventBridge rules;
-	// default true.
+	// Enabled creates the interruption queue (<prefix>-karpenter-interruption), its policy, the five
+	// EventBridge rules and their targets, and the controller's InterruptionPolicy.
+	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // Features are Karpenter AWS feature gates that change the controller policy.
 type Features struct {
-	// RebootForRepair adds ec2:RebootInstances, which Karpenter's
-	// awsFeatureGates.rebootForRepair needs.
+	// RebootForRepair adds ec2:RebootInstances to the controller policy, which Karpenter's
+	// awsFeatureGates.rebootForRepair (alpha) needs.
+	// +kubebuilder:default=false
 	RebootForRepair bool `json:"rebootForRepair,omitempty"`
 }
 
 // Monitoring configures the alerting rules kiso ships.
 type Monitoring struct {
-	// PrometheusRule composes a monitoring.coreos.com/v1 PrometheusRule with
-	// Karpenter alerts in Karpenter's namespace; default true.
+	// PrometheusRule composes a monitoring.coreos.com/v1 PrometheusRule with five Karpenter alerts in
+	// Karpenter's namespace (prometheus-operator's CRD must be installed).
+	// +kubebuilder:default=true
 	PrometheusRule *bool `json:"prometheusRule,omitempty"`
 
-	// Labels go on the PrometheusRule, e.g. the labels your Prometheus'
-	// ruleSelector matches.
+	// Labels go on the PrometheusRule, e.g. the ones your Prometheus' ruleSelector matches.
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
-// XKarpenterClusterStatus holds what Karpenter's Helm chart and the
-// isolation function need.
+// XKarpenterClusterStatus holds the values Karpenter's Helm chart and EC2NodeClasses need. They are known from
+// the spec and set at once; the XR's Ready condition says when AWS has caught up.
 type XKarpenterClusterStatus struct {
 	// Helm holds Helm values for Karpenter's chart.
 	Helm *HelmValues `json:"helm,omitempty"`
@@ -189,22 +231,20 @@ type XKarpenterClusterStatus struct {
 	// permissions until their last node is gone.
 	ControllerRoleResource string `json:"controllerRoleResource,omitempty"`
 
-	// NodeRoleName is the role EC2NodeClasses name in spec.role.
+	// NodeRoleName is the node role, for EC2NodeClasses' spec.role.
 	NodeRoleName string `json:"nodeRoleName,omitempty"`
 
 	// NodeRoleARN is the ARN of that role.
 	NodeRoleARN string `json:"nodeRoleArn,omitempty"`
 
-	// InstanceProfileName is the nodes' instance profile, for EC2NodeClasses
-	// that name spec.instanceProfile.
+	// InstanceProfileName is the node role's instance profile, for EC2NodeClasses' spec.instanceProfile.
 	InstanceProfileName string `json:"instanceProfileName,omitempty"`
 
-	// NodeRolePath is the IAM path under which per-organization node roles
-	// live; the controller may pass any role under it. Absent with an
-	// existing instance profile: then no other role may be passed.
+	// NodeRolePath is the IAM path (<iamPath>organizations/) of per-organization node roles, which the
+	// controller may pass to EC2. Absent with an existing instance profile, where no other role may be passed.
 	NodeRolePath string `json:"nodeRolePath,omitempty"`
 
-	// QueueName is the interruption queue; absent when interruption is off.
+	// QueueName is the interruption queue's name; absent when interruption is disabled.
 	QueueName string `json:"queueName,omitempty"`
 
 	// NamePrefix starts every AWS name kiso gives in this cluster, the
@@ -212,9 +252,11 @@ type XKarpenterClusterStatus struct {
 	NamePrefix string `json:"namePrefix,omitempty"`
 }
 
-// HelmValues mirrors the keys of Karpenter's chart kiso knows values for.
+// HelmValues are Helm values for Karpenter's chart: the keys kiso knows values for.
 type HelmValues struct {
-	Settings       HelmSettings        `json:"settings"`
+	// Settings are the chart's settings.* values.
+	Settings HelmSettings `json:"settings"`
+	// ServiceAccount is the chart's serviceAccount.* values (IRSA only).
 	ServiceAccount *HelmServiceAccount `json:"serviceAccount,omitempty"`
 }
 

@@ -1,8 +1,11 @@
 // Package v1alpha1 holds the Go types of kiso's composite resources (group
-// kiso.dev, version v1alpha1). The XRDs under apis/*/definition.yaml are the
-// schema Kubernetes enforces; these types are what the functions decode the
-// XR's spec into. A test decodes every example strictly into them, so the two
-// cannot drift apart silently.
+// kiso.dev, version v1alpha1). They are the one source of the XRDs'
+// schemas: `make generate` writes apis/*/definition.yaml from these types,
+// their doc comments and kubebuilder markers, and zz_generated.schema.go from
+// the same markers, for the functions to use the defaults and patterns the
+// XRDs declare. A field is optional unless marked required.
+//
+// +kubebuilder:validation:Optional
 package v1alpha1
 
 // Group and Version of every kiso composite resource.

@@ -21,52 +21,81 @@ const (
 	IsolationStack IsolationMode = "stack"
 )
 
-// XKarpenterIsolationSpec is one organization's request for dedicated
-// Karpenter capacity. It is the single source of truth for every pool the
-// organization gets: stacks are listed here, never configured elsewhere.
+// XKarpenterIsolationSpec is one organization's request for dedicated Karpenter capacity. It is the single
+// source of truth for every pool the organization gets.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.isolation) || self.isolation != 'stack' || !has(self.stacks) || size(self.stacks) <= 200",message="stack isolation renders a pool per stack; at most 200 stacks fit one organization's desired state",fieldPath=".stacks"
 type XKarpenterIsolationSpec struct {
-	// Organization is the pool identity: it names pools and is the value of
-	// the organization node label and taint.
+	// Organization is the pool identity. It names the pools (kiso-<organization>, or
+	// kiso-<organization>.<stack> in stack isolation) and is the value of the organization node label and taint.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Organization string `json:"organization"`
 
-	// Customer is a cost identity: a tag and a node label, never a taint.
+	// Customer is a cost identity, a tag and a node label for cost reports. Never a taint, so it never affects
+	// scheduling.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 	Customer string `json:"customer,omitempty"`
 
-	// Isolation is organization (one shared pool) or stack (one pool per stack).
+	// Isolation is organization, which gives every stack one shared pool, or stack, which gives each stack a
+	// pool of its own.
+	// +kubebuilder:validation:Enum=organization;stack
+	// +kubebuilder:default=organization
 	Isolation IsolationMode `json:"isolation,omitempty"`
 
-	// Stacks are the organization's stacks and the namespaces their pods run in.
+	// Stacks are the organization's stacks and the namespaces their pods run in. At most 1000 with 1000
+	// namespaces in all, and 200 with 600 namespaces in stack isolation (a pool per stack), so that an
+	// organization's whole desired state stays well inside the 4 MiB gRPC message Crossplane receives from the
+	// function.
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=map
+	// +listMapKey=name
 	Stacks []Stack `json:"stacks,omitempty"`
 
-	// NodeClassRef names the cluster-scoped reference NodeClass to clone.
+	// NodeClassRef is the cluster-scoped reference NodeClass to clone, of any Karpenter provider.
+	// +kubebuilder:validation:Required
 	NodeClassRef NodeClassReference `json:"nodeClassRef"`
 
-	// NodePoolRef names the reference NodePool to clone.
+	// NodePoolRef is the reference karpenter.sh/v1 NodePool to clone.
+	// +kubebuilder:validation:Required
 	NodePoolRef NodePoolReference `json:"nodePoolRef"`
 
-	// Pool is what the organization may set on each of its pools.
+	// Pool is the NodePool settings the organization may set. Unset fields keep the reference NodePool's
+	// values.
 	Pool *PoolSettings `json:"pool,omitempty"`
 
-	// Tags are extra cost-allocation tags for the organization's AWS resources.
+	// Tags are extra cost-allocation tags for the organization's EC2 instances, volumes and instance profiles
+	// (EC2NodeClass only), of at most 256 characters each.
+	// +kubebuilder:validation:MaxProperties=40
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 256)",message="a tag value is at most 256 characters"
 	Tags map[string]string `json:"tags,omitempty"`
 
-	// Placement says how the organization's pods are kept on its pools.
+	// Placement says how the organization's pods are kept on its pools, enforced at admission for every pod
+	// (Deployments and Jobs alike) by Kubernetes-native admission policies.
 	Placement *Placement `json:"placement,omitempty"`
 
-	// ClusterRef names the XKarpenterCluster whose Karpenter runs the
-	// organization's pools: its account, partition, node-role path,
-	// permissions boundary and tags apply to the organization.
+	// ClusterRef is the XKarpenterCluster whose Karpenter runs the organization's pools. Its tags are
+	// inherited, and a Dedicated node role is created in its account under its node-role path, with its
+	// permissions boundary.
 	ClusterRef *ClusterReference `json:"clusterRef,omitempty"`
 
-	// NodeRole is Shared (the NodeClass keeps the reference's node identity)
-	// or Dedicated (an IAM role and instance profile of the organization's
-	// own, so its nodes can be granted its own ECR repositories or KMS keys
-	// and nothing else). Dedicated needs clusterRef and an EC2NodeClass.
+	// NodeRole is Shared, which keeps the reference NodeClass's node identity, or Dedicated, which gives the
+	// organization's nodes an IAM role and instance profile of their own, so they can be granted its own ECR
+	// repositories or KMS keys and nothing else (needs clusterRef and an EC2NodeClass).
+	// +kubebuilder:validation:Enum=Shared;Dedicated
+	// +kubebuilder:default=Shared
 	NodeRole NodeRoleMode `json:"nodeRole,omitempty"`
 }
 
 // ClusterReference names an XKarpenterCluster.
 type ClusterReference struct {
+	// Name of the XKarpenterCluster.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
@@ -82,85 +111,130 @@ const (
 // Placement is enforced at admission for every pod, Deployments and Jobs
 // alike, by Kubernetes-native admission policies: no webhook server to run.
 type Placement struct {
-	// Enforce makes the cluster's admission policies refuse a pod in the
-	// organization's namespaces unless it selects its own pool. Pods elsewhere
-	// are kept off the organization's nodes whatever it says. Default true.
+	// Enforce makes the cluster's admission policies refuse a pod in the organization's namespaces unless it
+	// selects its own pool. Pods elsewhere are kept off the organization's nodes whatever this says; platform
+	// namespaces (kube-system, Karpenter's, those the cluster lists and any labelled
+	// <keyDomain>/placement-exempt) are left alone.
+	// +kubebuilder:default=true
 	Enforce *bool `json:"enforce,omitempty"`
 
-	// Inject makes the cluster's MutatingAdmissionPolicy add the node
-	// selector and tolerations the organization's pods lack, where the
-	// apiserver serves one (condition PlacementInjected says).
+	// Inject makes the cluster's MutatingAdmissionPolicy add the node selector and tolerations the
+	// organization's pods lack, so teams change nothing; a selector a pod already sets is left as it is. Served
+	// by Kubernetes 1.36+ (v1), or 1.34 and 1.35 with MutatingAdmissionPolicy enabled (v1beta1); condition
+	// PlacementInjected says whether it applies.
+	// +kubebuilder:default=false
 	Inject bool `json:"inject,omitempty"`
 }
 
 // A Stack is one of the organization's workloads.
 type Stack struct {
-	// Name is unique within the organization.
+	// Name is unique within the organization; a DNS-1123 label.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Namespaces its pods run in; default <organization>-<name>.
+	// Namespaces whose pods belong to this stack. Default <organization>-<name>.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespaces []string `json:"namespaces,omitempty"`
 
-	// Pool overrides spec.pool for this stack's own pool (stack isolation only).
+	// Pool overrides spec.pool for this stack's own pool (stack isolation only). Unset fields keep spec.pool's,
+	// then the reference NodePool's, values.
 	Pool *PoolSettings `json:"pool,omitempty"`
 }
 
 // NodeClassReference names a cluster-scoped Karpenter NodeClass of any provider.
 type NodeClassReference struct {
-	// APIVersion of the NodeClass; default karpenter.k8s.aws/v1.
+	// APIVersion of the NodeClass.
+	// +kubebuilder:default="karpenter.k8s.aws/v1"
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[0-9a-z]+$`
 	APIVersion string `json:"apiVersion,omitempty"`
 
-	// Kind of the NodeClass; default EC2NodeClass.
+	// Kind of the NodeClass, e.g. EC2NodeClass or RackspaceSpotNodeClass. Tags apply to EC2NodeClass only.
+	// +kubebuilder:default=EC2NodeClass
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*NodeClass$`
 	Kind string `json:"kind,omitempty"`
 
 	// Name of the reference NodeClass.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
 // NodePoolReference names a karpenter.sh/v1 NodePool.
 type NodePoolReference struct {
 	// Name of the reference NodePool.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
 // PoolSettings are the NodePool fields an organization may set. Unset fields
 // keep the reference NodePool's values.
 type PoolSettings struct {
-	// Limits cap the pool's total resources; keys set here replace the
-	// reference's value for that key, other keys of the reference stay.
+	// Limits cap the pool's total resources (cpu, memory, nodes, ...). A key set here replaces the reference's
+	// value for that key; other keys of the reference stay.
 	Limits map[string]intstr.IntOrString `json:"limits,omitempty"`
 
-	// ExpireAfter is how long a node lives before Karpenter replaces it.
+	// ExpireAfter is how long a node lives before Karpenter replaces it, e.g. 720h, or Never.
+	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
 	ExpireAfter string `json:"expireAfter,omitempty"`
 
-	// TerminationGracePeriod bounds a node's drain, so PodDisruptionBudgets
-	// that never allow an eviction cannot hang it forever.
+	// TerminationGracePeriod is the longest a node drain may take, so PodDisruptionBudgets that never allow an
+	// eviction cannot hang a node forever, e.g. 48h.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
 	TerminationGracePeriod string `json:"terminationGracePeriod,omitempty"`
 
-	// Disruption sets consolidation and disruption budgets.
+	// Disruption is consolidation and disruption budgets, as in a NodePool's spec.disruption.
 	Disruption *Disruption `json:"disruption,omitempty"`
 
-	// Weight orders this pool among pools that fit a pod.
+	// Weight is the pool's priority among pools that fit a pod.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
 	Weight *int32 `json:"weight,omitempty"`
 }
 
 // Disruption mirrors the NodePool's spec.disruption.
 type Disruption struct {
-	ConsolidationPolicy string   `json:"consolidationPolicy,omitempty"`
-	ConsolidateAfter    string   `json:"consolidateAfter,omitempty"`
-	Budgets             []Budget `json:"budgets,omitempty"`
+	// ConsolidationPolicy says which nodes Karpenter may consolidate.
+	// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized;Balanced
+	ConsolidationPolicy string `json:"consolidationPolicy,omitempty"`
+
+	// ConsolidateAfter is how long Karpenter waits before consolidating a node, e.g. 5m, or Never.
+	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
+
+	// Budgets replace the reference's budgets when set.
+	// +kubebuilder:validation:MaxItems=50
+	Budgets []Budget `json:"budgets,omitempty"`
 }
 
 // A Budget mirrors one entry of a NodePool's spec.disruption.budgets.
 type Budget struct {
-	Nodes    string   `json:"nodes"`
-	Schedule string   `json:"schedule,omitempty"`
-	Duration string   `json:"duration,omitempty"`
-	Reasons  []string `json:"reasons,omitempty"`
+	// Nodes is how many nodes may be disrupted at once: a count like 5 or a percentage like 10%.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:Pattern=`^((100|[0-9]{1,2})%|[0-9]+)$`
+	Nodes string `json:"nodes"`
+
+	// Schedule is a cron schedule from which the budget is active, for Duration.
+	Schedule string `json:"schedule,omitempty"`
+
+	// Duration is how long the budget is active from each Schedule, e.g. 8h or 1h30m.
+	// +kubebuilder:validation:Pattern=`^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`
+	Duration string `json:"duration,omitempty"`
+
+	// Reasons are the disruption reasons the budget applies to; unset, all.
+	// +kubebuilder:validation:items:Enum=Underutilized;Empty;Drifted;Unhealthy
+	Reasons []string `json:"reasons,omitempty"`
 }
 
-// XKarpenterIsolationStatus tells a tenant what its pods must carry and which
-// pools serve them.
+// XKarpenterIsolationStatus is what a tenant's pods carry and which pools serve them.
 type XKarpenterIsolationStatus struct {
 	// Pools are the NodePools (and NodeClasses of the same name) kiso renders.
 	Pools []PoolStatus `json:"pools,omitempty"`
