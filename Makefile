@@ -12,9 +12,9 @@ GO ?= go
 .PHONY: render
 render: ## Render every example (or your own: make render XR=xr.yaml [REQUIRED=required.yaml] [OBSERVED=observed.yaml]).
 ifdef XR
-	hack/render.sh one "$(XR)" "$(REQUIRED)" "$(OBSERVED)"
+	$(GO) run ./hack/render one "$(XR)" "$(REQUIRED)" "$(OBSERVED)"
 else
-	hack/render.sh render
+	$(GO) run ./hack/render render
 endif
 
 .PHONY: test
@@ -47,11 +47,11 @@ lint: ## golangci-lint (.golangci.yml: vet, staticcheck, gosec, import order, ..
 
 .PHONY: examples
 examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml.
-	hack/render.sh check
+	$(GO) run ./hack/render check
 
 .PHONY: golden
 golden: ## Rewrite every example's expected.yaml from a fresh render (review the diff before committing).
-	hack/render.sh golden
+	$(GO) run ./hack/render golden
 
 .PHONY: e2e
 e2e: ## End-to-end: packages pushed to a loopback registry, claims applied to a real kube-apiserver with Crossplane.
