@@ -14,7 +14,7 @@ import (
 // creates, interruption and monitoring on.
 func validSpec() v1alpha1.XKarpenterClusterSpec {
 	spec := v1alpha1.XKarpenterClusterSpec{ClusterName: "prod", Region: "eu-west-3", AccountID: "111122223333"}
-	applyDefaults(&spec)
+	spec.Default()
 	return spec
 }
 

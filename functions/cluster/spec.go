@@ -12,13 +12,6 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
-// Defaults, the same as the XRD declares.
-const (
-	defaultProviderConfig = "default"
-	defaultNamespace      = "kube-system"
-	defaultServiceAccount = "karpenter"
-)
-
 // decodeSpec reads the XR's spec and applies the defaults the XRD declares,
 // so the function behaves the same whether or not the API server defaulted it.
 func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterClusterSpec, error) {
@@ -26,32 +19,8 @@ func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterClusterSpec, error) 
 	if err := xrfields.Decode(xr.Resource.Object, "spec", &spec); err != nil {
 		return spec, errors.Wrap(err, "cannot read the XR")
 	}
-	applyDefaults(&spec)
+	spec.Default()
 	return spec, nil
-}
-
-func applyDefaults(spec *v1alpha1.XKarpenterClusterSpec) {
-	if spec.Partition == "" {
-		spec.Partition = v1alpha1.PartitionAWS
-	}
-	if spec.ProviderConfigName == "" {
-		spec.ProviderConfigName = defaultProviderConfig
-	}
-	if spec.Karpenter.Namespace == "" {
-		spec.Karpenter.Namespace = defaultNamespace
-	}
-	if spec.Karpenter.ServiceAccount == "" {
-		spec.Karpenter.ServiceAccount = defaultServiceAccount
-	}
-	if spec.Controller.Identity == "" {
-		spec.Controller.Identity = v1alpha1.IdentityPodIdentity
-	}
-	if spec.Interruption.Enabled == nil {
-		spec.Interruption.Enabled = ptr(true)
-	}
-	if spec.Monitoring.PrometheusRule == nil {
-		spec.Monitoring.PrometheusRule = ptr(true)
-	}
 }
 
 // plan is everything derived from a valid, defaulted spec: AWS names and

@@ -17,12 +17,10 @@ const (
 // creates; a user tag with one of these keys would be overwritten.
 var reservedTagKeys = []string{tagCluster, tagManagedBy, "crossplane-kind", "crossplane-name", "crossplane-providerconfig"}
 
-// AWS allows 50 tags per IAM, SQS, EventBridge and EKS resource; kiso adds
-// two and provider-aws three (crossplane-kind, -name, -providerconfig).
-const (
-	maxAWSTags  = 50
-	maxUserTags = maxAWSTags - 2 - 3
-)
+// maxUserTags is what spec.tags may hold: AWS allows 50 tags per IAM, SQS,
+// EventBridge and EKS resource; kiso adds two and provider-aws three
+// (crossplane-kind, -name, -providerconfig).
+const maxUserTags = v1alpha1.MaxPropertiesXKarpenterClusterSpecTags
 
 // awsTags are the user's tags plus kiso's.
 func awsTags(spec v1alpha1.XKarpenterClusterSpec) map[string]*string {

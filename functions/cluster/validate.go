@@ -17,9 +17,9 @@ import (
 // on the XR, naming its field, rather than as an error on a managed resource.
 var (
 	// An EKS cluster name: 1-100 characters, starting with a letter or digit.
-	clusterNamePattern = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
-	regionPattern      = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-	accountPattern     = regexp.MustCompile(`^[0-9]{12}$`)
+	clusterNamePattern = regexp.MustCompile(v1alpha1.PatternXKarpenterClusterSpecClusterName)
+	regionPattern      = regexp.MustCompile(v1alpha1.PatternXKarpenterClusterSpecRegion)
+	accountPattern     = regexp.MustCompile(v1alpha1.PatternXKarpenterClusterSpecAccountID)
 	// IAM names (roles, instance profiles) hold these characters.
 	iamNamePattern = regexp.MustCompile(`^[\w+=,.@-]+$`)
 	// arn:<partition>:iam::<account>:<resource>, capturing the three.
@@ -30,17 +30,17 @@ var (
 	oidcResource   = regexp.MustCompile(`^oidc-provider/[^/\s]+(/[^/\s]+)*$`)
 	// A name prefix starts IAM, SQS and EventBridge names: their common
 	// characters. An IAM path is / or /<segment>/.../.
-	namePrefixPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
-	iamPathPattern    = regexp.MustCompile(`^/([A-Za-z0-9+=,.@_-]+/)*$`)
+	namePrefixPattern = regexp.MustCompile(v1alpha1.PatternNamingPrefix)
+	iamPathPattern    = regexp.MustCompile(v1alpha1.PatternNamingIAMPath)
 )
 
 // AWS's length limits on names the spec sets; a name prefix leaves room
 // for the rest of the name before kiso shortens it with a hash.
 const (
-	maxClusterName         = 100
-	maxInstanceProfileName = 128
-	maxNamePrefix          = 40
-	maxIAMPath             = 256
+	maxClusterName         = v1alpha1.MaxLengthXKarpenterClusterSpecClusterName
+	maxInstanceProfileName = v1alpha1.MaxLengthExistingInstanceProfileName
+	maxNamePrefix          = v1alpha1.MaxLengthNamingPrefix
+	maxIAMPath             = v1alpha1.MaxLengthNamingIAMPath
 )
 
 // validateSpec returns every problem with the spec, each naming its field.
@@ -122,7 +122,7 @@ func validateNaming(path *field.Path, n v1alpha1.Naming) field.ErrorList {
 			errs = append(errs, field.Forbidden(path.Child("iamPath"), "takeOver AWSGettingStarted uses AWS's names and the path / for what it takes over; iamPath is only for kiso's own names"))
 		}
 	default:
-		errs = append(errs, field.NotSupported(path.Child("takeOver"), n.TakeOver, []string{string(v1alpha1.TakeOverAWSGettingStarted)}))
+		errs = append(errs, field.NotSupported(path.Child("takeOver"), n.TakeOver, v1alpha1.EnumNamingTakeOver))
 	}
 	return errs
 }
@@ -171,7 +171,7 @@ func validateController(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) f
 		}
 		return validateIAMARN(arnPath, c.OIDCProviderARN, oidcResource, "an IAM OIDC provider ARN, arn:<partition>:iam::<account>:oidc-provider/<issuer>", spec, false)
 	default:
-		return field.ErrorList{field.NotSupported(path.Child("identity"), c.Identity, []string{string(v1alpha1.IdentityPodIdentity), string(v1alpha1.IdentityIRSA)})}
+		return field.ErrorList{field.NotSupported(path.Child("identity"), c.Identity, v1alpha1.EnumControllerIdentityIdentity)}
 	}
 	return nil
 }

@@ -37,12 +37,7 @@ func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
 			return nil, errors.Wrapf(err, "spec.clusterRef: cannot read %s %q", v1alpha1.ClusterKind, c.Name)
 		}
 	}
-	if c.Spec.Partition == "" {
-		c.Spec.Partition = v1alpha1.PartitionAWS
-	}
-	if c.Spec.ProviderConfigName == "" {
-		c.Spec.ProviderConfigName = "default"
-	}
+	c.Spec.Default()
 	return c, nil
 }
 

@@ -37,7 +37,7 @@ import (
 
 // placementEnforced reports whether the organization's pods must select its pools.
 func placementEnforced(spec v1alpha1.XKarpenterIsolationSpec) bool {
-	return spec.Placement == nil || spec.Placement.Enforce == nil || *spec.Placement.Enforce
+	return spec.Placement.Enforced()
 }
 
 // placementInjected reports whether admission adds the pools' selector and tolerations.

@@ -10,12 +10,6 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
-// Defaults for the reference NodeClass: AWS's EC2NodeClass.
-const (
-	defaultNodeClassAPIVersion = "karpenter.k8s.aws/v1"
-	defaultNodeClassKind       = "EC2NodeClass"
-)
-
 // Karpenter's NodePool API, the same for every provider.
 const (
 	karpenterGroup     = "karpenter.sh"
@@ -30,23 +24,8 @@ func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterIsolationSpec, error
 	if err := xrfields.Decode(xr.Resource.Object, "spec", &spec); err != nil {
 		return spec, errors.Wrap(err, "cannot read the XR")
 	}
-	applyDefaults(&spec)
+	spec.Default()
 	return spec, nil
-}
-
-func applyDefaults(spec *v1alpha1.XKarpenterIsolationSpec) {
-	if spec.Isolation == "" {
-		spec.Isolation = v1alpha1.IsolationOrganization
-	}
-	if spec.NodeClassRef.APIVersion == "" {
-		spec.NodeClassRef.APIVersion = defaultNodeClassAPIVersion
-	}
-	if spec.NodeClassRef.Kind == "" {
-		spec.NodeClassRef.Kind = defaultNodeClassKind
-	}
-	if spec.NodeRole == "" {
-		spec.NodeRole = v1alpha1.NodeRoleShared
-	}
 }
 
 // namespacesOf returns the namespaces a stack's pods run in: those listed, or

@@ -18,17 +18,17 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/awstags"
 )
 
-// Patterns and enums of Karpenter v1's NodePool CRD, checked here so a bad
-// value fails on the claim, naming the claim's field, rather than as an
-// apply error on a composed NodePool.
+// Patterns and enums of Karpenter v1's NodePool CRD, as the XRD declares them, checked here so a bad value
+// fails on the claim, naming the claim's field, rather than as an apply error on a composed NodePool.
 var (
-	durationOrNever   = regexp.MustCompile(`^(([0-9]+(s|m|h))+|Never)$`)
-	duration          = regexp.MustCompile(`^([0-9]+(s|m|h))+$`)
-	budgetNodes       = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
-	budgetDuration    = regexp.MustCompile(`^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`)
-	nodeClassKind     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*NodeClass$`)
-	consolidationEnum = []string{"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}
-	budgetReasonEnum  = []string{"Underutilized", "Empty", "Drifted", "Unhealthy"}
+	expireAfter            = regexp.MustCompile(v1alpha1.PatternPoolSettingsExpireAfter)
+	terminationGracePeriod = regexp.MustCompile(v1alpha1.PatternPoolSettingsTerminationGracePeriod)
+	consolidateAfter       = regexp.MustCompile(v1alpha1.PatternDisruptionConsolidateAfter)
+	budgetNodes            = regexp.MustCompile(v1alpha1.PatternBudgetNodes)
+	budgetDuration         = regexp.MustCompile(v1alpha1.PatternBudgetDuration)
+	nodeClassKind          = regexp.MustCompile(v1alpha1.PatternNodeClassReferenceKind)
+	consolidationEnum      = v1alpha1.EnumDisruptionConsolidationPolicy
+	budgetReasonEnum       = v1alpha1.ItemEnumBudgetReasons
 )
 
 // karpenterTagKeys are tag keys Karpenter's EC2NodeClass CRD refuses; kiso
@@ -51,7 +51,7 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorL
 	mode := spec.Isolation
 	if mode != v1alpha1.IsolationOrganization && mode != v1alpha1.IsolationStack {
 		errs = append(errs, field.NotSupported(sp.Child("isolation"), mode,
-			[]string{string(v1alpha1.IsolationOrganization), string(v1alpha1.IsolationStack)}))
+			v1alpha1.EnumXKarpenterIsolationSpecIsolation))
 	}
 
 	errs = append(errs, validateStacks(sp.Child("stacks"), spec, len(orgErrs) == 0)...)
@@ -77,7 +77,7 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 			errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("a Dedicated node role needs an EC2NodeClass; %s has no IAM identity", spec.NodeClassRef.Kind)))
 		}
 	default:
-		errs = append(errs, field.NotSupported(sp.Child("nodeRole"), spec.NodeRole, []string{string(v1alpha1.NodeRoleShared), string(v1alpha1.NodeRoleDedicated)}))
+		errs = append(errs, field.NotSupported(sp.Child("nodeRole"), spec.NodeRole, v1alpha1.EnumXKarpenterIsolationSpecNodeRole))
 	}
 	if spec.ClusterRef != nil {
 		errs = append(errs, dnsSubdomain(sp.Child("clusterRef", "name"), spec.ClusterRef.Name)...)
@@ -91,7 +91,7 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 // stack isolation (its pool and Usages), and about 2 KB per namespace (its
 // ConfigMap, its entries in the admission policies and the status).
 const (
-	maxStacks            = 1000
+	maxStacks            = v1alpha1.MaxItemsXKarpenterIsolationSpecStacks
 	maxNamespaces        = 1000
 	maxStackedStacks     = 200
 	maxStackedNamespaces = 600
@@ -190,14 +190,14 @@ func validatePool(path *field.Path, pool v1alpha1.PoolSettings) field.ErrorList 
 			errs = append(errs, field.Invalid(path.Child("limits").Key(k), v.String(), "must be a quantity, e.g. 100 or 400Gi"))
 		}
 	}
-	if pool.ExpireAfter != "" && !durationOrNever.MatchString(pool.ExpireAfter) {
+	if pool.ExpireAfter != "" && !expireAfter.MatchString(pool.ExpireAfter) {
 		errs = append(errs, field.Invalid(path.Child("expireAfter"), pool.ExpireAfter, "must be a duration like 720h or 24h30m, or Never"))
 	}
-	if pool.TerminationGracePeriod != "" && !duration.MatchString(pool.TerminationGracePeriod) {
+	if pool.TerminationGracePeriod != "" && !terminationGracePeriod.MatchString(pool.TerminationGracePeriod) {
 		errs = append(errs, field.Invalid(path.Child("terminationGracePeriod"), pool.TerminationGracePeriod, "must be a duration like 48h or 30m"))
 	}
-	if w := pool.Weight; w != nil && (*w < 1 || *w > 100) {
-		errs = append(errs, field.Invalid(path.Child("weight"), *w, "must be between 1 and 100"))
+	if w := pool.Weight; w != nil && (*w < v1alpha1.MinimumPoolSettingsWeight || *w > v1alpha1.MaximumPoolSettingsWeight) {
+		errs = append(errs, field.Invalid(path.Child("weight"), *w, fmt.Sprintf("must be between %d and %d", v1alpha1.MinimumPoolSettingsWeight, v1alpha1.MaximumPoolSettingsWeight)))
 	}
 	if d := pool.Disruption; d != nil {
 		errs = append(errs, validateDisruption(path.Child("disruption"), *d)...)
@@ -210,7 +210,7 @@ func validateDisruption(path *field.Path, d v1alpha1.Disruption) field.ErrorList
 	if d.ConsolidationPolicy != "" && !slices.Contains(consolidationEnum, d.ConsolidationPolicy) {
 		errs = append(errs, field.NotSupported(path.Child("consolidationPolicy"), d.ConsolidationPolicy, consolidationEnum))
 	}
-	if d.ConsolidateAfter != "" && !durationOrNever.MatchString(d.ConsolidateAfter) {
+	if d.ConsolidateAfter != "" && !consolidateAfter.MatchString(d.ConsolidateAfter) {
 		errs = append(errs, field.Invalid(path.Child("consolidateAfter"), d.ConsolidateAfter, "must be a duration like 30s or 5m, or Never"))
 	}
 	for i, b := range d.Budgets {

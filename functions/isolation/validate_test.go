@@ -206,7 +206,7 @@ func TestValidateSpec(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec := valid()
 			tc.mutate(&spec)
-			applyDefaults(&spec)
+			spec.Default()
 			var got []string
 			for _, e := range validateSpec(spec, NewKeys(DefaultKeyDomain)) {
 				got = append(got, e.Error())

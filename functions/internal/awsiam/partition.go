@@ -8,7 +8,7 @@ import (
 
 // Partitions are the AWS partitions kiso renders for, in the order error
 // messages list them.
-var Partitions = []string{string(v1alpha1.PartitionAWS), string(v1alpha1.PartitionChina), string(v1alpha1.PartitionGovCloud)}
+var Partitions = v1alpha1.EnumXKarpenterClusterSpecPartition
 
 // URLSuffix is CloudFormation's AWS::URLSuffix for a partition. AWS's
 // template trusts ec2.${AWS::URLSuffix} in the node role, which makes the

@@ -1,0 +1,56 @@
+package v1alpha1
+
+import "k8s.io/utils/ptr"
+
+// Default sets, on every field still unset, the default its kubebuilder marker declares (the constants of
+// zz_generated.schema.go), so a function reads the same spec whether or not an API server defaulted it: a
+// cluster XR the isolation function requires, a unit test's XR. An object default ({}) needs nothing here:
+// the Go field is a struct value.
+func (s *XKarpenterClusterSpec) Default() {
+	if s.Partition == "" {
+		s.Partition = DefaultXKarpenterClusterSpecPartition
+	}
+	if s.ProviderConfigName == "" {
+		s.ProviderConfigName = DefaultXKarpenterClusterSpecProviderConfigName
+	}
+	if s.Karpenter.Namespace == "" {
+		s.Karpenter.Namespace = DefaultKarpenterInstallNamespace
+	}
+	if s.Karpenter.ServiceAccount == "" {
+		s.Karpenter.ServiceAccount = DefaultKarpenterInstallServiceAccount
+	}
+	if s.Controller.Identity == "" {
+		s.Controller.Identity = DefaultControllerIdentityIdentity
+	}
+	if s.Interruption.Enabled == nil {
+		s.Interruption.Enabled = ptr.To(DefaultInterruptionEnabled)
+	}
+	if s.Monitoring.PrometheusRule == nil {
+		s.Monitoring.PrometheusRule = ptr.To(DefaultMonitoringPrometheusRule)
+	}
+}
+
+// Default sets, on every field still unset, the default its kubebuilder marker declares; see
+// XKarpenterClusterSpec.Default.
+func (s *XKarpenterIsolationSpec) Default() {
+	if s.Isolation == "" {
+		s.Isolation = DefaultXKarpenterIsolationSpecIsolation
+	}
+	if s.NodeClassRef.APIVersion == "" {
+		s.NodeClassRef.APIVersion = DefaultNodeClassReferenceAPIVersion
+	}
+	if s.NodeClassRef.Kind == "" {
+		s.NodeClassRef.Kind = DefaultNodeClassReferenceKind
+	}
+	if s.NodeRole == "" {
+		s.NodeRole = DefaultXKarpenterIsolationSpecNodeRole
+	}
+}
+
+// Enforced reports whether placement is enforced: Enforce, or its default when the spec has no placement.
+func (p *Placement) Enforced() bool {
+	if p == nil || p.Enforce == nil {
+		return DefaultPlacementEnforce
+	}
+	return *p.Enforce
+}
