@@ -3,9 +3,9 @@
 # and prints the schema directory. The CRDs ship inside Go module zips, so the Go module proxy is the only source.
 #
 # Layout (each folder can be passed to `crossplane resource validate` alone or together with others):
-#   <dir>/karpenter/     NodePool, NodeClaim, EC2NodeClass (aws/karpenter-provider-aws)
-#   <dir>/aws/           the cluster-scoped provider-aws kinds kiso composes (*.aws.upbound.io)
-#   <dir>/prometheus/    PrometheusRule
+#   <dir>/karpenter/     NodePool, NodeClaim, EC2NodeClass, ... (KARPENTER_CRDS in hack/crds.env)
+#   <dir>/aws/           the cluster-scoped provider-aws kinds kiso composes (PROVIDER_AWS_CRDS)
+#   <dir>/prometheus/    PrometheusRule (PROMETHEUS_CRDS)
 #   <dir>/rackspace/     RackspaceSpotNodeClass, only when a provider module is served (else a NOTE file)
 #   <dir>/validate-cache/xpkg.crossplane.io/crossplane/crossplane@<v>/package.yaml
 #                        Crossplane's own CRDs, laid out as `crossplane resource validate --cache-dir` expects,
@@ -15,20 +15,21 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-KARPENTER_MODULE=github.com/aws/karpenter-provider-aws
-KARPENTER_VERSION=v1.15.0
-PROVIDER_AWS_MODULE=github.com/upbound/provider-aws/v2
-PROVIDER_AWS_VERSION=v2.5.0
-PROMETHEUS_MODULE=github.com/prometheus-operator/prometheus-operator
-PROMETHEUS_VERSION=v0.85.0
+# The modules, versions and CRD files, shared with the end-to-end harness.
+# shellcheck source=crds.env
+. "$root/hack/crds.env"
 CROSSPLANE_MODULE=github.com/crossplane/crossplane/v2
-CROSSPLANE_VERSION=v2.4.0
+# The CRDs of the Crossplane core that renders and runs kiso; build.env is sourced in a subshell so that its
+# other variables stay out of this script.
+CROSSPLANE_VERSION=$(. "$root/tools/crossplane-core/build.env" && echo "$VERSION")
 RACKSPACE_MODULE=github.com/kanya-approve/karpenter-provider-rackspace-spot
 # Exact versions only: the proxy refuses version lists for many modules.
 RACKSPACE_VERSIONS="v0.1.6 v0.1.5 v0.1.0"
 
-# The versions are the cache key: bumping one yields a fresh directory rather than a stale mix.
-key="karpenter-$KARPENTER_VERSION.aws-$PROVIDER_AWS_VERSION.prom-$PROMETHEUS_VERSION.xp-$CROSSPLANE_VERSION"
+# The versions and the lists are the cache key: bumping one, or adding a CRD, yields a fresh directory rather than
+# a stale mix.
+lists=$(cksum <"$root/hack/crds.env" | cut -d' ' -f1)
+key="karpenter-$KARPENTER_VERSION.aws-$PROVIDER_AWS_VERSION.prom-$PROMETHEUS_VERSION.xp-$CROSSPLANE_VERSION.$lists"
 out="${KISO_CACHE:-$root/.cache}/schemas/$key"
 if [ -f "$out/.complete" ]; then
   echo "$out"
@@ -86,25 +87,13 @@ copy() {
 
 echo "fetching CRD schemas into ${out} (once)" >&2
 
-copy "$KARPENTER_MODULE" "$KARPENTER_VERSION" "$tmp/karpenter" \
-  pkg/apis/crds/karpenter.sh_nodepools.yaml \
-  pkg/apis/crds/karpenter.sh_nodeclaims.yaml \
-  pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml
-
-# Only the cluster-scoped groups: kiso's XRs are cluster-scoped and compose *.aws.upbound.io kinds.
-aws=()
-for crd in \
-  iam.aws.upbound.io_roles iam.aws.upbound.io_rolepolicies iam.aws.upbound.io_policies \
-  iam.aws.upbound.io_rolepolicyattachments iam.aws.upbound.io_instanceprofiles \
-  sqs.aws.upbound.io_queues sqs.aws.upbound.io_queuepolicies \
-  cloudwatchevents.aws.upbound.io_rules cloudwatchevents.aws.upbound.io_targets \
-  eks.aws.upbound.io_podidentityassociations eks.aws.upbound.io_accessentries; do
-  aws+=("package/crds/$crd.yaml")
-done
-copy "$PROVIDER_AWS_MODULE" "$PROVIDER_AWS_VERSION" "$tmp/aws" "${aws[@]}"
-
-copy "$PROMETHEUS_MODULE" "$PROMETHEUS_VERSION" "$tmp/prometheus" \
-  example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml
+# The lists hold one path per line, none with spaces: word splitting is what reads them.
+# shellcheck disable=SC2086
+copy "$KARPENTER_MODULE" "$KARPENTER_VERSION" "$tmp/karpenter" $KARPENTER_CRDS
+# shellcheck disable=SC2086
+copy "$PROVIDER_AWS_MODULE" "$PROVIDER_AWS_VERSION" "$tmp/aws" $PROVIDER_AWS_CRDS
+# shellcheck disable=SC2086
+copy "$PROMETHEUS_MODULE" "$PROMETHEUS_VERSION" "$tmp/prometheus" $PROMETHEUS_CRDS
 
 # Crossplane's CRDs as the validate cache's one multi-document file per image.
 xp_dir=$(dirname "$(module_file "$CROSSPLANE_MODULE" "$CROSSPLANE_VERSION" cluster/crds/pkg.crossplane.io_functions.yaml)")

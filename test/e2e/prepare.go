@@ -7,48 +7,81 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
-)
 
-// Versions of everything the harness runs or reads CRDs from. Tool versions live in tools/*/build.env.
-const (
-	crossplaneModule         = "github.com/crossplane/crossplane/v2@v2.4.0"
-	providerAWSModule        = "github.com/upbound/provider-aws/v2@v2.5.0"
-	karpenterModule          = "github.com/aws/karpenter-provider-aws@v1.15.0"
-	karpenterCoreModule      = "sigs.k8s.io/karpenter@v1.15.0"
-	kwokModule               = "sigs.k8s.io/kwok@v0.8.0"
-	prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
+	"sigs.k8s.io/yaml"
 )
 
 // packageVersion tags the packages the harness builds and pushes to its loopback registry.
 const packageVersion = "v0.0.0-e2e"
 
-// providerAWSCRDs are the cluster-scoped provider-aws kinds kiso composes: their CRDs stand in for the
-// providers, which do not run here.
-var providerAWSCRDs = []string{
-	"iam.aws.upbound.io_roles.yaml",
-	"iam.aws.upbound.io_policies.yaml",
-	"iam.aws.upbound.io_rolepolicies.yaml",
-	"iam.aws.upbound.io_rolepolicyattachments.yaml",
-	"iam.aws.upbound.io_instanceprofiles.yaml",
-	"sqs.aws.upbound.io_queues.yaml",
-	"sqs.aws.upbound.io_queuepolicies.yaml",
-	"cloudwatchevents.aws.upbound.io_rules.yaml",
-	"cloudwatchevents.aws.upbound.io_targets.yaml",
-	"eks.aws.upbound.io_podidentityassociations.yaml",
-	"eks.aws.upbound.io_accessentries.yaml",
+// dependencies are the Go modules the harness reads CRDs, charts and stages from, as module@version, and the
+// CRD files it applies from them (paths from the module's root).
+type dependencies struct {
+	crossplane, karpenterCore, kwok          string // follow the tools built from them
+	providerAWS, karpenter, prometheus       string // hack/crds.env
+	providerAWSCRDs, karpenterCRDs, promCRDs []string
 }
 
-// karpenterCRDs are Karpenter's CRDs as its AWS provider ships them: the NodePool and NodeClaim kiso's users run,
-// which differ from sigs.k8s.io/karpenter's only in restricting the karpenter.k8s.aws label domain, so they
-// serve EC2NodeClass pools (which no controller here makes Ready) and KWOKNodeClass pools alike. Karpenter
-// watches NodeOverlays and CapacityBuffers too, so their CRDs must exist before it starts.
-var karpenterCRDs = []string{
-	"karpenter.sh_nodepools.yaml",
-	"karpenter.sh_nodeclaims.yaml",
-	"karpenter.sh_nodeoverlays.yaml",
-	"autoscaling.x-k8s.io_capacitybuffers.yaml",
-	"karpenter.k8s.aws_ec2nodeclasses.yaml",
+// readDependencies reads the modules kiso's CRDs come from, with their CRD files, from hack/crds.env (which
+// hack/schemas.sh reads for make examples), and the versions of the modules whose tools the harness runs from
+// their tools/<name>/build.env.
+func readDependencies(repoRoot string) (dependencies, error) {
+	crds, err := shellVars(filepath.Join(repoRoot, "hack", "crds.env"))
+	if err != nil {
+		return dependencies{}, err
+	}
+	d := dependencies{
+		providerAWSCRDs: strings.Fields(crds["PROVIDER_AWS_CRDS"]),
+		karpenterCRDs:   strings.Fields(crds["KARPENTER_CRDS"]),
+		promCRDs:        strings.Fields(crds["PROMETHEUS_CRDS"]),
+	}
+	for _, m := range []struct {
+		dest *string
+		name string
+	}{{&d.providerAWS, "PROVIDER_AWS"}, {&d.karpenter, "KARPENTER"}, {&d.prometheus, "PROMETHEUS"}} {
+		module, version := crds[m.name+"_MODULE"], crds[m.name+"_VERSION"]
+		if module == "" || version == "" {
+			return dependencies{}, fmt.Errorf("hack/crds.env sets no %s_MODULE or %s_VERSION", m.name, m.name)
+		}
+		*m.dest = module + "@" + version
+	}
+	for _, m := range []struct {
+		dest         *string
+		module, tool string
+	}{
+		{&d.crossplane, "github.com/crossplane/crossplane/v2", "crossplane-core"},
+		{&d.karpenterCore, "sigs.k8s.io/karpenter", "karpenter-kwok"},
+		{&d.kwok, "sigs.k8s.io/kwok", "kwok"},
+	} {
+		env, err := shellVars(filepath.Join(repoRoot, "tools", m.tool, "build.env"))
+		if err != nil {
+			return dependencies{}, err
+		}
+		if env["VERSION"] == "" {
+			return dependencies{}, fmt.Errorf("tools/%s/build.env sets no VERSION", m.tool)
+		}
+		*m.dest = m.module + "@" + env["VERSION"]
+	}
+	return d, nil
+}
+
+// shellAssignment is NAME=value or NAME="value" at the start of a line; a quoted value may span lines.
+var shellAssignment = regexp.MustCompile(`(?m)^([A-Z_]+)=(?:"([^"]*)"|(\S*))`)
+
+// shellVars reads the assignments of a file written in shell syntax (hack/crds.env, tools/*/build.env) without
+// running it: values are taken literally, which is all these files need.
+func shellVars(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	vars := map[string]string{}
+	for _, m := range shellAssignment.FindAllStringSubmatch(string(data), -1) {
+		vars[m[1]] = m[2] + m[3]
+	}
+	return vars, nil
 }
 
 // kwokNodeClassCRD is the NodeClass of Karpenter's KWOK provider, which runs here: its nodes are kwok's.
@@ -81,9 +114,41 @@ const packageOwner = "kiso-dev"
 // configurationPackage is the repository name of kiso's Configuration package.
 const configurationPackage = "configuration-kiso"
 
-var kisoFunctions = []kisoFunction{
-	{Source: "isolation", Package: "function-isolation"},
-	{Source: "cluster", Package: "function-cluster"},
+// listFunctions lists kiso's functions: every directory under functions/ holding a main package, with the
+// package name its metadata (package/functions/<dir>/crossplane.yaml) gives it.
+func listFunctions(ctx context.Context, repoRoot string) ([]kisoFunction, error) {
+	out, err := runCommand(ctx, nil, nil, "go", "-C", repoRoot, "list", "-e", "-f", `{{if eq .Name "main"}}{{.Dir}}{{end}}`, "./functions/...")
+	if err != nil {
+		return nil, fmt.Errorf("cannot list kiso's functions: %w", err)
+	}
+	var fns []kisoFunction
+	for _, dir := range strings.Fields(string(out)) {
+		if filepath.Dir(dir) != filepath.Join(repoRoot, "functions") {
+			continue
+		}
+		source := filepath.Base(dir)
+		metaFile := filepath.Join(repoRoot, "package", "functions", source, "crossplane.yaml")
+		data, err := os.ReadFile(metaFile)
+		if err != nil {
+			return nil, fmt.Errorf("functions/%s has no package metadata: %w", source, err)
+		}
+		var meta struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(data, &meta); err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", metaFile, err)
+		}
+		if meta.Metadata.Name == "" {
+			return nil, fmt.Errorf("%s sets no metadata.name", metaFile)
+		}
+		fns = append(fns, kisoFunction{Source: source, Package: meta.Metadata.Name})
+	}
+	if len(fns) == 0 {
+		return nil, errors.New("no main package under functions/")
+	}
+	return fns, nil
 }
 
 // prepared is everything the run needs that must be fetched or built while the network is reachable: the
@@ -148,29 +213,35 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 	}
 
 	err = phases.run("locate CRDs in module zips", func() error {
+		deps, err := readDependencies(repoRoot)
+		if err != nil {
+			return err
+		}
 		dirs := map[string]string{}
-		for _, module := range []string{crossplaneModule, providerAWSModule, karpenterModule, karpenterCoreModule, kwokModule, prometheusOperatorModule} {
+		for _, module := range []string{deps.crossplane, deps.providerAWS, deps.karpenter, deps.karpenterCore, deps.kwok, deps.prometheus} {
 			dir, err := moduleDir(ctx, workDir, module)
 			if err != nil {
 				return err
 			}
 			dirs[module] = dir
 		}
-		p.CrossplaneCRDDir = filepath.Join(dirs[crossplaneModule], "cluster", "crds")
-		p.CrossplaneWebhookDir = filepath.Join(dirs[crossplaneModule], "cluster", "webhookconfigurations")
-		p.CrossplaneChart = filepath.Join(dirs[crossplaneModule], "cluster", "charts", "crossplane")
-		p.KarpenterChart = filepath.Join(dirs[karpenterCoreModule], "kwok", "charts")
-		for _, name := range providerAWSCRDs {
-			p.ProviderAWSCRDFiles = append(p.ProviderAWSCRDFiles, filepath.Join(dirs[providerAWSModule], "package", "crds", name))
+		p.CrossplaneCRDDir = filepath.Join(dirs[deps.crossplane], "cluster", "crds")
+		p.CrossplaneWebhookDir = filepath.Join(dirs[deps.crossplane], "cluster", "webhookconfigurations")
+		p.CrossplaneChart = filepath.Join(dirs[deps.crossplane], "cluster", "charts", "crossplane")
+		p.KarpenterChart = filepath.Join(dirs[deps.karpenterCore], "kwok", "charts")
+		for _, name := range deps.providerAWSCRDs {
+			p.ProviderAWSCRDFiles = append(p.ProviderAWSCRDFiles, filepath.Join(dirs[deps.providerAWS], filepath.FromSlash(name)))
 		}
 		p.CRDFiles = append(p.CRDFiles, p.ProviderAWSCRDFiles...)
-		for _, name := range karpenterCRDs {
-			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[karpenterModule], "pkg", "apis", "crds", name))
+		for _, name := range deps.karpenterCRDs {
+			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[deps.karpenter], filepath.FromSlash(name)))
 		}
-		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[karpenterCoreModule], filepath.FromSlash(kwokNodeClassCRD)))
-		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[prometheusOperatorModule], "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"))
+		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[deps.karpenterCore], filepath.FromSlash(kwokNodeClassCRD)))
+		for _, name := range deps.promCRDs {
+			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[deps.prometheus], filepath.FromSlash(name)))
+		}
 		for _, stage := range kwokStages {
-			p.KwokStages = append(p.KwokStages, filepath.Join(dirs[kwokModule], filepath.FromSlash(stage)))
+			p.KwokStages = append(p.KwokStages, filepath.Join(dirs[deps.kwok], filepath.FromSlash(stage)))
 		}
 		checked := append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir, p.CrossplaneChart, p.KarpenterChart}, p.CRDFiles...)
 		for _, f := range append(checked, p.KwokStages...) {
@@ -190,7 +261,11 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			nil, filepath.Join(repoRoot, "hack", "xpkg.sh"), "build"); err != nil {
 			return err
 		}
-		for _, fn := range kisoFunctions {
+		fns, err := listFunctions(ctx, repoRoot)
+		if err != nil {
+			return err
+		}
+		for _, fn := range fns {
 			fn.XPKG = filepath.Join(p.PackageDir, fn.Package+".xpkg")
 			fn.Binary = filepath.Join(p.PackageDir, "bin", fn.Package)
 			fn.FunctionName = packageOwner + "-" + fn.Package
