@@ -68,13 +68,13 @@ bench-admission: ## Pod-create latency (p50, p99) with placement enforced, 0, 10
 ##@ Packages
 
 .PHONY: xpkg
-xpkg: ## Build the Configuration and Function packages into _output/xpkg (no Docker needed).
-	hack/xpkg.sh build
+xpkg: ## Build the Configuration and each function's package for linux/amd64 and linux/arm64 into _output/xpkg (no Docker; PLATFORMS=linux/amd64 for one).
+	$(GO) run ./hack/xpkg build
 
 .PHONY: push
-push: ## Push the packages: make push REGISTRY=host/path.
-	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host/path"; exit 2; }
-	hack/xpkg.sh push $(REGISTRY)
+push: ## Push the packages, each function as one multi-platform package: make push REGISTRY=host/path [VERSION=v1.2.3].
+	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host/path [VERSION=v1.2.3]"; exit 2; }
+	$(GO) run ./hack/xpkg push "$(REGISTRY)"
 
 ##@ Helpers
 

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// Configuration package sources, relative to the repository root.
+const (
+	configurationMeta = "package/configuration/crossplane.yaml"
+	configurationName = "configuration-kiso"
+)
+
+type buildCmd struct{}
+
+// A builder builds into one output directory, staging package roots in a scratch directory.
+type builder struct {
+	out, work, version string
+	crossplane         string // the Crossplane CLI
+}
+
+// Run builds every package. The output directory is emptied first, so it holds only this build's packages.
+func (buildCmd) Run(ctx context.Context, c *cli) error {
+	platforms, err := parsePlatforms(c.Platforms)
+	if err != nil {
+		return err
+	}
+	fns, err := discoverFunctions(".")
+	if err != nil {
+		return err
+	}
+	crossplane, err := crossplaneCLI(ctx)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "kiso-xpkg-")
+	if err != nil {
+		return errors.Wrap(err, "cannot create a scratch directory")
+	}
+	defer os.RemoveAll(work)
+	if err := os.RemoveAll(c.Output); err != nil {
+		return errors.Wrapf(err, "cannot empty %s", c.Output)
+	}
+	b := &builder{out: c.Output, work: work, version: c.Version, crossplane: crossplane}
+	if err := os.MkdirAll(filepath.Join(b.out, "bin"), 0o750); err != nil {
+		return errors.Wrapf(err, "cannot create %s", b.out)
+	}
+	for _, fn := range fns {
+		for _, p := range platforms {
+			if err := b.function(ctx, fn, p); err != nil {
+				return errors.Wrapf(err, "cannot build the %s package of %s", p, fn.source())
+			}
+		}
+		if err := b.hostAliases(fn, platforms); err != nil {
+			return err
+		}
+	}
+	return errors.Wrap(b.configuration(ctx), "cannot build the Configuration package")
+}
+
+// packageFile is where a function's package for one platform is written.
+func (b *builder) packageFile(fn function, p v1.Platform) string {
+	return filepath.Join(b.out, fn.pkg()+"-"+platformSuffix(p)+".xpkg")
+}
+
+// binaryFile is where a function's binary for one platform is written.
+func (b *builder) binaryFile(fn function, p v1.Platform) string {
+	return filepath.Join(b.out, "bin", fn.pkg()+"-"+platformSuffix(p))
+}
+
+// function builds fn's binary for one platform, its runtime image, and the package embedding that image.
+func (b *builder) function(ctx context.Context, fn function, p v1.Platform) error {
+	bin := b.binaryFile(fn, p)
+	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, fn.source())
+	// Static, so that it runs on an empty base image.
+	gobuild.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+	if err := run(gobuild); err != nil {
+		return err
+	}
+	binary, err := os.ReadFile(bin)
+	if err != nil {
+		return errors.Wrap(err, "cannot read the function's binary")
+	}
+	img, err := runtimeImage(binary, p)
+	if err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return errors.Wrap(err, "cannot compute the runtime image's digest")
+	}
+
+	stage := filepath.Join(b.work, fn.pkg()+"-"+platformSuffix(p))
+	root := filepath.Join(stage, "package")
+	if err := copyYAML(fn.metadataDir(), root); err != nil {
+		return err
+	}
+	// The tag only names the image inside the tarball; crossplane xpkg build reads its only image.
+	tag, err := name.NewTag("kiso-dev/" + fn.pkg() + ":" + b.version)
+	if err != nil {
+		return errors.Wrap(err, "cannot name the runtime image")
+	}
+	runtimeTar := filepath.Join(stage, "runtime.tar")
+	if err := tarball.WriteToFile(runtimeTar, tag, img); err != nil {
+		return errors.Wrap(err, "cannot write the runtime image")
+	}
+	xpkg := b.packageFile(fn, p)
+	// --examples-root names a directory that does not exist: the package has no examples, and none are
+	// picked up from the working directory.
+	if err := run(exec.CommandContext(ctx, b.crossplane, "xpkg", "build", "--package-root="+root, //nolint:gosec // the CLI hack/build-tool.sh built
+		"--examples-root="+filepath.Join(stage, "examples"), "--embed-runtime-image-tarball="+runtimeTar, "-o", xpkg)); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "built %s: runtime image %s (%s, user %s), binary %d bytes\n", xpkg, digest, p, nonRootUser, len(binary))
+	return nil
+}
+
+// hostAliases links function-<name>.xpkg and bin/function-<name> to this machine's platform's package and
+// binary, when it is one of those built: what a local install or run (the end-to-end suite's) wants.
+func (b *builder) hostAliases(fn function, platforms []v1.Platform) error {
+	host := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	for _, p := range platforms {
+		if !p.Equals(host) {
+			continue
+		}
+		links := map[string]string{
+			filepath.Join(b.out, fn.pkg()+".xpkg"): b.packageFile(fn, p),
+			filepath.Join(b.out, "bin", fn.pkg()):  b.binaryFile(fn, p),
+		}
+		for link, target := range links {
+			// Relative, so that the output directory can be moved or copied whole.
+			if err := os.Symlink(filepath.Base(target), link); err != nil {
+				return errors.Wrapf(err, "cannot link %s to this machine's platform's", link)
+			}
+		}
+	}
+	return nil
+}
+
+// configuration builds the Configuration package from its metadata, every apis/<api>/definition.yaml and
+// every compositions/*.yaml, so the package always holds what the repository holds.
+func (b *builder) configuration(ctx context.Context) error {
+	root := filepath.Join(b.work, configurationName)
+	if err := copyFile(configurationMeta, filepath.Join(root, "crossplane.yaml")); err != nil {
+		return err
+	}
+	definitions, err := filepath.Glob("apis/*/definition.yaml")
+	if err != nil {
+		return errors.Wrap(err, "cannot list the XRDs")
+	}
+	for _, d := range definitions {
+		if err := copyFile(d, filepath.Join(root, d)); err != nil {
+			return err
+		}
+	}
+	if err := copyYAML("compositions", filepath.Join(root, "compositions")); err != nil {
+		return err
+	}
+	xpkg := filepath.Join(b.out, configurationName+".xpkg")
+	if err := run(exec.CommandContext(ctx, b.crossplane, "xpkg", "build", "--package-root="+root, //nolint:gosec // the CLI hack/build-tool.sh built
+		"--examples-root="+filepath.Join(b.work, "examples"), "-o", xpkg)); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "built %s\n", xpkg)
+	return nil
+}
+
+// copyYAML copies every *.yaml file of dir (not of its subdirectories) into dest.
+func copyYAML(dir, dest string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return errors.Wrapf(err, "cannot list %s", dir)
+	}
+	if len(files) == 0 {
+		return errors.Errorf("cannot find a YAML file in %s", dir)
+	}
+	for _, f := range files {
+		if err := copyFile(f, filepath.Join(dest, filepath.Base(f))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dest string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return errors.Wrapf(err, "cannot read %s", src)
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o750); err != nil {
+		return errors.Wrapf(err, "cannot create %s", filepath.Dir(dest))
+	}
+	return errors.Wrapf(os.WriteFile(dest, data, 0o600), "cannot write %s", dest) //nolint:gosec // dest is under the scratch directory
+}
+
+// crossplaneCLI returns the path of the Crossplane CLI, built once per version by hack/build-tool.sh.
+func crossplaneCLI(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, "hack/build-tool.sh", "crossplane-cli")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", errors.Wrap(err, "cannot build the Crossplane CLI")
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// run runs a command with its output on stderr, naming it in the error if it fails.
+func run(cmd *exec.Cmd) error {
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	return errors.Wrapf(cmd.Run(), "%s failed", strings.Join(cmd.Args, " "))
+}

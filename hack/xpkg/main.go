@@ -1,0 +1,39 @@
+// Command xpkg builds kiso's Crossplane packages without Docker or a registry, and pushes them.
+//
+//	go run ./hack/xpkg build           writes the Configuration package and one Function package per function and
+//	                                   platform into the output directory (default _output/xpkg)
+//	go run ./hack/xpkg push REGISTRY   pushes them as REGISTRY/<package>:VERSION, each function's platforms as one
+//	                                   multi-platform index (e.g. REGISTRY=ghcr.io/kiso-dev)
+//
+// It runs from the repository root, as make xpkg, make push and hack/xpkg.sh run it.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// cli is the command line. XPKG_OUTPUT and VERSION are the environment hack/xpkg.sh has always read.
+type cli struct {
+	Output    string   `default:"_output/xpkg" env:"XPKG_OUTPUT" help:"Directory the packages are written to and pushed from." type:"path"`
+	Version   string   `default:"v0.0.0-dev" env:"VERSION" help:"Tag of the pushed packages (a semantic version)."`
+	Platforms []string `default:"linux/amd64,linux/arm64" env:"PLATFORMS" help:"Platforms (os/arch) each function is built for and pushed as." name:"platform"`
+
+	Build buildCmd `cmd:"" help:"Build the Configuration package and every function's package for every platform."`
+	Push  pushCmd  `cmd:"" help:"Push the built packages, each function's platforms as one multi-platform package."`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var c cli
+	k := kong.Parse(&c, kong.Description("Builds kiso's Crossplane packages without Docker or a registry, and pushes them."))
+	k.BindTo(ctx, (*context.Context)(nil))
+	err := k.Run(&c)
+	stop()
+	k.FatalIfErrorf(err)
+}
