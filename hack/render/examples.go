@@ -36,6 +36,8 @@ type example struct {
 	XRD         string   // the XRD defining the XR, if the source tree has one
 	Functions   []string // functionRef names the Composition's pipeline calls
 	Out         string   // the normalized render
+	// Claim is a claim rendered through its XR (examples/claims/): validated, and never compared with a golden.
+	Claim string
 }
 
 // selectExamples resolves the selection into renders, in the order their output is reported. An example whose
@@ -56,7 +58,19 @@ func selectExamples(src, tmp string, m mode, sel selection, fns []layout.Functio
 
 	var out []example
 	skipped := map[string]bool{}
+	if m == modeCheck && len(sel.dirs) == 0 {
+		claims, err := claimInputs(src)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, claims...)
+	}
 	for _, ex := range inputs {
+		if ex.Claim != "" {
+			if ex.XR, err = claimXR(xrds, ex.Claim, tmp); err != nil {
+				return nil, err
+			}
+		}
 		apiVersion, kind, err := layout.TypeOf(ex.XR)
 		if err != nil {
 			return nil, err
@@ -148,14 +162,16 @@ func uncalled(fns []layout.Function, refs []string) string {
 	return ""
 }
 
-// functionFor returns the function a functionRef names, or nil.
+// functionFor returns the function a functionRef names, or nil. When two package names both end the ref
+// (function-x and other-function-x), the longer one is the ref's.
 func functionFor(fns []layout.Function, ref string) *layout.Function {
+	var found *layout.Function
 	for i := range fns {
-		if fns[i].Calls(ref) {
-			return &fns[i]
+		if fns[i].Calls(ref) && (found == nil || len(fns[i].Package) > len(found.Package)) {
+			found = &fns[i]
 		}
 	}
-	return nil
+	return found
 }
 
 func relative(base, path string) string {
