@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"net"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -24,14 +26,51 @@ const (
 	configurationName = "kiso"
 )
 
-// pushPackages pushes kiso's packages with the same script `make push` runs.
+// pushPackages pushes kiso's packages as `make push` does: each function as one multi-platform package (an
+// index of its linux/amd64 and linux/arm64 packages) that Crossplane resolves to one platform when it pulls it,
+// as it does from a release. The runtime here is the binary built for this machine, not the package's image.
 func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
 	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion}, nil,
 		filepath.Join(p.RepoRoot, "hack", "xpkg.sh"), "push", reg.host+"/"+packageOwner)
 	if err != nil {
 		return fmt.Errorf("cannot push packages: %w", err)
 	}
+	for _, fn := range p.Functions {
+		if err := checkHostPlatform(ctx, p.Crane, reg.repository(fn.Package)+":"+packageVersion); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// checkHostPlatform checks that a pushed function package is an index with a package for this machine's
+// platform, the one whose binary the harness runs.
+func checkHostPlatform(ctx context.Context, crane, ref string) error {
+	out, err := runCommand(ctx, nil, nil, crane, "manifest", ref)
+	if err != nil {
+		return fmt.Errorf("cannot read the manifest of %s: %w", ref, err)
+	}
+	var index struct {
+		MediaType string `json:"mediaType"`
+		Manifests []struct {
+			Platform struct {
+				OS           string `json:"os"`
+				Architecture string `json:"architecture"`
+			} `json:"platform"`
+		} `json:"manifests"`
+	}
+	if err := json.Unmarshal(out, &index); err != nil {
+		return fmt.Errorf("cannot parse the manifest of %s: %w", ref, err)
+	}
+	var platforms []string
+	for _, m := range index.Manifests {
+		platform := m.Platform.OS + "/" + m.Platform.Architecture
+		if platform == runtime.GOOS+"/"+runtime.GOARCH {
+			return nil
+		}
+		platforms = append(platforms, platform)
+	}
+	return fmt.Errorf("%s (%s) holds no package for %s/%s, only %v", ref, index.MediaType, runtime.GOOS, runtime.GOARCH, platforms)
 }
 
 // installManifest is what a platform team applies to install kiso from a registry with dependency
