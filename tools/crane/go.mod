@@ -1,5 +1,5 @@
-// Wrapper module that builds crane (go-containerregistry): it serves the e2e loopback registry and builds the
-// functions' runtime images without Docker.
+// Wrapper module that builds crane (go-containerregistry): it serves the e2e loopback registry and reads the
+// manifests pushed to it.
 module github.com/kiso-dev/kiso/tools/crane
 
 go 1.26
