@@ -24,7 +24,7 @@ type alert struct {
 	Annotations map[string]string `json:"annotations"`
 }
 
-// alerts are the five alerts seed 001 ships, on metrics Karpenter v1.15
+// alerts are kiso's five Karpenter alerts, on metrics Karpenter v1.15
 // exports (sigs.k8s.io/karpenter and aws/karpenter-provider-aws v1.15.0):
 //
 //   - operator_<kind>_status_condition_count{name,type,status,reason}: a gauge

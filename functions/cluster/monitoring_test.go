@@ -30,7 +30,7 @@ func TestPrometheusRule(t *testing.T) {
 			t.Errorf("%s: no severity label", rule["alert"])
 		}
 	}
-	// Seed 001's five: an EC2NodeClass not Ready, a NodePool not Ready, a
+	// The five: an EC2NodeClass not Ready, a NodePool not Ready, a
 	// NodePool near its limits, EC2 calls failing, pods no NodePool can place.
 	want := []string{"KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNotReady", "KarpenterNodePoolNearLimit", "KarpenterCloudProviderErrors", "KarpenterPodsUnschedulable"}
 	if diff := cmp.Diff(want, got); diff != "" {
