@@ -2,6 +2,7 @@ package main
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -20,10 +21,10 @@ func renderEKS(p plan) map[resource.Name]runtime.Object {
 			Spec: eksv1beta1.PodIdentityAssociationSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eksv1beta1.PodIdentityAssociationParameters_2{
-					Region:         ptr(p.Region),
-					ClusterName:    ptr(p.Cluster),
-					Namespace:      ptr(p.Spec.Karpenter.Namespace),
-					ServiceAccount: ptr(p.Spec.Karpenter.ServiceAccount),
+					Region:         ptr.To(p.Region),
+					ClusterName:    ptr.To(p.Cluster),
+					Namespace:      ptr.To(p.Spec.Karpenter.Namespace),
+					ServiceAccount: ptr.To(p.Spec.Karpenter.ServiceAccount),
 					RoleArnRef:     &xpv1.Reference{Name: p.ControllerRoleResource},
 					Tags:           p.Tags,
 				},

@@ -3,6 +3,7 @@ package main
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -29,8 +30,8 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 			Spec: iamv1beta1.PolicySpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: iamv1beta1.PolicyParameters{
-					Path:   ptr(p.IAMPath),
-					Policy: ptr(mp.Document.JSON()),
+					Path:   ptr.To(p.IAMPath),
+					Policy: ptr.To(mp.Document.JSON()),
 					Tags:   p.Tags,
 				},
 			},
@@ -64,17 +65,17 @@ func role(p plan, objectName, awsName string, trust awsiam.PolicyDocument) *iamv
 		Spec: iamv1beta1.RoleSpec{
 			ResourceSpec: resourceSpec(p),
 			ForProvider: iamv1beta1.RoleParameters{
-				AssumeRolePolicy: ptr(trust.JSON()),
+				AssumeRolePolicy: ptr.To(trust.JSON()),
 				// Usages keep the role's policy attachments until the role is
 				// gone; deleting it detaches them, as IAM requires.
-				ForceDetachPolicies: ptr(true),
-				Path:                ptr(p.IAMPath),
+				ForceDetachPolicies: ptr.To(true),
+				Path:                ptr.To(p.IAMPath),
 				Tags:                p.Tags,
 			},
 		},
 	}
 	if p.Spec.PermissionsBoundary != "" {
-		r.Spec.ForProvider.PermissionsBoundary = ptr(p.Spec.PermissionsBoundary)
+		r.Spec.ForProvider.PermissionsBoundary = ptr.To(p.Spec.PermissionsBoundary)
 	}
 	return r
 }

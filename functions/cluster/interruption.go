@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -81,10 +82,10 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 		Spec: sqsv1beta1.QueueSpec{
 			ResourceSpec: resourceSpec(p),
 			ForProvider: sqsv1beta1.QueueParameters{
-				Region:                  ptr(p.Region),
-				Name:                    ptr(p.QueueName),
-				MessageRetentionSeconds: ptr(float64(queueRetentionSeconds)),
-				SqsManagedSseEnabled:    ptr(true),
+				Region:                  ptr.To(p.Region),
+				Name:                    ptr.To(p.QueueName),
+				MessageRetentionSeconds: ptr.To(float64(queueRetentionSeconds)),
+				SqsManagedSseEnabled:    ptr.To(true),
 				Tags:                    p.Tags,
 			},
 		},
@@ -94,9 +95,9 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 		Spec: sqsv1beta1.QueuePolicySpec{
 			ResourceSpec: resourceSpec(p),
 			ForProvider: sqsv1beta1.QueuePolicyParameters{
-				Region:      ptr(p.Region),
+				Region:      ptr.To(p.Region),
 				QueueURLRef: &xpv1.Reference{Name: queue},
-				Policy:      ptr(queuePolicy(p.QueueARN).JSON()),
+				Policy:      ptr.To(queuePolicy(p.QueueARN).JSON()),
 			},
 		},
 	}
@@ -107,8 +108,8 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 			Spec: eventsv1beta1.RuleSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eventsv1beta1.RuleParameters{
-					Region:       ptr(p.Region),
-					EventPattern: ptr(r.eventPattern()),
+					Region:       ptr.To(p.Region),
+					EventPattern: ptr.To(r.eventPattern()),
 					Tags:         p.Tags,
 				},
 			},
@@ -118,10 +119,10 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 			Spec: eventsv1beta2.TargetSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eventsv1beta2.TargetParameters{
-					Region:   ptr(p.Region),
+					Region:   ptr.To(p.Region),
 					RuleRef:  &xpv1.Reference{Name: name},
-					TargetID: ptr(targetID),
-					Arn:      ptr(p.QueueARN),
+					TargetID: ptr.To(targetID),
+					Arn:      ptr.To(p.QueueARN),
 				},
 			},
 		}

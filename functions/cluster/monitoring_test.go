@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 )
 
 func TestPrometheusRule(t *testing.T) {
@@ -37,7 +38,7 @@ func TestPrometheusRule(t *testing.T) {
 		t.Errorf("alerts: -want, +got:\n%s", diff)
 	}
 
-	spec.Monitoring.PrometheusRule = ptr(false)
+	spec.Monitoring.PrometheusRule = ptr.To(false)
 	if u, _ := renderPrometheusRule(newPlan(spec)); u != nil {
 		t.Errorf("monitoring.prometheusRule false rendered a PrometheusRule")
 	}

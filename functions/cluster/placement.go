@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -267,7 +268,7 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 		},
 	}
 	for i := range validations {
-		validations[i].Reason = ptr(metav1.StatusReasonForbidden)
+		validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
 	}
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
@@ -278,7 +279,7 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 			placement.AnnotationInjectAPIVersion:   pp.InjectAPIVersion,
 		}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy:    ptr(admissionv1.Fail),
+			FailurePolicy:    ptr.To(admissionv1.Fail),
 			MatchConstraints: podsMatch(admissionv1.Create, admissionv1.Update),
 			MatchConditions: []admissionv1.MatchCondition{
 				// A node creates mirror pods for its static pods, on itself.
@@ -309,7 +310,7 @@ func (pp placementPlan) binding(name string, param *admissionv1.ParamRef) *admis
 
 // roleParam is the namespace's Role kiso-placement. A namespace without one
 // is none of this policy's business (the outsiders' policy still holds).
-var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr(admissionv1.AllowAction)}
+var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)}
 
 var roleKind = &admissionv1.ParamKind{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
 
@@ -345,7 +346,7 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: placement.PoolsPolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy:    ptr(admissionv1.Fail),
+			FailurePolicy:    ptr.To(admissionv1.Fail),
 			ParamKind:        roleKind,
 			MatchConstraints: podsMatch(admissionv1.Create),
 			MatchConditions: []admissionv1.MatchCondition{
@@ -356,7 +357,7 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 			Validations: []admissionv1.Validation{{
 				Expression:        "variables.pools.exists(r, r.resourceNames.exists(p, " + pp.selects("p") + "))",
 				MessageExpression: "'pods in namespace ' + request.namespace + ' run on pool ' + " + pool + " + ': add nodeSelector ' + " + selector + " + ' and tolerations ' + " + tolerations,
-				Reason:            ptr(metav1.StatusReasonForbidden),
+				Reason:            ptr.To(metav1.StatusReasonForbidden),
 			}},
 		},
 	}
@@ -389,7 +390,7 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: placement.InjectPolicyName},
 		Spec: admissionv1beta1.MutatingAdmissionPolicySpec{
-			FailurePolicy:      ptr(admissionv1beta1.Fail),
+			FailurePolicy:      ptr.To(admissionv1beta1.Fail),
 			ReinvocationPolicy: admissionv1beta1.IfNeededReinvocationPolicy,
 			ParamKind:          &admissionv1beta1.ParamKind{APIVersion: roleKind.APIVersion, Kind: roleKind.Kind},
 			MatchConstraints: &admissionv1beta1.MatchResources{ResourceRules: []admissionv1beta1.NamedRuleWithOperations{{
@@ -414,7 +415,7 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 		ObjectMeta: metav1.ObjectMeta{Name: placement.InjectPolicyName},
 		Spec: admissionv1beta1.MutatingAdmissionPolicyBindingSpec{
 			PolicyName:     placement.InjectPolicyName,
-			ParamRef:       &admissionv1beta1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr(admissionv1beta1.AllowAction)},
+			ParamRef:       &admissionv1beta1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1beta1.AllowAction)},
 			MatchResources: &admissionv1beta1.MatchResources{NamespaceSelector: pp.outsidePlatform()},
 		},
 	}

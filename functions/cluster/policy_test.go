@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
@@ -264,7 +266,7 @@ func TestControllerPolicyVariants(t *testing.T) {
 		},
 		"NoInterruptionPolicyWithoutQueue": {
 			reason: "Without a queue there is nothing to read: the InterruptionPolicy is not rendered.",
-			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.Interruption.Enabled = ptr(false) },
+			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.Interruption.Enabled = ptr.To(false) },
 			policy: "Interruption", sid: "AllowInterruptionQueueActions",
 			want: nil,
 		},
@@ -285,7 +287,7 @@ func TestControllerPoliciesFitIAMsSizeLimit(t *testing.T) {
 	// counted); the longest cluster name EKS allows makes the longest ARNs.
 	spec := validSpec()
 	spec.ClusterName = strings.Repeat("c", maxClusterName)
-	spec.Interruption.Enabled = ptr(false)
+	spec.Interruption.Enabled = ptr.To(false)
 	spec.Features.RebootForRepair = true
 	for _, mp := range controllerPolicies(newPlan(spec)) {
 		if n := len(mp.Document.JSON()); n > 6144 {

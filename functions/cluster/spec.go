@@ -132,5 +132,3 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 func roleNameOf(roleARN string) string {
 	return roleARN[strings.LastIndex(roleARN, "/")+1:]
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"k8s.io/utils/ptr"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
@@ -26,9 +28,9 @@ const maxUserTags = v1alpha1.MaxPropertiesXKarpenterClusterSpecTags
 func awsTags(spec v1alpha1.XKarpenterClusterSpec) map[string]*string {
 	out := make(map[string]*string, len(spec.Tags)+2)
 	for k, v := range spec.Tags {
-		out[k] = ptr(v)
+		out[k] = ptr.To(v)
 	}
-	out[tagCluster] = ptr(spec.ClusterName)
-	out[tagManagedBy] = ptr(managedByValue)
+	out[tagCluster] = ptr.To(spec.ClusterName)
+	out[tagManagedBy] = ptr.To(managedByValue)
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -71,14 +73,14 @@ func TestValidateSpec(t *testing.T) {
 			reason: "Without interruption there is no queue, so EKS's limit of 100 applies.",
 			mutate: func(s *v1alpha1.XKarpenterClusterSpec) {
 				s.ClusterName = strings.Repeat("c", 100)
-				s.Interruption.Enabled = ptr(false)
+				s.Interruption.Enabled = ptr.To(false)
 			},
 		},
 		"ClusterNameTooLongForEKS": {
 			reason: "No EKS cluster has a name over 100 characters.",
 			mutate: func(s *v1alpha1.XKarpenterClusterSpec) {
 				s.ClusterName = strings.Repeat("c", 101)
-				s.Interruption.Enabled = ptr(false)
+				s.Interruption.Enabled = ptr.To(false)
 			},
 			want: []string{"spec.clusterName: Too long: may not be more than 100 bytes"},
 		},
