@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 // Configuration package sources, relative to the repository root.
@@ -21,6 +23,22 @@ const (
 	configurationMeta = "package/configuration/crossplane.yaml"
 	configurationName = "configuration-kiso"
 )
+
+// functions lists kiso's functions as the source tree declares them, so that a new one is packaged without a
+// list to edit.
+func functions() ([]layout.Function, error) {
+	fns, err := layout.Functions(".")
+	if err != nil {
+		return nil, err
+	}
+	if len(fns) == 0 {
+		return nil, errors.New("cannot find a function: no directory of functions/ holds a main package")
+	}
+	return fns, nil
+}
+
+// source is the function's main package, as go build takes it.
+func source(fn layout.Function) string { return "./functions/" + fn.Dir }
 
 type buildCmd struct{}
 
@@ -36,7 +54,7 @@ func (buildCmd) Run(ctx context.Context, c *cli) error {
 	if err != nil {
 		return err
 	}
-	fns, err := discoverFunctions(".")
+	fns, err := functions()
 	if err != nil {
 		return err
 	}
@@ -59,7 +77,7 @@ func (buildCmd) Run(ctx context.Context, c *cli) error {
 	for _, fn := range fns {
 		for _, p := range platforms {
 			if err := b.function(ctx, fn, p); err != nil {
-				return errors.Wrapf(err, "cannot build the %s package of %s", p, fn.source())
+				return errors.Wrapf(err, "cannot build the %s package of %s", p, source(fn))
 			}
 		}
 		if err := b.hostAliases(fn, platforms); err != nil {
@@ -70,19 +88,19 @@ func (buildCmd) Run(ctx context.Context, c *cli) error {
 }
 
 // packageFile is where a function's package for one platform is written.
-func (b *builder) packageFile(fn function, p v1.Platform) string {
-	return filepath.Join(b.out, fn.pkg()+"-"+platformSuffix(p)+".xpkg")
+func (b *builder) packageFile(fn layout.Function, p v1.Platform) string {
+	return filepath.Join(b.out, fn.Package+"-"+platformSuffix(p)+".xpkg")
 }
 
 // binaryFile is where a function's binary for one platform is written.
-func (b *builder) binaryFile(fn function, p v1.Platform) string {
-	return filepath.Join(b.out, "bin", fn.pkg()+"-"+platformSuffix(p))
+func (b *builder) binaryFile(fn layout.Function, p v1.Platform) string {
+	return filepath.Join(b.out, "bin", fn.Package+"-"+platformSuffix(p))
 }
 
 // function builds fn's binary for one platform, its runtime image, and the package embedding that image.
-func (b *builder) function(ctx context.Context, fn function, p v1.Platform) error {
+func (b *builder) function(ctx context.Context, fn layout.Function, p v1.Platform) error {
 	bin := b.binaryFile(fn, p)
-	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, fn.source())
+	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, source(fn))
 	// Static, so that it runs on an empty base image.
 	gobuild.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
 	if err := run(gobuild); err != nil {
@@ -101,13 +119,14 @@ func (b *builder) function(ctx context.Context, fn function, p v1.Platform) erro
 		return errors.Wrap(err, "cannot compute the runtime image's digest")
 	}
 
-	stage := filepath.Join(b.work, fn.pkg()+"-"+platformSuffix(p))
+	stage := filepath.Join(b.work, fn.Package+"-"+platformSuffix(p))
 	root := filepath.Join(stage, "package")
-	if err := copyYAML(fn.metadataDir(), root); err != nil {
+	// Every YAML file beside the metadata goes in: the function's input CRD, for one.
+	if err := copyYAML(filepath.Join("package", "functions", fn.Dir), root); err != nil {
 		return err
 	}
 	// The tag only names the image inside the tarball; crossplane xpkg build reads its only image.
-	tag, err := name.NewTag("kiso-dev/" + fn.pkg() + ":" + b.version)
+	tag, err := name.NewTag("kiso-dev/" + fn.Package + ":" + b.version)
 	if err != nil {
 		return errors.Wrap(err, "cannot name the runtime image")
 	}
@@ -128,15 +147,15 @@ func (b *builder) function(ctx context.Context, fn function, p v1.Platform) erro
 
 // hostAliases links function-<name>.xpkg and bin/function-<name> to this machine's platform's package and
 // binary, when it is one of those built: what a local install or run (the end-to-end suite's) wants.
-func (b *builder) hostAliases(fn function, platforms []v1.Platform) error {
+func (b *builder) hostAliases(fn layout.Function, platforms []v1.Platform) error {
 	host := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 	for _, p := range platforms {
 		if !p.Equals(host) {
 			continue
 		}
 		links := map[string]string{
-			filepath.Join(b.out, fn.pkg()+".xpkg"): b.packageFile(fn, p),
-			filepath.Join(b.out, "bin", fn.pkg()):  b.binaryFile(fn, p),
+			filepath.Join(b.out, fn.Package+".xpkg"): b.packageFile(fn, p),
+			filepath.Join(b.out, "bin", fn.Package):  b.binaryFile(fn, p),
 		}
 		for link, target := range links {
 			// Relative, so that the output directory can be moved or copied whole.

@@ -21,7 +21,7 @@ func (c pushCmd) Run(ctx context.Context, g *cli) error {
 	if err != nil {
 		return err
 	}
-	fns, err := discoverFunctions(".")
+	fns, err := functions()
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (c pushCmd) Run(ctx context.Context, g *cli) error {
 		for _, p := range platforms {
 			files = append(files, b.packageFile(fn, p))
 		}
-		if err := push(fn.pkg(), files); err != nil {
+		if err := push(fn.Package, files); err != nil {
 			return err
 		}
 	}
