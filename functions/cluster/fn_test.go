@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,7 +68,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	got := fntest.Desired(t, rsp)
 
 	want := sortedNames(controllerNames, nodeNames, interruptionNames, placementNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association"}))
-	if diff := cmp.Diff(want, fntest.SortedKeys(got)); diff != "" {
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Fatalf("composed resource names: -want, +got:\n%s", diff)
 	}
 
@@ -182,7 +184,7 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 	got := fntest.Desired(t, rsp)
 
 	want := sortedNames(controllerNames, interruptionNames, placementNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, interruptionNames, []string{"pod-identity-association"}))
-	if diff := cmp.Diff(want, fntest.SortedKeys(got)); diff != "" {
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("no node role, instance profile or access entry: -want, +got:\n%s", diff)
 	}
 	if b := fntest.Dig(got["controller-role"], "spec", "forProvider", "permissionsBoundary"); b != "arn:aws:iam::111122223333:policy/crossplane-boundary" {
@@ -243,7 +245,7 @@ func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
 		}
 	}
 	want := sortedNames(wantController, nodeNames, placementNames, []string{"pod-identity-association"}, usageNames(wantController, nodeNames, []string{"pod-identity-association"}))
-	if diff := cmp.Diff(want, fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
 		t.Errorf("no queue, rules, targets, interruption policy or PrometheusRule: -want, +got:\n%s", diff)
 	}
 	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
@@ -329,7 +331,7 @@ func sortedNames(groups ...[]string) []string {
 			m[n] = true
 		}
 	}
-	return fntest.SortedKeys(m)
+	return slices.Sorted(maps.Keys(m))
 }
 
 func assertCondition(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string, status fnv1.Status, reason, message string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 
@@ -146,7 +147,7 @@ func validateClusterName(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) 
 
 func validateTags(path *field.Path, tags map[string]string) field.ErrorList {
 	errs := awstags.Validate(path, tags)
-	for _, k := range awstags.SortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		if slices.Contains(reservedTagKeys, k) {
 			errs = append(errs, field.Forbidden(path.Key(k), "kiso or provider-aws sets this tag on every resource"))
 		}
@@ -207,7 +208,7 @@ func validateIAMARN(path *field.Path, v string, resource *regexp.Regexp, what st
 
 func validateLabels(path *field.Path, labels map[string]string) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range awstags.SortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, field.Invalid(path.Key(k), k, msg))
 		}

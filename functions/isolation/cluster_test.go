@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,7 +88,7 @@ func TestMissingClusterKeepsComposedPools(t *testing.T) {
 	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
-	if diff := cmp.Diff(fntest.SortedKeys(observed), fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(observed)), slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
 		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound,
@@ -98,7 +100,7 @@ func TestClusterNotYetRenderedKeepsComposedPools(t *testing.T) {
 	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
 	fresh := `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},"spec":{"clusterName":"prod-eu"}}`
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool, fresh})
-	if diff := cmp.Diff(fntest.SortedKeys(observed), fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(observed)), slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
 		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonClusterNotReady,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +50,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, fntest.SortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodePool), got["nodepool-kiso-acme.web"]); diff != "" {
@@ -84,7 +86,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "usage-kiso-acme"}, fntest.SortedKeys(got)); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "usage-kiso-acme"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]

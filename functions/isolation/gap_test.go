@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,7 +75,7 @@ func TestAGapKeepsExactlyWhatWasRendered(t *testing.T) {
 	}
 	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterUsage", "Role", "InstanceProfile", "AccessEntry", "RolePolicyAttachment", "RoleBinding", "ConfigMap"} {
 		if !kinds[kind] {
-			t.Fatalf("the fixture composes no %s; the test would not cover it (composed: %v)", kind, fntest.SortedKeys(kinds))
+			t.Fatalf("the fixture composes no %s; the test would not cover it (composed: %v)", kind, slices.Sorted(maps.Keys(kinds)))
 		}
 	}
 
@@ -93,7 +95,7 @@ func TestAGapKeepsExactlyWhatWasRendered(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(gap.spec), observed), gap.world)
 			fntest.AssertNoFatal(t, rsp)
 			kept := fntest.Desired(t, rsp)
-			if diff := cmp.Diff(fntest.SortedKeys(rendered), fntest.SortedKeys(kept)); diff != "" {
+			if diff := cmp.Diff(slices.Sorted(maps.Keys(rendered)), slices.Sorted(maps.Keys(kept))); diff != "" {
 				t.Errorf("kept objects: -rendered, +kept:\n%s", diff)
 			}
 			for name, o := range rendered {

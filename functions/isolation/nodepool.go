@@ -1,6 +1,9 @@
 package main
 
 import (
+	"maps"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -9,7 +12,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awstags"
 )
 
 // renderNodePool clones the reference NodePool's spec (fields kiso does not
@@ -52,7 +54,7 @@ func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.Gro
 // a setting left empty keeps the reference's value.
 func applySettings(spec map[string]any, s v1alpha1.PoolSettings) error {
 	w := &writer{obj: spec}
-	for _, k := range awstags.SortedKeys(s.Limits) {
+	for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
 		w.set(quantity(s.Limits[k]), "limits", k)
 	}
 	w.setString(s.ExpireAfter, "template", "spec", "expireAfter")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +48,7 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, false)), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
-	if diff := cmp.Diff([]string{requireClusterPolicy, requireReferenceNodeClass, requireReferenceNodePool}, fntest.SortedKeys(rsp.GetRequirements().GetResources())); diff != "" {
+	if diff := cmp.Diff([]string{requireClusterPolicy, requireReferenceNodeClass, requireReferenceNodePool}, slices.Sorted(maps.Keys(rsp.GetRequirements().GetResources()))); diff != "" {
 		t.Errorf("requirements once the pool is composed: -want, +got:\n%s", diff)
 	}
 }
@@ -70,7 +72,7 @@ func TestMissingReferenceKeepsComposedPools(t *testing.T) {
 		}
 	}
 	if len(got) != len(observed) {
-		t.Errorf("want exactly the composed resources kept, got %v", fntest.SortedKeys(got))
+		t.Errorf("want exactly the composed resources kept, got %v", slices.Sorted(maps.Keys(got)))
 	}
 	want := `spec.nodePoolRef: reference NodePool "default" not found; keeping the pools already composed unchanged meanwhile`
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound, want)
@@ -98,7 +100,7 @@ func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(fntest.SortedKeys(observed), fntest.SortedKeys(fntest.Desired(t, rsp))); diff != "" {
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(observed)), slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
 		t.Errorf("kept resources: -want, +got:\n%s", diff)
 	}
 	wantReq := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -184,7 +185,7 @@ func validateNodeClassRef(path *field.Path, ref v1alpha1.NodeClassReference) fie
 
 func validatePool(path *field.Path, pool v1alpha1.PoolSettings) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range awstags.SortedKeys(pool.Limits) {
+	for _, k := range slices.Sorted(maps.Keys(pool.Limits)) {
 		v := pool.Limits[k]
 		if _, err := resource.ParseQuantity(v.String()); err != nil {
 			errs = append(errs, field.Invalid(path.Child("limits").Key(k), v.String(), "must be a quantity, e.g. 100 or 400Gi"))
@@ -243,7 +244,7 @@ func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys 
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("tags apply only to EC2NodeClass; %s has no tags", spec.NodeClassRef.Kind))}
 	}
 	errs := awstags.Validate(path, spec.Tags)
-	for _, k := range awstags.SortedKeys(spec.Tags) {
+	for _, k := range slices.Sorted(maps.Keys(spec.Tags)) {
 		switch {
 		case karpenterReservedTag(k):
 			errs = append(errs, field.Forbidden(path.Key(k), "Karpenter sets this tag itself and its EC2NodeClass refuses it"))
@@ -300,7 +301,7 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 			if s.Weight != nil {
 				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
 			}
-			for _, k := range awstags.SortedKeys(s.Limits) {
+			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
 				if k != "nodes" {
 					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
 				}
@@ -329,7 +330,7 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 
 	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
 	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
-	for _, name := range sortedNames(observed) {
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
 		oc := observed[name]
 		if oc.Resource.GetKind() != nodePoolKind {
 			continue
@@ -339,13 +340,4 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 		}
 	}
 	return errs
-}
-
-func sortedNames(m map[fnresource.Name]fnresource.ObservedComposed) []fnresource.Name {
-	out := make([]fnresource.Name, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }

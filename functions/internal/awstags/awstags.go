@@ -3,8 +3,9 @@
 package awstags
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -24,7 +25,7 @@ var allowed = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
 // Validate returns an error for every tag AWS would refuse, naming its key.
 func Validate(path *field.Path, tags map[string]string) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range SortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		v := tags[k]
 		p := path.Key(k)
 		switch {
@@ -45,15 +46,4 @@ func Validate(path *field.Path, tags map[string]string) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// SortedKeys returns the map's keys in order, so output never depends on map
-// iteration order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,7 +6,6 @@ package fntest
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,16 +68,6 @@ func Dig(m map[string]any, path ...string) any {
 		v = mm[p]
 	}
 	return v
-}
-
-// SortedKeys returns a map's keys in order.
-func SortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // AssertNoFatal stops the test if the function returned a fatal result.

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,7 +285,7 @@ func (d docs) request() (*fnv1.RunFunctionRequest, bool) {
 		return nil, false
 	}
 	req := &fnv1.RunFunctionRequest{Input: in, Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}, Desired: &fnv1.State{}}
-	for _, name := range SortedKeys(d.Observed) {
+	for _, name := range slices.Sorted(maps.Keys(d.Observed)) {
 		o, ok := d.Observed[name].(map[string]any)
 		if !ok {
 			return nil, false
@@ -378,7 +380,7 @@ func next(rng *uint32) int {
 func mutateAt(v any, rng *uint32, action int) bool {
 	switch c := v.(type) {
 	case map[string]any:
-		keys := SortedKeys(c)
+		keys := slices.Sorted(maps.Keys(c))
 		if len(keys) == 0 {
 			c[fmt.Sprint("k", action)] = replacements[action%len(replacements)]()
 			return true
