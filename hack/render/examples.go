@@ -81,7 +81,7 @@ func selectExamples(src, tmp string, m mode, sel selection, fns []layout.Functio
 		}
 		ex.Composition, ex.Functions = comp.Path, comp.FunctionRefs
 		if missing := uncalled(fns, comp.FunctionRefs); missing != "" {
-			msg := fmt.Sprintf("%s calls %s, which no functions/*/ main package is named (package/functions/*/crossplane.yaml)", relative(src, comp.Path), missing)
+			msg := fmt.Sprintf("%s calls %s, which names no main package under functions/ (by its package/functions/<dir>/crossplane.yaml)", relative(src, comp.Path), missing)
 			if m == modeOne {
 				return nil, fmt.Errorf("cannot render %s: %s", ex.XR, msg)
 			}
