@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -17,7 +19,7 @@ func renderEKS(p plan) map[resource.Name]runtime.Object {
 	out := map[resource.Name]runtime.Object{}
 	if p.PodIdentity {
 		out[crPodIdentity] = &eksv1beta1.PodIdentityAssociation{
-			ObjectMeta: objectMeta(p.objectName("controller"), ""),
+			ObjectMeta: ownership.ObjectMeta(p.objectName("controller"), "", nil),
 			Spec: eksv1beta1.PodIdentityAssociationSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eksv1beta1.PodIdentityAssociationParameters_2{

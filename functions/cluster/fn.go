@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -19,6 +18,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
+	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
@@ -53,7 +53,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if errs := validateSpec(spec); len(errs) > 0 {
-		invalidSpec(rsp, errs)
+		xrcondition.InvalidSpec(rsp, errs, xrcondition.Composite)
 		return rsp, nil
 	}
 
@@ -85,12 +85,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if len(verdict.Conflicts) > 0 {
-		msg := strings.Join(verdict.Messages(), "; ")
-		response.ConditionFalse(rsp, TypeNamesAvailable, ReasonNameConflict).WithMessage(msg).TargetComposite()
-		response.Fatal(rsp, errors.New(msg))
+		xrcondition.NameConflicts(rsp, verdict.Messages(), xrcondition.Composite)
 		return rsp, nil
 	}
-	response.ConditionTrue(rsp, TypeNamesAvailable, ReasonAvailable).TargetComposite()
+	xrcondition.NamesAvailable(rsp, xrcondition.Composite)
 
 	notReady := 0
 	for name, cd := range objects {
@@ -118,7 +116,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil
 	}
-	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetComposite()
+	xrcondition.SpecValid(rsp, xrcondition.Composite)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
 	return rsp, nil
 }
@@ -165,14 +163,4 @@ func render(p plan) (map[resource.Name]runtime.Object, error) {
 		out[crPrometheusRule] = pr
 	}
 	return out, nil
-}
-
-// invalidSpec reports spec errors, each naming its field, as a False
-// condition on the XR and a Fatal result. A Fatal result stops Crossplane
-// before it applies or deletes anything, so a typo never deletes a role or
-// the interruption queue composed before.
-func invalidSpec(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) {
-	msg := errs.ToAggregate().Error()
-	response.ConditionFalse(rsp, TypeSpecValid, ReasonInvalidSpec).WithMessage(msg).TargetComposite()
-	response.Fatal(rsp, errors.New(msg))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // renderIAM returns the controller's role, its six policies (five without
@@ -26,7 +26,7 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 	for _, mp := range controllerPolicies(p) {
 		name := p.objectName("controller", mp.Key)
 		out[crControllerPolicy+resource.Name(mp.Key)] = &iamv1beta1.Policy{
-			ObjectMeta: objectMeta(name, p.names.policy(mp)),
+			ObjectMeta: ownership.ObjectMeta(name, p.names.policy(mp), nil),
 			Spec: iamv1beta1.PolicySpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: iamv1beta1.PolicyParameters{
@@ -37,7 +37,7 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 			},
 		}
 		out[crControllerAttach+resource.Name(mp.Key)] = &iamv1beta1.RolePolicyAttachment{
-			ObjectMeta: objectMeta(name, ""),
+			ObjectMeta: ownership.ObjectMeta(name, "", nil),
 			Spec: iamv1beta1.RolePolicyAttachmentSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
@@ -61,7 +61,7 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 // spec names one.
 func role(p plan, objectName, awsName string, trust awsiam.PolicyDocument) *iamv1beta1.Role {
 	r := &iamv1beta1.Role{
-		ObjectMeta: objectMeta(objectName, awsName),
+		ObjectMeta: ownership.ObjectMeta(objectName, awsName, nil),
 		Spec: iamv1beta1.RoleSpec{
 			ResourceSpec: resourceSpec(p),
 			ForProvider: iamv1beta1.RoleParameters{
@@ -78,17 +78,6 @@ func role(p plan, objectName, awsName string, trust awsiam.PolicyDocument) *iamv
 		r.Spec.ForProvider.PermissionsBoundary = ptr.To(p.Spec.PermissionsBoundary)
 	}
 	return r
-}
-
-// objectMeta names a composed object. For kinds whose AWS identifier is a
-// name kiso chooses, externalName sets it: the Kubernetes name must be
-// DNS-1123, the AWS name keeps the cluster name's case and underscores.
-func objectMeta(name, externalName string) metav1.ObjectMeta {
-	m := metav1.ObjectMeta{Name: name, Labels: map[string]string{tagManagedBy: managedByValue}}
-	if externalName != "" {
-		m.Annotations = map[string]string{"crossplane.io/external-name": externalName}
-	}
-	return m
 }
 
 // resourceSpec is what every managed resource shares: its ProviderConfig,
@@ -115,7 +104,7 @@ func nodeIdentity(p plan) nodeidentity.Identity {
 		ClusterName:         p.Cluster,
 		ProviderConfigName:  p.Spec.ProviderConfigName,
 		Tags:                p.Tags,
-		Labels:              map[string]string{tagManagedBy: managedByValue},
+		Labels:              map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue},
 		Orphan:              p.TakeOver,
 	}
 }

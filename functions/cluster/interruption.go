@@ -14,6 +14,7 @@ import (
 	sqsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/sqs/v1beta1"
 
 	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // The interruption queue as AWS's template makes it.
@@ -78,7 +79,7 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 	out := map[resource.Name]runtime.Object{}
 	queue := p.objectName("interruption")
 	out[crQueue] = &sqsv1beta1.Queue{
-		ObjectMeta: objectMeta(queue, ""),
+		ObjectMeta: ownership.ObjectMeta(queue, "", nil),
 		Spec: sqsv1beta1.QueueSpec{
 			ResourceSpec: resourceSpec(p),
 			ForProvider: sqsv1beta1.QueueParameters{
@@ -91,7 +92,7 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 		},
 	}
 	out[crQueuePolicy] = &sqsv1beta1.QueuePolicy{
-		ObjectMeta: objectMeta(queue, ""),
+		ObjectMeta: ownership.ObjectMeta(queue, "", nil),
 		Spec: sqsv1beta1.QueuePolicySpec{
 			ResourceSpec: resourceSpec(p),
 			ForProvider: sqsv1beta1.QueuePolicyParameters{
@@ -104,7 +105,7 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 	for _, r := range rules {
 		name := p.objectName(r.Key)
 		out[crRule+resource.Name(r.Key)] = &eventsv1beta1.Rule{
-			ObjectMeta: objectMeta(name, p.names.rule(r)),
+			ObjectMeta: ownership.ObjectMeta(name, p.names.rule(r), nil),
 			Spec: eventsv1beta1.RuleSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eventsv1beta1.RuleParameters{
@@ -115,7 +116,7 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 			},
 		}
 		out[crTarget+resource.Name(r.Key)] = &eventsv1beta2.Target{
-			ObjectMeta: objectMeta(name, ""),
+			ObjectMeta: ownership.ObjectMeta(name, "", nil),
 			Spec: eventsv1beta2.TargetSpec{
 				ResourceSpec: resourceSpec(p),
 				ForProvider: eventsv1beta2.TargetParameters{

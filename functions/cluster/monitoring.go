@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -104,7 +106,7 @@ func renderPrometheusRule(p plan) (*unstructured.Unstructured, error) {
 	for k, v := range p.Spec.Monitoring.Labels {
 		labels[k] = v
 	}
-	labels[tagManagedBy] = managedByValue
+	labels[ownership.ManagedByLabel] = ownership.ManagedByValue
 	obj := map[string]any{
 		"apiVersion": prometheusRuleAPIVersion,
 		"kind":       prometheusRuleKind,

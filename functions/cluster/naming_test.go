@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
@@ -19,7 +21,7 @@ func TestDefaultNamesAndPathAreKisosOwn(t *testing.T) {
 		if !strings.HasSuffix(o["apiVersion"].(string), ".aws.upbound.io/v1beta1") {
 			continue
 		}
-		if external, ok := fntest.Dig(o, "metadata", "annotations", "crossplane.io/external-name").(string); ok && !strings.HasPrefix(external, "kiso-prod-karpenter-") {
+		if external, ok := fntest.Dig(o, "metadata", "annotations", meta.AnnotationKeyExternalName).(string); ok && !strings.HasPrefix(external, "kiso-prod-karpenter-") {
 			t.Errorf("%s: AWS name %q does not start with kiso-prod-karpenter-", name, external)
 		}
 		if path, ok := fntest.Dig(o, "spec", "forProvider", "path").(string); ok && path != "/kiso/prod/" {
@@ -56,7 +58,7 @@ func TestPrefixAndPathMeetABoundary(t *testing.T) {
 		"naming":{"prefix":"socle-sbx-53","iamPath":"/socle/socle-sbx-53/"}}`
 	got := fntest.Desired(t, run(t, newRequest(t, xr(spec), nil)))
 	for name, o := range got {
-		if external, ok := fntest.Dig(o, "metadata", "annotations", "crossplane.io/external-name").(string); ok && !strings.HasPrefix(external, "socle-sbx-53-") {
+		if external, ok := fntest.Dig(o, "metadata", "annotations", meta.AnnotationKeyExternalName).(string); ok && !strings.HasPrefix(external, "socle-sbx-53-") {
 			t.Errorf("%s: AWS name %q is outside the boundary's socle-sbx-53-*", name, external)
 		}
 		if path, ok := fntest.Dig(o, "spec", "forProvider", "path").(string); ok && path != "/socle/socle-sbx-53/" {
@@ -80,7 +82,7 @@ func TestTakeOverIsExplicitAndNeverDeletes(t *testing.T) {
 		"controller-policy-resource-discovery": "KarpenterControllerResourceDiscoveryPolicy-prod",
 	}
 	for name, want := range wantNames {
-		if got := fntest.Dig(got[name], "metadata", "annotations", "crossplane.io/external-name"); got != want {
+		if got := fntest.Dig(got[name], "metadata", "annotations", meta.AnnotationKeyExternalName); got != want {
 			t.Errorf("%s: taken-over AWS name: want %s, got %v", name, want, got)
 		}
 		if path := fntest.Dig(got[name], "spec", "forProvider", "path"); path != "/" {

@@ -23,6 +23,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
 // Placement is enforced at admission, for every pod of the cluster, by
@@ -130,12 +131,11 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 		objects[crPlacementInjectPolicy], objects[crPlacementInjectBinding] = pp.injectPolicy()
 	}
 	for name, o := range objects {
-		cd, err := composed.From(o)
+		cd, err := typed.Composed(o)
 		if err != nil {
-			return nil, fmt.Errorf("cannot convert %s: %w", name, err)
+			return nil, errors.Wrapf(err, "cannot convert %s", name)
 		}
-		delete(cd.Object, "status")
-		cd.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "kiso"})
+		cd.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
 		if name == crPlacementInjectPolicy || name == crPlacementInjectBinding {
 			cd.SetAPIVersion(pp.InjectAPIVersion)
 		}

@@ -4,20 +4,17 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
-// kiso's tags on every AWS resource it creates, with the same managed-by key
-// kiso puts on Kubernetes objects: a cost report or a boundary can find
-// kiso's resources, and those of one cluster.
-const (
-	tagCluster     = "kiso.dev/cluster"
-	tagManagedBy   = "app.kubernetes.io/managed-by"
-	managedByValue = "kiso"
-)
+// tagCluster is kiso's tag, besides its managed-by key (ownership.ManagedByLabel, as on Kubernetes objects),
+// on every AWS resource it creates: a cost report or a boundary can find kiso's resources, and those of one
+// cluster.
+const tagCluster = "kiso.dev/cluster"
 
 // reservedTagKeys are set by kiso, or by provider-aws on every resource it
 // creates; a user tag with one of these keys would be overwritten.
-var reservedTagKeys = []string{tagCluster, tagManagedBy, "crossplane-kind", "crossplane-name", "crossplane-providerconfig"}
+var reservedTagKeys = []string{tagCluster, ownership.ManagedByLabel, "crossplane-kind", "crossplane-name", "crossplane-providerconfig"}
 
 // maxUserTags is what spec.tags may hold: AWS allows 50 tags per IAM, SQS,
 // EventBridge and EKS resource; kiso adds two and provider-aws three
@@ -31,6 +28,6 @@ func awsTags(spec v1alpha1.XKarpenterClusterSpec) map[string]*string {
 		out[k] = ptr.To(v)
 	}
 	out[tagCluster] = ptr.To(spec.ClusterName)
-	out[tagManagedBy] = ptr.To(managedByValue)
+	out[ownership.ManagedByLabel] = ptr.To(ownership.ManagedByValue)
 	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -27,7 +28,7 @@ const maxUsageName = 253
 // keeping its attachments until then cannot deadlock.
 func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
 	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)
-	labels := map[string]string{tagManagedBy: managedByValue}
+	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
 	out := map[resource.Name]*composed.Unstructured{}
 	identity := nodeIdentity(p)
 	hangsOnNodeRole := map[resource.Name]bool{}

@@ -12,6 +12,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/awstags"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // AWS's rules for the values a spec names, checked here so a bad value fails
@@ -215,7 +216,7 @@ func validateLabels(path *field.Path, labels map[string]string) field.ErrorList 
 		for _, msg := range validation.IsValidLabelValue(labels[k]) {
 			errs = append(errs, field.Invalid(path.Key(k), labels[k], msg))
 		}
-		if k == tagManagedBy {
+		if k == ownership.ManagedByLabel {
 			errs = append(errs, field.Forbidden(path.Key(k), "kiso sets this label on every object it composes"))
 		}
 	}

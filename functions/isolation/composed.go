@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/ready"
 )
 
 // Composed resource names: one NodePool and one NodeClass per pool, keyed by
@@ -23,21 +23,7 @@ func nodeClassResourceName(p pool) resource.Name { return resource.Name("nodecla
 
 // isReady reports whether an observed Karpenter object says Ready=True.
 func isReady(oc resource.ObservedComposed, ok bool) bool {
-	return ok && conditionStatus(oc.Resource, xpv1.TypeReady) == corev1.ConditionTrue
-}
-
-// conditionStatus reads a condition's status straight from the object: the
-// SDK's GetCondition round-trips through JSON, which shows in reconciles of
-// organizations with many pools.
-func conditionStatus(o *composed.Unstructured, t xpv1.ConditionType) corev1.ConditionStatus {
-	conditions, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conditions {
-		if m, ok := c.(map[string]any); ok && m["type"] == string(t) {
-			s, _ := m["status"].(string)
-			return corev1.ConditionStatus(s)
-		}
-	}
-	return corev1.ConditionUnknown
+	return ok && ready.IsTrue(oc, xpv1.TypeReady)
 }
 
 // readiness is a composed resource's readiness. A ConfigMap, an admission
@@ -54,8 +40,7 @@ func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok 
 	case readyOnceExists(group):
 		return resource.ReadyTrue
 	case strings.HasSuffix(group, ".aws.upbound.io"):
-		// A managed resource is ready when the provider has synced it too.
-		if isReady(oc, ok) && conditionStatus(oc.Resource, xpv1.TypeSynced) == corev1.ConditionTrue {
+		if ready.Managed(oc) {
 			return resource.ReadyTrue
 		}
 	case isReady(oc, ok):

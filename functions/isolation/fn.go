@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -18,6 +16,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
@@ -55,7 +54,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if errs := validateSpec(spec, keys); len(errs) > 0 {
-		invalidSpec(rsp, errs)
+		xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 		return rsp, nil
 	}
 
@@ -70,12 +69,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if len(found.Conflicts) > 0 {
-		msg := strings.Join(found.Conflicts, "; ")
-		response.ConditionFalse(rsp, TypeNamesAvailable, ReasonNameConflict).WithMessage(msg).TargetCompositeAndClaim()
-		response.Fatal(rsp, errors.New(msg))
+		xrcondition.NameConflicts(rsp, found.Conflicts, xrcondition.CompositeAndClaim)
 		return rsp, nil
 	}
-	response.ConditionTrue(rsp, TypeNamesAvailable, ReasonAvailable).TargetCompositeAndClaim()
+	xrcondition.NamesAvailable(rsp, xrcondition.CompositeAndClaim)
 
 	ready := make(map[string]bool, len(pools))
 	for _, p := range pools {
@@ -96,7 +93,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		errs = append(errs, validateReferences(spec, found, in, keys)...)
 		errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
 		if len(errs) > 0 {
-			invalidSpec(rsp, errs)
+			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 			return rsp, nil
 		}
 		rendered, err = renderOrganization(spec, pools, status.Stacks, found, observed, keys)
@@ -126,7 +123,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			}
 		}
 	}
-	response.ConditionTrue(rsp, TypeSpecValid, ReasonValid).TargetCompositeAndClaim()
+	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 
 	for name, dc := range rendered {
 		desired[name] = dc
@@ -205,16 +202,6 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, sta
 		out[name] = &resource.DesiredComposed{Resource: o, Ready: readiness(o, oc, ok)}
 	}
 	return out, nil
-}
-
-// invalidSpec reports spec errors, each naming its field, as a False
-// condition on the XR and claim and a Fatal result. A Fatal result stops
-// Crossplane before it applies or deletes anything, so nothing composed is
-// lost to a typo.
-func invalidSpec(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) {
-	msg := errs.ToAggregate().Error()
-	response.ConditionFalse(rsp, TypeSpecValid, ReasonInvalidSpec).WithMessage(msg).TargetCompositeAndClaim()
-	response.Fatal(rsp, errors.New(msg))
 }
 
 // unresolved says why nothing new was rendered. A brand-new XR has nothing

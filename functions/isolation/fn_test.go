@@ -13,6 +13,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const stackSpec = `{"organization":"acme","customer":"acme-corp","isolation":"stack",
@@ -77,7 +78,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
 	assertConditions(t, rsp, map[string]fnv1.Status{
-		TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
+		xrcondition.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, xrcondition.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE,
 	})
 }

@@ -23,9 +23,3 @@ func NewKeys(domain string) Keys {
 func (k Keys) Managed() []string {
 	return []string{k.Organization, k.Stack, k.Customer}
 }
-
-// managedByLabel marks every object kiso renders.
-const (
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByValue = "kiso"
-)

@@ -178,7 +178,7 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 			"metadata": map[string]any{
 				"name":      placementConfigMapName,
 				"namespace": ns.Name,
-				"labels":    map[string]any{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
+				"labels":    map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
 			},
 			"data": map[string]any{
 				"organization": spec.Organization,

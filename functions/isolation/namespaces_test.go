@@ -8,6 +8,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 func TestEachNamespaceTellsItsPodsWhatToCarry(t *testing.T) {
@@ -74,7 +75,7 @@ func TestNamespaceServedByAnotherOrganizationIsRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), tc.holder})
 			assertFatal(t, rsp, tc.want)
-			assertCondition(t, rsp, TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNameConflict, tc.want)
+			assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict, tc.want)
 			if n := len(rsp.GetDesired().GetResources()); n != 0 {
 				t.Errorf("%s\nreturned %d desired resources with a fatal result", tc.reason, n)
 			}

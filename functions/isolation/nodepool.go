@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // renderNodePool clones the reference NodePool's spec (fields kiso does not
@@ -148,7 +149,7 @@ func newObject(apiVersion, kind string, p pool, keys Keys) *unstructured.Unstruc
 // `kubectl get nodepools -l kiso.dev/organization=acme` finds an
 // organization's pools.
 func objectLabels(p pool, keys Keys) map[string]string {
-	labels := map[string]string{managedByLabel: managedByValue}
+	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
 	for _, k := range keys.Managed() {
 		if v, ok := p.Labels[k]; ok {
 			labels[k] = v

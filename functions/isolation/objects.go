@@ -1,24 +1,11 @@
 package main
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/crossplane/function-sdk-go/resource/composed"
-
-	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
-	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
-
-func init() {
-	// composed.From needs the Go types of the objects it converts.
-	_ = corev1.AddToScheme(composed.Scheme)
-	_ = iamv1beta1.AddToScheme(composed.Scheme)
-	_ = eksv1beta1.AddToScheme(composed.Scheme)
-}
 
 // planObjects lists every object the organization's spec composes. The plan
 // is known before anything is fetched, so the function can ask Crossplane

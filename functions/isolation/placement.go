@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -106,7 +107,7 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 			continue
 		}
 		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
-		labels := map[string]string{managedByLabel: managedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
+		labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
 		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations)}
 		if len(g.Select) > 0 {
 			rules = append(rules, grantRule(placement.Pools, placement.VerbSelect, g.Select))

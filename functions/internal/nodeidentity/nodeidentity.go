@@ -7,7 +7,6 @@
 package nodeidentity
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/awsiam"
 	"github.com/kiso-dev/kiso/functions/internal/names"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -41,11 +41,6 @@ const maxUsageName = 253
 // accessEntryType lets the role's instances join the cluster as Linux
 // nodes; EKS forbids a username and groups on it.
 const accessEntryType = "EC2_LINUX"
-
-// externalNameAnnotation sets the AWS name of kinds whose identifier is a
-// name kiso chooses: the Kubernetes name must be DNS-1123, the AWS name need
-// not be.
-const externalNameAnnotation = "crossplane.io/external-name"
 
 // An Identity describes one node identity.
 type Identity struct {
@@ -69,7 +64,8 @@ type Identity struct {
 	ClusterName        string
 	ProviderConfigName string
 
-	Tags   map[string]*string
+	Tags map[string]*string
+	// Labels go on every object, besides kiso's managed-by label.
 	Labels map[string]string
 
 	// Orphan leaves the identity in AWS when its objects are deleted: for an
@@ -86,7 +82,7 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 	roleRef := &xpv1.Reference{Name: id.ObjectName}
 
 	role := &iamv1beta1.Role{
-		ObjectMeta: id.meta(id.ObjectName, id.RoleName),
+		ObjectMeta: ownership.ObjectMeta(id.ObjectName, id.RoleName, id.Labels),
 		Spec: iamv1beta1.RoleSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RoleParameters{
 			AssumeRolePolicy: ptr.To(awsiam.NodeTrust(id.Partition).JSON()),
 			// The role goes last (Usages): deleting it detaches its policies,
@@ -102,7 +98,7 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 	out := map[resource.Name]runtime.Object{
 		ResourceRole: role,
 		ResourceInstanceProfile: &iamv1beta1.InstanceProfile{
-			ObjectMeta: id.meta(id.ObjectName, id.ProfileName),
+			ObjectMeta: ownership.ObjectMeta(id.ObjectName, id.ProfileName, id.Labels),
 			Spec: iamv1beta1.InstanceProfileSpec{ResourceSpec: spec, ForProvider: iamv1beta1.InstanceProfileParameters{
 				Path:    ptr.To(id.Path),
 				RoleRef: roleRef,
@@ -110,7 +106,7 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 			}},
 		},
 		ResourceAccessEntry: &eksv1beta1.AccessEntry{
-			ObjectMeta: id.meta(id.ObjectName, ""),
+			ObjectMeta: ownership.ObjectMeta(id.ObjectName, "", id.Labels),
 			Spec: eksv1beta1.AccessEntrySpec{ResourceSpec: spec, ForProvider: eksv1beta1.AccessEntryParameters{
 				Region:                  ptr.To(id.Region),
 				ClusterName:             ptr.To(id.ClusterName),
@@ -122,7 +118,7 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 	}
 	for _, np := range awsiam.NodePolicies {
 		out[ResourcePolicyPrefix+resource.Name(np.Key)] = &iamv1beta1.RolePolicyAttachment{
-			ObjectMeta: id.meta(names.Join(names.MaxLabelValue, id.ObjectName, np.Key), ""),
+			ObjectMeta: ownership.ObjectMeta(names.Join(names.MaxLabelValue, id.ObjectName, np.Key), "", id.Labels),
 			Spec: iamv1beta1.RolePolicyAttachmentSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
 				RoleRef:   roleRef,
 				PolicyArn: ptr.To(awsiam.ManagedPolicyARN(id.Partition, np.Name)),
@@ -159,12 +155,4 @@ func (id Identity) Usages() map[resource.Name]usage.Usage {
 // RoleARN is the role's ARN, known before AWS creates it.
 func (id Identity) RoleARN(account string) string {
 	return awsiam.ARN(id.Partition, "iam", "", account, "role"+id.Path+id.RoleName)
-}
-
-func (id Identity) meta(name, externalName string) metav1.ObjectMeta {
-	m := metav1.ObjectMeta{Name: name, Labels: id.Labels}
-	if externalName != "" {
-		m.Annotations = map[string]string{externalNameAnnotation: externalName}
-	}
-	return m
 }

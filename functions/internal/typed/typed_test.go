@@ -7,14 +7,10 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
 func TestComposedDropsStatus(t *testing.T) {
-	if err := admissionv1.AddToScheme(composed.Scheme); err != nil {
-		t.Fatal(err)
-	}
+	MustRegister(admissionv1.AddToScheme)
 	cd, err := Composed(&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "p"}})
 	if err != nil {
 		t.Fatal(err)
