@@ -1,11 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
 )
@@ -119,15 +118,10 @@ func renderPrometheusRule(p plan) (*unstructured.Unstructured, error) {
 			"groups": []any{map[string]any{"name": alertGroup, "rules": rules}},
 		},
 	}
-	// A JSON round trip turns the typed alerts into the unstructured content
-	// Crossplane needs.
-	b, err := json.Marshal(obj)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&obj)
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot encode the PrometheusRule")
+		return nil, errors.Wrap(err, "cannot convert the PrometheusRule")
 	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(b, &u.Object); err != nil {
-		return nil, errors.Wrap(err, "cannot decode the PrometheusRule")
-	}
+	u := &unstructured.Unstructured{Object: content}
 	return u, nil
 }

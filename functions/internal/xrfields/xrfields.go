@@ -8,8 +8,10 @@ import (
 	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	kfield "k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 )
@@ -18,13 +20,16 @@ import (
 // one top-level status field at a time, so fields it does not name, such as
 // the conditions Crossplane and the function set, stay as they are.
 func SetStatus(xr *resource.Composite, status any) error {
-	b, err := json.Marshal(status)
-	if err != nil {
-		return errors.Wrap(err, "cannot encode status")
+	v := reflect.ValueOf(status)
+	if v.Kind() != reflect.Struct {
+		return errors.Errorf("cannot convert status: %T is not a struct", status)
 	}
-	fields := map[string]any{}
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return errors.Wrap(err, "cannot decode status")
+	// The converter reads a struct through a pointer.
+	ptr := reflect.New(v.Type())
+	ptr.Elem().Set(v)
+	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.Interface())
+	if err != nil {
+		return errors.Wrap(err, "cannot convert status")
 	}
 	for k, v := range fields {
 		if err := xr.Resource.SetValue("status."+k, v); err != nil {
@@ -37,15 +42,10 @@ func SetStatus(xr *resource.Composite, status any) error {
 // Decode decodes one top-level field of an object (spec, status) into a
 // typed struct; a field the object lacks leaves into as it is.
 func Decode(object map[string]any, field string, into any) error {
-	raw, ok := object[field]
-	if !ok {
+	err := fieldpath.Pave(object).GetValueInto(field, into)
+	if fieldpath.IsNotFound(err) {
 		return nil
 	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return errors.Wrapf(err, "cannot encode %s", field)
-	}
-	err = json.Unmarshal(b, into)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// Name the field as the user wrote it: spec.tags, not a Go type.

@@ -44,15 +44,15 @@ func TestSetStatus(t *testing.T) {
 				"queue":      "old",
 			},
 		},
-		"CannotEncode": {
-			reason:  "A status JSON cannot encode is an error.",
-			status:  map[string]any{"ch": make(chan int)},
-			wantErr: "cannot encode status: json: unsupported type: chan int",
+		"CannotConvert": {
+			reason:  "A status with a field JSON cannot hold is an error.",
+			status:  struct{ Ch chan int }{Ch: make(chan int)},
+			wantErr: "cannot convert status: unrecognized type: chan",
 		},
-		"CannotDecode": {
-			reason:  "A status that is not a JSON object is an error.",
+		"NotAStruct": {
+			reason:  "A status that is not a struct is an error.",
 			status:  "ready",
-			wantErr: "cannot decode status: json: cannot unmarshal string into Go value of type map[string]interface {}",
+			wantErr: "cannot convert status: string is not a struct",
 		},
 	}
 	for name, tc := range cases {
