@@ -2,7 +2,7 @@
 
 package v1alpha1
 
-// Values of the XRDs' schemas.
+// Values of the schema's markers.
 const (
 	// PatternBudgetNodes is Budget.nodes's kubebuilder:validation:Pattern.
 	PatternBudgetNodes = "^((100|[0-9]{1,2})%|[0-9]+)$"
@@ -108,7 +108,7 @@ const (
 	DefaultXKarpenterIsolationSpecNodeRole = "Shared"
 )
 
-// Enums of the XRDs' schemas.
+// Enums of the schema's markers.
 var (
 	// ItemEnumBudgetReasons is Budget.reasons's kubebuilder:validation:items:Enum.
 	ItemEnumBudgetReasons = []string{"Underutilized", "Empty", "Drifted", "Unhealthy"}

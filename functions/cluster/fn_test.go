@@ -360,7 +360,13 @@ func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
 			reason: "An input that is not this function's Input is a Composition mistake.",
 			input:  `{"apiVersion":1}`,
 			spec:   podIdentitySpec,
-			want:   "invalid function input: cannot decode function input: json: cannot unmarshal number into Go struct field Input.apiVersion of type string",
+			want:   "invalid function input: cannot get function input *v1alpha1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1alpha1.Input: json: cannot unmarshal JSON number into Go value of type string",
+		},
+		"InputWithAnUnknownField": {
+			reason: "A misspelt input field is refused, not silently ignored: the input's CRD declares every field.",
+			input:  `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","keyDomian":"kiso.dev"}`,
+			spec:   podIdentitySpec,
+			want:   `invalid function input: cannot get function input *v1alpha1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1alpha1.Input: json: cannot unmarshal Go value of type v1alpha1.Input: unknown name "keyDomian"`,
 		},
 		"SpecOfTheWrongShape": {
 			reason: "The XRD's schema prevents it in a cluster; render does not apply the schema.",

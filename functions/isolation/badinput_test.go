@@ -167,7 +167,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 			reason: "An input of the wrong shape is a Composition mistake.",
 			spec:   orgSpec,
 			input:  `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input","keyDomain":7}`,
-			want:   `invalid function input: cannot decode function input: json: cannot unmarshal number into Go struct field Input.keyDomain of type string`,
+			want:   `invalid function input: cannot get function input *v1alpha1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1alpha1.Input: json: cannot unmarshal JSON number into Go value of type string`,
 		},
 
 		// The reference objects and the cluster, as the platform left them.

@@ -10,39 +10,16 @@ import (
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	inputv1alpha1 "github.com/kiso-dev/kiso/functions/isolation/input/v1alpha1"
 )
 
 // DefaultKeyDomain prefixes kiso's labels, taints and tags unless the
 // Composition's input chooses another domain.
 const DefaultKeyDomain = placement.DefaultKeyDomain
 
-// Input is this function's input in a Composition: choices the platform makes
-// once for every organization, never the tenant.
-//
-//	apiVersion: isolation.fn.kiso.dev/v1alpha1
-//	kind: Input
-//	keyDomain: formance.com
-//	references: {nodePools: [general], nodeClasses: [general]}
-type Input struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-
-	// KeyDomain is the prefix of the organization, stack and customer keys
-	// (default kiso.dev), so a platform that already uses formance.com/...
-	// labels keeps them.
-	KeyDomain string `json:"keyDomain,omitempty"`
-
-	// References are NodeClasses and NodePools tenants may clone besides
-	// those labelled <keyDomain>/reference: "true".
-	References References `json:"references,omitempty"`
-}
-
-// References lists, by name, the NodeClasses and NodePools the platform lets
-// tenants clone.
-type References struct {
-	NodeClasses []string `json:"nodeClasses,omitempty"`
-	NodePools   []string `json:"nodePools,omitempty"`
-}
+// Input is this function's input in a Composition; its type, with the markers its CRD is generated from,
+// is in input/v1alpha1.
+type Input = inputv1alpha1.Input
 
 // restrictedKeyDomains are label domains Karpenter's CRDs reserve for itself
 // or that would let a tenant's keys pass as Kubernetes' own.
@@ -51,7 +28,7 @@ var restrictedKeyDomains = []string{"karpenter.sh", "karpenter.k8s.aws", "kubern
 // getInput decodes the function's input, applying defaults.
 func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 	in := Input{}
-	if err := fnstate.DecodeInput(req, &in); err != nil {
+	if err := fnstate.GetInput(req, &in); err != nil {
 		return in, err
 	}
 	if in.KeyDomain == "" {

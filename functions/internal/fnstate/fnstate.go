@@ -3,9 +3,9 @@
 package fnstate
 
 import (
-	"encoding/json"
+	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -42,15 +42,12 @@ func Read(req *fnv1.RunFunctionRequest) (State, error) {
 	return s, nil
 }
 
-// DecodeInput decodes the function's input from the Composition into a
-// plain Go value; an absent input leaves into unchanged.
-func DecodeInput(req *fnv1.RunFunctionRequest, into any) error {
-	if req.GetInput() == nil {
-		return nil
+// GetInput reads the function's input with the SDK, strictly: a field into's type lacks is an error. The
+// SDK's JSON library words one error two ways at random, on purpose; one wording keeps a Fatal result the
+// same from run to run.
+func GetInput(req *fnv1.RunFunctionRequest, into runtime.Object) error {
+	if err := request.GetInput(req, into); err != nil {
+		return errors.New(strings.Replace(err.Error(), "json: unable to ", "json: cannot ", 1))
 	}
-	raw, err := protojson.Marshal(req.GetInput())
-	if err != nil {
-		return errors.Wrap(err, "cannot encode function input")
-	}
-	return errors.Wrap(json.Unmarshal(raw, into), "cannot decode function input")
+	return nil
 }
