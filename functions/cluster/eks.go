@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -10,6 +8,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
+
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // renderEKS returns, in Pod Identity mode, the association of the

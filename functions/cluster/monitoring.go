@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
 // The PrometheusRule's API, prometheus-operator's monitoring.coreos.com/v1.

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
