@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -44,6 +47,19 @@ func placementConfigMapResourceName(namespace string) resource.Name {
 // a namespace, if it exists.
 func requireNamespace(namespace string) string { return "namespace/" + namespace }
 
+// namespacesOf returns the namespaces a stack's pods run in: those listed, or
+// <organization>-<stack> by default.
+func namespacesOf(organization string, s v1alpha1.Stack) []string {
+	if len(s.Namespaces) > 0 {
+		return s.Namespaces
+	}
+	return []string{defaultNamespace(organization, s.Name)}
+}
+
+func defaultNamespace(organization, stack string) string {
+	return organization + "-" + stack
+}
+
 // specNamespace is one namespace of the spec and where the spec lists it.
 type specNamespace struct {
 	Name  string
@@ -67,6 +83,67 @@ func specNamespaces(spec v1alpha1.XKarpenterIsolationSpec) []specNamespace {
 		}
 	}
 	return out
+}
+
+// Limits on namespaces keep an organization's desired state well inside the
+// 4 MiB gRPC message Crossplane receives from a function (a test renders the
+// largest organization each allows): about 2 KB per namespace (its
+// ConfigMap, its entries in the admission policies and the status).
+const (
+	maxNamespaces        = 1000
+	maxStackedNamespaces = 600
+)
+
+// namespaceLimit is how many namespaces an organization may serve.
+func namespaceLimit(isolation v1alpha1.IsolationMode) int {
+	if isolation == v1alpha1.IsolationStack {
+		return maxStackedNamespaces
+	}
+	return maxNamespaces
+}
+
+// reservedNamespacePrefix is the prefix Kubernetes reserves for its system
+// namespaces (kube-system, kube-public, kube-node-lease).
+const reservedNamespacePrefix = "kube-"
+
+// validateNamespaceCount refuses more namespaces than an organization may serve.
+func validateNamespaceCount(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+	if n, limit := len(specNamespaces(spec)), namespaceLimit(spec.Isolation); n > limit {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d in %s isolation", n, limit, spec.Isolation))}
+	}
+	return nil
+}
+
+// validateStackNamespaces checks one stack's namespaces, at path (its
+// namespaces field): each a valid name outside Kubernetes' own, and none
+// another stack already listed (namespaceOf, which it extends). defaultValid
+// says the organization and stack names are valid, so the default namespace
+// they make can be checked.
+func validateStackNamespaces(path *field.Path, organization string, s v1alpha1.Stack, defaultValid bool, namespaceOf map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case len(s.Namespaces) > 0:
+		for j, ns := range s.Namespaces {
+			errs = append(errs, dnsLabel(path.Index(j), ns)...)
+		}
+	case defaultValid:
+		// Both parts are valid, yet <organization>-<stack> can be too long.
+		def := defaultNamespace(organization, s.Name)
+		for _, msg := range validation.IsDNS1123Label(def) {
+			errs = append(errs, field.Invalid(path, def, "the default namespace <organization>-<name> is not a valid namespace ("+msg+"); list the stack's namespaces"))
+		}
+	}
+	for j, ns := range namespacesOf(organization, s) {
+		if strings.HasPrefix(ns, reservedNamespacePrefix) {
+			errs = append(errs, field.Invalid(path.Index(j), ns, "the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool"))
+		}
+		if other, taken := namespaceOf[ns]; taken {
+			errs = append(errs, field.Invalid(path.Index(j), ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
+			continue
+		}
+		namespaceOf[ns] = s.Name
+	}
+	return errs
 }
 
 // plannedConfigMaps lists the placement ConfigMaps of every namespace of the
@@ -145,6 +222,47 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 		out = append(out, field.Invalid(path, c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error())
 	}
 	return out
+}
+
+// validateKarpenterNamespace refuses the namespace Karpenter's controller
+// runs in: Karpenter's own pods must never need a tenant's pool to start.
+func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster) field.ErrorList {
+	if c == nil || c.Spec.Karpenter.Namespace == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, ns := range specNamespaces(spec) {
+		if ns.Name == c.Spec.Karpenter.Namespace {
+			errs = append(errs, field.Invalid(ns.Path, ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
+		}
+	}
+	return errs
+}
+
+// validatePlatformNamespaces refuses namespaces whose pods are the
+// platform's: placement exempts them, so no organization may hold one.
+func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys Keys) field.ErrorList {
+	var errs field.ErrorList
+	for _, ns := range specNamespaces(spec) {
+		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
+			errs = append(errs, field.Invalid(ns.Path, ns.Name, why))
+		}
+	}
+	return errs
+}
+
+// platformNamespace says why a namespace is the platform's, or "". The kube-
+// prefix is refused with the spec's other static checks.
+func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys Keys) string {
+	switch {
+	case ns == "default":
+		return "the default namespace is the platform's: its pods are exempt from placement"
+	case exempt[ns]:
+		return "the platform labels this namespace " + placement.ExemptLabel(keys.Domain) + ": its pods are exempt from placement"
+	case cp != nil && slices.Contains(cp.PlatformNamespaces, ns):
+		return fmt.Sprintf("a platform namespace of XKarpenterCluster %q (%s): its pods are exempt from placement", cp.Cluster, strings.Join(cp.PlatformNamespaces, ", "))
+	}
+	return ""
 }
 
 // placementConfigMaps renders the ConfigMap of each namespace that exists,

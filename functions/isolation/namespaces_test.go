@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
@@ -81,4 +84,69 @@ func TestNamespaceServedByAnotherOrganizationIsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestValidateSpecNamespaces(t *testing.T) {
+	testValidateSpec(t, map[string]specCase{
+		"TooManyNamespacesInStackIsolation": {
+			reason: "Each namespace has a ConfigMap and entries in the admission policies; with a pool per stack, 600 fit Crossplane's gRPC message.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Stacks = append(s.Stacks, stacksWithNamespaces(7, 100)...)
+			},
+			want: []string{"spec.stacks: Forbidden: the stacks list 702 namespaces; an organization serves at most 600 in stack isolation"},
+		},
+		"TooManyNamespacesInOrganizationIsolation": {
+			reason: "With one pool, 1000 namespaces fit Crossplane's gRPC message.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Isolation = v1alpha1.IsolationOrganization
+				s.Stacks = append(s.Stacks, stacksWithNamespaces(11, 100)...)
+			},
+			want: []string{"spec.stacks: Forbidden: the stacks list 1102 namespaces; an organization serves at most 1000 in organization isolation"},
+		},
+		"SystemNamespace": {
+			reason: "Kubernetes reserves the kube- prefix for its own namespaces; a tenant's policies must never bind their pods.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Stacks[0].Namespaces = []string{"acme-web", "kube-system"}
+			},
+			want: []string{`spec.stacks[0].namespaces[1]: Invalid value: "kube-system": the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool`},
+		},
+		"NamespaceInTwoStacks": {
+			reason: "A namespace's pods can land on one stack's pool only.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Stacks[0].Namespaces = []string{"shared"}
+				s.Stacks[1].Namespaces = []string{"shared"}
+			},
+			want: []string{`spec.stacks[1].namespaces[0]: Invalid value: "shared": namespace already belongs to stack "web"; a namespace's pods can run in one stack's pool only`},
+		},
+		"DefaultNamespaceTooLong": {
+			reason: "A valid organization and stack can still make a default namespace longer than 63 characters.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Organization = strings.Repeat("a", 60) },
+			want: []string{
+				`spec.stacks[0].namespaces: Invalid value: "` + strings.Repeat("a", 60) + `-web": the default namespace <organization>-<name> is not a valid namespace (must be no more than 63 characters); list the stack's namespaces`,
+				`spec.stacks[1].namespaces: Invalid value: "` + strings.Repeat("a", 60) + `-jobs": the default namespace <organization>-<name> is not a valid namespace (must be no more than 63 characters); list the stack's namespaces`,
+			},
+		},
+	})
+}
+
+// stacksWithNamespaces returns n stacks with perStack namespaces each.
+func stacksWithNamespaces(n, perStack int) []v1alpha1.Stack {
+	out := make([]v1alpha1.Stack, 0, n)
+	for i := range n {
+		st := v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)}
+		for j := range perStack {
+			st.Namespaces = append(st.Namespaces, fmt.Sprintf("ns-%d-%d", i, j))
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func TestPlatformNamespacesAreRefused(t *testing.T) {
+	exempt := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"agents","labels":{"kiso.dev/placement-exempt":"true"}}}`
+	spec := `{"organization":"acme","stacks":[{"name":"web","namespaces":["default","crossplane-system","agents","acme-web"]}],"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
+	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterPolicy, exempt, namespace("default"), namespace("crossplane-system")})
+	assertFatal(t, rsp, `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is the platform's: its pods are exempt from placement, `+
+		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "prod" (crossplane-system, karpenter, kube-system): its pods are exempt from placement, `+
+		`spec.stacks[0].namespaces[2]: Invalid value: "agents": the platform labels this namespace kiso.dev/placement-exempt: its pods are exempt from placement]`)
 }

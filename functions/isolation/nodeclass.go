@@ -6,8 +6,21 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 )
+
+// nodeClassGVK is the GroupVersionKind of the NodeClass the spec clones.
+func nodeClassGVK(ref v1alpha1.NodeClassReference) schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+}
+
+// isEC2NodeClass reports whether the reference is AWS's EC2NodeClass, the
+// only NodeClass with tags.
+func isEC2NodeClass(ref v1alpha1.NodeClassReference) bool {
+	gvk := nodeClassGVK(ref)
+	return gvk.Group == "karpenter.k8s.aws" && gvk.Kind == "EC2NodeClass"
+}
 
 // renderNodeClass clones the reference NodeClass's spec whole (fields kiso
 // does not know included) for one pool. On an EC2NodeClass it merges the

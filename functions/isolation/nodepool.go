@@ -15,6 +15,13 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
+// Karpenter's NodePool API, the same for every provider.
+const (
+	karpenterGroup     = "karpenter.sh"
+	nodePoolAPIVersion = "karpenter.sh/v1"
+	nodePoolKind       = "NodePool"
+)
+
 // renderNodePool clones the reference NodePool's spec (fields kiso does not
 // know included) for one pool: it points the clone at the pool's NodeClass,
 // merges kiso's labels and taints into the node template and applies the

@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -267,30 +265,4 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 		injected = condition{Type: TypePlacementInjected, OK: true, Reason: ReasonInjected, Message: "MutatingAdmissionPolicy " + placement.InjectPolicyName + " (" + cp.InjectAPIVersion + ") adds the pools' nodeSelector and tolerations where a pod lacks them"}
 	}
 	return append(out, injected)
-}
-
-// validatePlatformNamespaces refuses namespaces whose pods are the
-// platform's: placement exempts them, so no organization may hold one.
-func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys Keys) field.ErrorList {
-	var errs field.ErrorList
-	for _, ns := range specNamespaces(spec) {
-		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
-			errs = append(errs, field.Invalid(ns.Path, ns.Name, why))
-		}
-	}
-	return errs
-}
-
-// platformNamespace says why a namespace is the platform's, or "". The kube-
-// prefix is refused with the spec's other static checks.
-func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys Keys) string {
-	switch {
-	case ns == "default":
-		return "the default namespace is the platform's: its pods are exempt from placement"
-	case exempt[ns]:
-		return "the platform labels this namespace " + placement.ExemptLabel(keys.Domain) + ": its pods are exempt from placement"
-	case cp != nil && slices.Contains(cp.PlatformNamespaces, ns):
-		return fmt.Sprintf("a platform namespace of XKarpenterCluster %q (%s): its pods are exempt from placement", cp.Cluster, strings.Join(cp.PlatformNamespaces, ", "))
-	}
-	return ""
 }

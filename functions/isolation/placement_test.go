@@ -13,7 +13,6 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 // What the cluster's admission policies do with these grants (which pods are
@@ -240,28 +239,4 @@ func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestPlatformNamespacesAreRefused(t *testing.T) {
-	exempt := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"agents","labels":{"kiso.dev/placement-exempt":"true"}}}`
-	spec := `{"organization":"acme","stacks":[{"name":"web","namespaces":["default","crossplane-system","agents","acme-web"]}],"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
-	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterPolicy, exempt, namespace("default"), namespace("crossplane-system")})
-	assertFatal(t, rsp, `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is the platform's: its pods are exempt from placement, `+
-		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "prod" (crossplane-system, karpenter, kube-system): its pods are exempt from placement, `+
-		`spec.stacks[0].namespaces[2]: Invalid value: "agents": the platform labels this namespace kiso.dev/placement-exempt: its pods are exempt from placement]`)
-}
-
-func TestUnmarkedReferenceIsRefused(t *testing.T) {
-	privileged := strings.Replace(refNodePool, `"labels":{"kiso.dev/reference":"true"}`, `"labels":{"team":"platform"}`, 1)
-	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, true)), cluster{refNodeClass, privileged})
-	want := `spec.nodePoolRef.name: Forbidden: NodePool "default" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`
-	assertFatal(t, rsp, want)
-	assertCondition(t, rsp, xrcondition.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonInvalidSpec, want)
-	if n := len(rsp.GetDesired().GetResources()); n != 0 {
-		t.Errorf("returned %d desired resources with a fatal result: nothing may be rendered from an unmarked reference", n)
-	}
-
-	// Listed in the function input, it may be cloned.
-	listed := `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input","references":{"nodePools":["default"]}}`
-	fntest.AssertNoFatal(t, run(t, newRequest(t, listed, xr(orgSpec), nil), cluster{refNodeClass, privileged}))
 }

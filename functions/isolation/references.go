@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
@@ -173,6 +175,59 @@ func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in 
 		}
 		errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
 			r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
+	}
+	return errs
+}
+
+// validateAgainstReferences returns spec errors that only show once the
+// reference NodePool and the pools already composed are known.
+func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[resource.Name]resource.ObservedComposed) field.ErrorList {
+	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
+		return errs
+	}
+	var errs field.ErrorList
+	sp := field.NewPath("spec")
+
+	// A static NodePool (spec.replicas) allows only limits.nodes and no
+	// weight; say so on the claim rather than fail every clone's apply.
+	if _, static, _ := unstructured.NestedFieldNoCopy(found.NodePool.Object, "spec", "replicas"); static {
+		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
+			if s == nil {
+				return
+			}
+			if s.Weight != nil {
+				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
+			}
+			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
+				if k != "nodes" {
+					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
+				}
+			}
+		}
+		check(sp.Child("pool"), spec.Pool)
+		for i := range spec.Stacks {
+			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
+		}
+	}
+
+	errs = append(errs, validateKarpenterNamespace(spec, found.Cluster)...)
+
+	// Only a cluster whose controller may pass per-organization roles can
+	// host a Dedicated one.
+	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
+		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
+	}
+
+	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
+	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		oc := observed[name]
+		if oc.Resource.GetKind() != nodePoolKind {
+			continue
+		}
+		if got, ok := observedNodeClassRef(oc); ok && got != want {
+			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
+		}
 	}
 	return errs
 }

@@ -8,12 +8,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	fnresource "github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/awstags"
@@ -86,29 +83,14 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 	return errs
 }
 
-// Limits on stacks and namespaces keep an organization's desired state well
-// inside the 4 MiB gRPC message Crossplane receives from a function (a test
-// renders the largest organization each allows): about 7 KB per stack in
-// stack isolation (its pool and Usages), and about 2 KB per namespace (its
-// ConfigMap, its entries in the admission policies and the status).
+// Limits on stacks keep an organization's desired state well inside the 4 MiB
+// gRPC message Crossplane receives from a function (a test renders the
+// largest organization each allows): about 7 KB per stack in stack isolation
+// (its pool and Usages). Namespaces have limits of their own (namespaces.go).
 const (
-	maxStacks            = v1alpha1.MaxItemsXKarpenterIsolationSpecStacks
-	maxNamespaces        = 1000
-	maxStackedStacks     = 200
-	maxStackedNamespaces = 600
+	maxStacks        = v1alpha1.MaxItemsXKarpenterIsolationSpecStacks
+	maxStackedStacks = 200
 )
-
-// namespaceLimit is how many namespaces an organization may serve.
-func namespaceLimit(isolation v1alpha1.IsolationMode) int {
-	if isolation == v1alpha1.IsolationStack {
-		return maxStackedNamespaces
-	}
-	return maxNamespaces
-}
-
-// reservedNamespacePrefix is the prefix Kubernetes reserves for its system
-// namespaces (kube-system, kube-public, kube-node-lease).
-const reservedNamespacePrefix = "kube-"
 
 func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, organizationValid bool) field.ErrorList {
 	var errs field.ErrorList
@@ -118,9 +100,7 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 	case spec.Isolation == v1alpha1.IsolationStack && len(spec.Stacks) > maxStackedStacks:
 		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStackedStacks))
 	}
-	if n, limit := len(specNamespaces(spec)), namespaceLimit(spec.Isolation); n > limit {
-		errs = append(errs, field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d in %s isolation", n, limit, spec.Isolation)))
-	}
+	errs = append(errs, validateNamespaceCount(path, spec)...)
 	seen := map[string]bool{}          // stack names, to find duplicates
 	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
 	for i, s := range spec.Stacks {
@@ -132,28 +112,7 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 			continue
 		}
 		seen[s.Name] = true
-		switch {
-		case len(s.Namespaces) > 0:
-			for j, ns := range s.Namespaces {
-				errs = append(errs, dnsLabel(p.Child("namespaces").Index(j), ns)...)
-			}
-		case organizationValid && len(nameErrs) == 0:
-			// Both parts are valid, yet <organization>-<stack> can be too long.
-			def := defaultNamespace(spec.Organization, s.Name)
-			for _, msg := range validation.IsDNS1123Label(def) {
-				errs = append(errs, field.Invalid(p.Child("namespaces"), def, "the default namespace <organization>-<name> is not a valid namespace ("+msg+"); list the stack's namespaces"))
-			}
-		}
-		for j, ns := range namespacesOf(spec.Organization, s) {
-			if strings.HasPrefix(ns, reservedNamespacePrefix) {
-				errs = append(errs, field.Invalid(p.Child("namespaces").Index(j), ns, "the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool"))
-			}
-			if other, taken := namespaceOf[ns]; taken {
-				errs = append(errs, field.Invalid(p.Child("namespaces").Index(j), ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
-				continue
-			}
-			namespaceOf[ns] = s.Name
-		}
+		errs = append(errs, validateStackNamespaces(p.Child("namespaces"), spec.Organization, s, organizationValid && len(nameErrs) == 0, namespaceOf)...)
 		if s.Pool == nil {
 			continue
 		}
@@ -278,66 +237,6 @@ func dnsSubdomain(path *field.Path, v string) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Subdomain(v) {
 		errs = append(errs, field.Invalid(path, v, msg))
-	}
-	return errs
-}
-
-// validateAgainstReferences returns spec errors that only show once the
-// reference NodePool and the pools already composed are known.
-func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[fnresource.Name]fnresource.ObservedComposed) field.ErrorList {
-	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
-		return errs
-	}
-	var errs field.ErrorList
-	sp := field.NewPath("spec")
-
-	// A static NodePool (spec.replicas) allows only limits.nodes and no
-	// weight; say so on the claim rather than fail every clone's apply.
-	if _, static, _ := unstructured.NestedFieldNoCopy(found.NodePool.Object, "spec", "replicas"); static {
-		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
-			if s == nil {
-				return
-			}
-			if s.Weight != nil {
-				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
-			}
-			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
-				if k != "nodes" {
-					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
-				}
-			}
-		}
-		check(sp.Child("pool"), spec.Pool)
-		for i := range spec.Stacks {
-			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
-		}
-	}
-
-	// Karpenter's own pods must never need a tenant's pool to start.
-	if c := found.Cluster; c != nil && c.Spec.Karpenter.Namespace != "" {
-		for _, ns := range specNamespaces(spec) {
-			if ns.Name == c.Spec.Karpenter.Namespace {
-				errs = append(errs, field.Invalid(ns.Path, ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
-			}
-		}
-	}
-
-	// Only a cluster whose controller may pass per-organization roles can
-	// host a Dedicated one.
-	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
-		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
-	}
-
-	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
-	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
-	for _, name := range slices.Sorted(maps.Keys(observed)) {
-		oc := observed[name]
-		if oc.Resource.GetKind() != nodePoolKind {
-			continue
-		}
-		if got, ok := observedNodeClassRef(oc); ok && got != want {
-			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
-		}
 	}
 	return errs
 }

@@ -11,22 +11,42 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
-func TestValidateSpec(t *testing.T) {
-	valid := func() v1alpha1.XKarpenterIsolationSpec {
-		return v1alpha1.XKarpenterIsolationSpec{
-			Organization: "acme",
-			Isolation:    v1alpha1.IsolationStack,
-			Stacks:       []v1alpha1.Stack{{Name: "web"}, {Name: "jobs"}},
-			NodeClassRef: v1alpha1.NodeClassReference{Name: "default"},
-			NodePoolRef:  v1alpha1.NodePoolReference{Name: "default"},
-		}
+// A specCase is a valid spec (organization acme, stacks web and jobs in stack
+// isolation) changed by mutate, and the errors validateSpec finds in it.
+type specCase struct {
+	reason string
+	mutate func(*v1alpha1.XKarpenterIsolationSpec)
+	want   []string
+}
+
+// testValidateSpec runs validateSpec on every case.
+func testValidateSpec(t *testing.T, cases map[string]specCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := v1alpha1.XKarpenterIsolationSpec{
+				Organization: "acme",
+				Isolation:    v1alpha1.IsolationStack,
+				Stacks:       []v1alpha1.Stack{{Name: "web"}, {Name: "jobs"}},
+				NodeClassRef: v1alpha1.NodeClassReference{Name: "default"},
+				NodePoolRef:  v1alpha1.NodePoolReference{Name: "default"},
+			}
+			tc.mutate(&spec)
+			spec.Default()
+			var got []string
+			for _, e := range validateSpec(spec, NewKeys(DefaultKeyDomain)) {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nvalidateSpec(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
+}
+
+func TestValidateSpec(t *testing.T) {
 	weight := int32(101)
-	cases := map[string]struct {
-		reason string
-		mutate func(*v1alpha1.XKarpenterIsolationSpec)
-		want   []string
-	}{
+	testValidateSpec(t, map[string]specCase{
 		"ValidSpecPasses": {
 			reason: "A complete spec has no errors.",
 			mutate: func(*v1alpha1.XKarpenterIsolationSpec) {},
@@ -75,44 +95,6 @@ func TestValidateSpec(t *testing.T) {
 			reason: "Stack names are unique within an organization.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Stacks[1].Name = "web" },
 			want:   []string{`spec.stacks[1].name: Duplicate value: "web"`},
-		},
-		"TooManyNamespacesInStackIsolation": {
-			reason: "Each namespace has a ConfigMap and entries in the admission policies; with a pool per stack, 600 fit Crossplane's gRPC message.",
-			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
-				s.Stacks = append(s.Stacks, stacksWithNamespaces(7, 100)...)
-			},
-			want: []string{"spec.stacks: Forbidden: the stacks list 702 namespaces; an organization serves at most 600 in stack isolation"},
-		},
-		"TooManyNamespacesInOrganizationIsolation": {
-			reason: "With one pool, 1000 namespaces fit Crossplane's gRPC message.",
-			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
-				s.Isolation = v1alpha1.IsolationOrganization
-				s.Stacks = append(s.Stacks, stacksWithNamespaces(11, 100)...)
-			},
-			want: []string{"spec.stacks: Forbidden: the stacks list 1102 namespaces; an organization serves at most 1000 in organization isolation"},
-		},
-		"SystemNamespace": {
-			reason: "Kubernetes reserves the kube- prefix for its own namespaces; a tenant's policies must never bind their pods.",
-			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
-				s.Stacks[0].Namespaces = []string{"acme-web", "kube-system"}
-			},
-			want: []string{`spec.stacks[0].namespaces[1]: Invalid value: "kube-system": the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool`},
-		},
-		"NamespaceInTwoStacks": {
-			reason: "A namespace's pods can land on one stack's pool only.",
-			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
-				s.Stacks[0].Namespaces = []string{"shared"}
-				s.Stacks[1].Namespaces = []string{"shared"}
-			},
-			want: []string{`spec.stacks[1].namespaces[0]: Invalid value: "shared": namespace already belongs to stack "web"; a namespace's pods can run in one stack's pool only`},
-		},
-		"DefaultNamespaceTooLong": {
-			reason: "A valid organization and stack can still make a default namespace longer than 63 characters.",
-			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Organization = strings.Repeat("a", 60) },
-			want: []string{
-				`spec.stacks[0].namespaces: Invalid value: "` + strings.Repeat("a", 60) + `-web": the default namespace <organization>-<name> is not a valid namespace (must be no more than 63 characters); list the stack's namespaces`,
-				`spec.stacks[1].namespaces: Invalid value: "` + strings.Repeat("a", 60) + `-jobs": the default namespace <organization>-<name> is not a valid namespace (must be no more than 63 characters); list the stack's namespaces`,
-			},
 		},
 		"StackPoolNeedsStackIsolation": {
 			reason: "A per-stack override in a shared pool would make the last stack win.",
@@ -201,32 +183,5 @@ func TestValidateSpec(t *testing.T) {
 			},
 			want: []string{"spec.tags: Forbidden: tags apply only to EC2NodeClass; RackspaceSpotNodeClass has no tags"},
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			spec := valid()
-			tc.mutate(&spec)
-			spec.Default()
-			var got []string
-			for _, e := range validateSpec(spec, NewKeys(DefaultKeyDomain)) {
-				got = append(got, e.Error())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nvalidateSpec(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
-}
-
-// stacksWithNamespaces returns n stacks with perStack namespaces each.
-func stacksWithNamespaces(n, perStack int) []v1alpha1.Stack {
-	out := make([]v1alpha1.Stack, 0, n)
-	for i := range n {
-		st := v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)}
-		for j := range perStack {
-			st.Namespaces = append(st.Namespaces, fmt.Sprintf("ns-%d-%d", i, j))
-		}
-		out = append(out, st)
-	}
-	return out
+	})
 }
