@@ -4,10 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/ptr"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
