@@ -115,13 +115,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		} else {
 			response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
 		}
-		for _, c := range placementConditions(spec, found.Placement, keys) {
-			if c.OK {
-				response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
-			} else {
-				response.ConditionFalse(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
-			}
-		}
+		reportPlacement(rsp, spec, found.Placement, keys)
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
@@ -230,6 +231,17 @@ const (
 type condition struct {
 	Type, Reason, Message string
 	OK                    bool
+}
+
+// reportPlacement sets the placement conditions on the XR and its claim.
+func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys Keys) {
+	for _, c := range placementConditions(spec, cp, keys) {
+		if c.OK {
+			response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
+		} else {
+			response.ConditionFalse(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
+		}
+	}
 }
 
 // placementConditions say what admission enforces for the organization.
