@@ -17,6 +17,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
@@ -97,7 +98,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			// Not yet known to be free: compose it once Crossplane says so.
 			continue
 		}
-		dc := &resource.DesiredComposed{Resource: cd, Ready: readiness(name, oc, ok)}
+		dc := &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, ok)}
 		if dc.Ready != resource.ReadyTrue {
 			notReady++
 		}

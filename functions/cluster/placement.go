@@ -37,13 +37,12 @@ import (
 
 // Composed resource names of the placement policies.
 const (
-	crPlacementPolicy         resource.Name = "placement-policy"
-	crPlacementBinding        resource.Name = "placement-binding"
-	crPlacementPoolsPolicy    resource.Name = "placement-pools-policy"
-	crPlacementPoolsBinding   resource.Name = "placement-pools-binding"
-	crPlacementInjectPolicy   resource.Name = "placement-inject-policy"
-	crPlacementInjectBinding  resource.Name = "placement-inject-binding"
-	placementResourceNameStem               = "placement-"
+	crPlacementPolicy        resource.Name = "placement-policy"
+	crPlacementBinding       resource.Name = "placement-binding"
+	crPlacementPoolsPolicy   resource.Name = "placement-pools-policy"
+	crPlacementPoolsBinding  resource.Name = "placement-pools-binding"
+	crPlacementInjectPolicy  resource.Name = "placement-inject-policy"
+	crPlacementInjectBinding resource.Name = "placement-inject-binding"
 )
 
 // alwaysPlatformNamespaces hold Kubernetes' own pods.
@@ -142,12 +141,6 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 		out[name] = cd
 	}
 	return out, nil
-}
-
-// isPlacement reports whether a composed resource is one of the placement
-// policies, ready once they exist.
-func isPlacement(name resource.Name) bool {
-	return strings.HasPrefix(string(name), placementResourceNameStem)
 }
 
 var podsMatch = func(ops ...admissionv1.OperationType) *admissionv1.MatchResources {

@@ -26,35 +26,6 @@ func isReady(oc resource.ObservedComposed, ok bool) bool {
 	return ok && ready.IsTrue(oc, xpv1.TypeReady)
 }
 
-// readiness is a composed resource's readiness. A ConfigMap, an admission
-// policy or binding has no status, and a Usage's only says Crossplane's usage
-// controller has seen it (which never happens where Crossplane runs without
-// webhooks): both are ready once they exist. A managed resource is ready when
-// Ready and Synced; anything else (NodePools, NodeClasses) when Ready. Not
-// yet observed means not ready.
-func readiness(desired *composed.Unstructured, oc resource.ObservedComposed, ok bool) resource.Ready {
-	group := desired.GetObjectKind().GroupVersionKind().Group
-	switch {
-	case !ok:
-		return resource.ReadyFalse
-	case readyOnceExists(group):
-		return resource.ReadyTrue
-	case strings.HasSuffix(group, ".aws.upbound.io"):
-		if ready.Managed(oc) {
-			return resource.ReadyTrue
-		}
-	case isReady(oc, ok):
-		return resource.ReadyTrue
-	}
-	return resource.ReadyFalse
-}
-
-// readyOnceExists reports whether objects of a group are ready as soon as
-// they exist.
-func readyOnceExists(group string) bool {
-	return group == "" || group == "admissionregistration.k8s.io" || group == "rbac.authorization.k8s.io" || group == "protection.crossplane.io"
-}
-
 // keepObserved returns every observed composed resource as desired, exactly
 // as kiso rendered it: identity, kiso's labels and annotations, and content. It is what the function returns when it cannot render: Crossplane
 // deletes any composed resource a function stops returning, and deleting a
@@ -86,7 +57,7 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 		}
 		cd := composed.New()
 		cd.Unstructured = *u
-		out[name] = &resource.DesiredComposed{Resource: cd, Ready: readiness(cd, oc, true)}
+		out[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
 	}
 	return out
 }

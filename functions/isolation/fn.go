@@ -16,6 +16,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
@@ -74,13 +75,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	xrcondition.NamesAvailable(rsp, xrcondition.CompositeAndClaim)
 
-	ready := make(map[string]bool, len(pools))
+	poolReady := make(map[string]bool, len(pools))
 	for _, p := range pools {
 		np, npOK := observed[nodePoolResourceName(p)]
 		nc, ncOK := observed[nodeClassResourceName(p)]
-		ready[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
+		poolReady[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
 	}
-	status := buildStatus(spec, pools, ready)
+	status := buildStatus(spec, pools, poolReady)
 	reportUsage(&status, observed, pools)
 
 	var rendered map[resource.Name]*resource.DesiredComposed
@@ -193,7 +194,7 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, sta
 	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))
 	for name, o := range objects {
 		oc, ok := observed[name]
-		out[name] = &resource.DesiredComposed{Resource: o, Ready: readiness(o, oc, ok)}
+		out[name] = &resource.DesiredComposed{Resource: o, Ready: ready.Of(o, oc, ok)}
 	}
 	return out, nil
 }

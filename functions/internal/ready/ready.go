@@ -3,11 +3,14 @@
 package ready
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
 // Condition reads a condition's status straight from the object: the SDK's
@@ -34,4 +37,39 @@ func IsTrue(oc resource.ObservedComposed, t xpv1.ConditionType) bool {
 // succeeded), so an XR is not ready while a change is failing.
 func Managed(oc resource.ObservedComposed) bool {
 	return IsTrue(oc, xpv1.TypeReady) && IsTrue(oc, xpv1.TypeSynced)
+}
+
+// Of is a composed resource's readiness from its observed state, by the
+// group of the object desired. A managed resource is ready when Managed
+// says so. ConfigMaps, admission policies, RBAC, Usages and PrometheusRules
+// have no conditions to wait for (a Usage's only says Crossplane's usage
+// controller has seen it, which never happens where Crossplane runs without
+// webhooks): they are ready once they exist. Anything else (NodePools,
+// NodeClasses) is ready when it says Ready. Not yet observed means not
+// ready.
+func Of(desired *composed.Unstructured, oc resource.ObservedComposed, observed bool) resource.Ready {
+	group := desired.GetObjectKind().GroupVersionKind().Group
+	switch {
+	case !observed:
+		return resource.ReadyFalse
+	case readyOnceExists(group):
+		return resource.ReadyTrue
+	case strings.HasSuffix(group, ".aws.upbound.io"):
+		if Managed(oc) {
+			return resource.ReadyTrue
+		}
+	case IsTrue(oc, xpv1.TypeReady):
+		return resource.ReadyTrue
+	}
+	return resource.ReadyFalse
+}
+
+// readyOnceExists reports whether objects of a group are ready as soon as
+// they exist.
+func readyOnceExists(group string) bool {
+	switch group {
+	case "", "admissionregistration.k8s.io", "rbac.authorization.k8s.io", "protection.crossplane.io", "monitoring.coreos.com":
+		return true
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package main
+package ready
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
-func TestReadiness(t *testing.T) {
+func TestOf(t *testing.T) {
 	object := func(apiVersion, kind string, conditions ...string) *composed.Unstructured {
 		cd := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}}
 		var cs []any
@@ -68,12 +68,36 @@ func TestReadiness(t *testing.T) {
 			observed: object("iam.aws.upbound.io/v1beta1", "Role", "Ready", "Synced"),
 			want:     resource.ReadyTrue,
 		},
+		"ManagedResourceSyncedButNotReady": {
+			reason:   "Applied, but AWS has not finished creating it.",
+			desired:  object("sqs.aws.upbound.io/v1beta1", "Queue"),
+			observed: object("sqs.aws.upbound.io/v1beta1", "Queue", "Synced"),
+			want:     resource.ReadyFalse,
+		},
+		"ManagedResourceWithoutConditions": {
+			reason:   "A managed resource the provider has not reconciled yet has no conditions.",
+			desired:  object("sqs.aws.upbound.io/v1beta1", "Queue"),
+			observed: object("sqs.aws.upbound.io/v1beta1", "Queue"),
+			want:     resource.ReadyFalse,
+		},
+		"PrometheusRuleReadyOnceItExists": {
+			reason:   "A PrometheusRule has no conditions; existing is all it does.",
+			desired:  object("monitoring.coreos.com/v1", "PrometheusRule"),
+			observed: object("monitoring.coreos.com/v1", "PrometheusRule"),
+			want:     resource.ReadyTrue,
+		},
+		"ConfigMapReadyOnceItExists": {
+			reason:   "A ConfigMap has no status.",
+			desired:  object("v1", "ConfigMap"),
+			observed: object("v1", "ConfigMap"),
+			want:     resource.ReadyTrue,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			oc := resource.ObservedComposed{Resource: tc.observed}
-			if got := readiness(tc.desired, oc, tc.observed != nil); got != tc.want {
-				t.Errorf("%s\nreadiness(...): want %s, got %s", tc.reason, tc.want, got)
+			if got := Of(tc.desired, oc, tc.observed != nil); got != tc.want {
+				t.Errorf("%s\nOf(...): want %s, got %s", tc.reason, tc.want, got)
 			}
 		})
 	}
