@@ -100,11 +100,12 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 	nss := append(append([]string{}, alwaysPlatformNamespaces...), karpenterNamespace)
 	nss = append(nss, in.PlatformNamespaces...)
 	slices.Sort(nss)
+	keys := placement.NewKeys(in.KeyDomain)
 	return placementPlan{
 		Cluster:            cluster,
 		KeyDomain:          in.KeyDomain,
-		OrganizationKey:    in.KeyDomain + "/organization",
-		StackKey:           in.KeyDomain + "/stack",
+		OrganizationKey:    keys.Organization,
+		StackKey:           keys.Stack,
 		PlatformNamespaces: slices.Compact(nss),
 		InjectAPIVersion:   injectAPI,
 	}

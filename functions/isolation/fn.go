@@ -16,6 +16,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
@@ -39,7 +40,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
 		return rsp, nil
 	}
-	keys := NewKeys(in.KeyDomain)
+	keys := placement.NewKeys(in.KeyDomain)
 
 	st, err := fnstate.Read(req)
 	if err != nil {
@@ -144,7 +145,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // dedicated node identity if it has one, each pool's NodeClass, NodePool and
 // the Usages that order their deletion, the admission policies that keep its
 // pods on its pools, and the placement ConfigMap of each of its namespaces.
-func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, stacks []v1alpha1.StackStatus, found lookup, observed map[resource.Name]resource.ObservedComposed, keys Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, stacks []v1alpha1.StackStatus, found lookup, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
 	var used usedObjects
 	var identity *nodeidentity.Identity

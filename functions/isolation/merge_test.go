@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 func TestMergeTaints(t *testing.T) {
-	keys := NewKeys("kiso.dev")
+	keys := placement.NewKeys("kiso.dev")
 	org := taint{Key: keys.Organization, Value: "acme", Effect: "NoSchedule"}
 	stack := taint{Key: keys.Stack, Value: "web", Effect: "NoSchedule"}
 	arch := map[string]any{"key": "arch", "value": "arm64", "effect": "NoSchedule"}
@@ -64,7 +66,7 @@ func TestMergeTaints(t *testing.T) {
 }
 
 func TestMergeStringMap(t *testing.T) {
-	keys := NewKeys("kiso.dev")
+	keys := placement.NewKeys("kiso.dev")
 	existing := map[string]string{"team": "platform", keys.Stack: "old", keys.Organization: "old"}
 	want := map[string]string{keys.Organization: "acme"}
 	got := mergeStringMap(existing, keys.Managed(), want)

@@ -171,7 +171,7 @@ func requireNamespaces(rs map[string]*fnv1.ResourceSelector, planned []ownership
 }
 
 // resolveNamespaces records which of the planned ConfigMaps' namespaces exist.
-func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []ownership.Object, composed ownership.Composed, keys Keys) error {
+func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []ownership.Object, composed ownership.Composed, keys placement.Keys) error {
 	l.Namespaces, l.Exempt = map[string]bool{}, map[string]bool{}
 	for _, o := range planned {
 		if o.GVK != configMapGVK {
@@ -200,7 +200,7 @@ func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []owner
 // namespaceConflicts says, for each namespace whose ConfigMap another XR
 // holds, which organization serves it, at the field that lists it. Other
 // conflicts are returned as they are.
-func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []ownership.Conflict, keys Keys) []string {
+func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []ownership.Conflict, keys placement.Keys) []string {
 	pathOf := map[string]*field.Path{}
 	for _, ns := range specNamespaces(spec) {
 		pathOf[ns.Name] = ns.Path
@@ -241,7 +241,7 @@ func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundC
 
 // validatePlatformNamespaces refuses namespaces whose pods are the
 // platform's: placement exempts them, so no organization may hold one.
-func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys Keys) field.ErrorList {
+func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) field.ErrorList {
 	var errs field.ErrorList
 	for _, ns := range specNamespaces(spec) {
 		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
@@ -253,7 +253,7 @@ func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found loo
 
 // platformNamespace says why a namespace is the platform's, or "". The kube-
 // prefix is refused with the spec's other static checks.
-func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys Keys) string {
+func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys placement.Keys) string {
 	switch {
 	case ns == "default":
 		return "the default namespace is the platform's: its pods are exempt from placement"
@@ -267,7 +267,7 @@ func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, 
 
 // placementConfigMaps renders the ConfigMap of each namespace that exists,
 // from what the status tells its stack.
-func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, exists map[string]bool, keys Keys) (map[resource.Name]*composed.Unstructured, error) {
+func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, exists map[string]bool, keys placement.Keys) (map[resource.Name]*composed.Unstructured, error) {
 	byName := make(map[string]v1alpha1.StackStatus, len(stacks))
 	for _, s := range stacks {
 		byName[s.Name] = s

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // nodeClassGVK is the GroupVersionKind of the NodeClass the spec clones.
@@ -28,7 +29,7 @@ func isEC2NodeClass(ref v1alpha1.NodeClassReference) bool {
 // the reference stays) and, with a dedicated identity, names its instance
 // profile instead of the reference's role or profile: Karpenter accepts
 // exactly one of the two.
-func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVersionKind, keys Keys, inherited map[string]string, identity *nodeidentity.Identity) (*unstructured.Unstructured, error) {
+func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVersionKind, keys placement.Keys, inherited map[string]string, identity *nodeidentity.Identity) (*unstructured.Unstructured, error) {
 	spec, err := clonedSpec(ref)
 	if err != nil {
 		return nil, err

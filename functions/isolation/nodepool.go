@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // Karpenter's NodePool API, the same for every provider.
@@ -26,7 +27,7 @@ const (
 // know included) for one pool: it points the clone at the pool's NodeClass,
 // merges kiso's labels and taints into the node template and applies the
 // organization's pool settings.
-func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.GroupVersionKind, keys Keys) (*unstructured.Unstructured, error) {
+func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.GroupVersionKind, keys placement.Keys) (*unstructured.Unstructured, error) {
 	spec, err := clonedSpec(ref)
 	if err != nil {
 		return nil, err
@@ -142,7 +143,7 @@ func clonedSpec(ref *unstructured.Unstructured) (map[string]any, error) {
 
 // newObject starts a cluster-scoped object named after the pool and labelled
 // with its identity.
-func newObject(apiVersion, kind string, p pool, keys Keys) *unstructured.Unstructured {
+func newObject(apiVersion, kind string, p pool, keys placement.Keys) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": apiVersion,
 		"kind":       kind,
@@ -155,7 +156,7 @@ func newObject(apiVersion, kind string, p pool, keys Keys) *unstructured.Unstruc
 // objectLabels label every object of a pool with its identity, so
 // `kubectl get nodepools -l kiso.dev/organization=acme` finds an
 // organization's pools.
-func objectLabels(p pool, keys Keys) map[string]string {
+func objectLabels(p pool, keys placement.Keys) map[string]string {
 	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
 	for _, k := range keys.Managed() {
 		if v, ok := p.Labels[k]; ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
@@ -24,7 +25,7 @@ const maxRoleName = 64
 // cluster's permissions boundary. IAM names are unique per account, so the
 // name starts with the cluster's prefix: <prefix>-org-<organization>-node,
 // which no name of the cluster's own (<prefix>-karpenter-...) can be.
-func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, tags map[string]string, keys Keys) nodeidentity.Identity {
+func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, tags map[string]string, keys placement.Keys) nodeidentity.Identity {
 	name := names.Join(maxRoleName, c.Status.NamePrefix, "org", spec.Organization, "node")
 	awsTags := make(map[string]*string, len(tags))
 	for k, v := range tags {
@@ -47,7 +48,7 @@ func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, t
 
 // organizationTags are the cost tags of an organization's IAM resources:
 // the cluster's, the organization's own, and its identity.
-func organizationTags(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, keys Keys) map[string]string {
+func organizationTags(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, keys placement.Keys) map[string]string {
 	out := map[string]string{}
 	for k, v := range c.Spec.Tags {
 		out[k] = v
@@ -87,7 +88,7 @@ func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
 	if spec.NodeRole != v1alpha1.NodeRoleDedicated {
 		return nil
 	}
-	objects, err := identityObjects(dedicatedIdentity(spec, &boundCluster{}, nil, NewKeys(DefaultKeyDomain)))
+	objects, err := identityObjects(dedicatedIdentity(spec, &boundCluster{}, nil, placement.NewKeys(DefaultKeyDomain)))
 	if err != nil {
 		// The objects are typed and registered in the scheme; converting
 		// them cannot fail.

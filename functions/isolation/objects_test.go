@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // The ownership check asks about the objects planObjects lists, before
@@ -39,7 +40,7 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 			}
 			s := decodeForTest(t, spec)
 			planned := map[string]string{}
-			for _, o := range planObjects(s, planPools(s, NewKeys(in.KeyDomain))) {
+			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain))) {
 				planned[string(o.Resource)] = o.GVK.Kind + "/" + o.Name
 			}
 			if diff := cmp.Diff(planned, rendered); diff != "" {

@@ -95,7 +95,7 @@ func grantRule(resource, verb string, names []string) map[string]any {
 // kiso-placement ConfigMap is composed), the Role and RoleBinding the
 // cluster's admission policies read. A namespace not yet held grants
 // nothing: two organizations listing a future namespace never both get it.
-func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, observed map[resource.Name]resource.ObservedComposed, keys Keys) map[resource.Name]*composed.Unstructured {
+func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) map[resource.Name]*composed.Unstructured {
 	poolOf := make(map[string]string, len(stacks))
 	for _, s := range stacks {
 		poolOf[s.Name] = s.Pool
@@ -234,7 +234,7 @@ type condition struct {
 }
 
 // reportPlacement sets the placement conditions on the XR and its claim.
-func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys Keys) {
+func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys placement.Keys) {
 	for _, c := range placementConditions(spec, cp, keys) {
 		if c.OK {
 			response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
@@ -245,7 +245,7 @@ func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsol
 }
 
 // placementConditions say what admission enforces for the organization.
-func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys Keys) []condition {
+func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys placement.Keys) []condition {
 	var enforced condition
 	switch {
 	case cp == nil:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/names"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // poolNamePrefix makes kiso's pool names unlikely to collide with a
@@ -48,7 +49,7 @@ type taint struct {
 const taintEffect = "NoSchedule"
 
 // planPools returns the organization's pools in spec order.
-func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) []pool {
+func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) []pool {
 	if spec.Isolation == v1alpha1.IsolationStack {
 		pools := make([]pool, 0, len(spec.Stacks))
 		for _, s := range spec.Stacks {
@@ -64,7 +65,7 @@ func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) []pool {
 	return []pool{newPool(spec, keys, "", stacks, mergeSettings(spec.Pool, nil))}
 }
 
-func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys Keys, stack string, stacks []string, settings v1alpha1.PoolSettings) pool {
+func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack string, stacks []string, settings v1alpha1.PoolSettings) pool {
 	p := pool{
 		Name:     poolName(spec.Organization, stack),
 		Stack:    stack,

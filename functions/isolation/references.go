@@ -79,7 +79,7 @@ type lookup struct {
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xrUID types.UID, keys Keys) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xrUID types.UID, keys placement.Keys) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -154,12 +154,12 @@ func (l lookup) Unresolved() bool {
 }
 
 // referenceLabel marks a NodeClass or NodePool the platform lets tenants clone.
-func referenceLabel(keys Keys) string { return keys.Domain + "/reference" }
+func referenceLabel(keys placement.Keys) string { return keys.Domain + "/reference" }
 
 // validateReferences refuses a reference the platform did not mark: a
 // NodePool or NodeClass is the platform's, and one it never meant for
 // tenants (a privileged role, another team's subnets) must not be cloned.
-func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys Keys) field.ErrorList {
+func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys placement.Keys) field.ErrorList {
 	var errs field.ErrorList
 	for _, r := range []struct {
 		path   *field.Path

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/awstags"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // Patterns and enums of Karpenter v1's NodePool CRD, as the XRD declares them, checked here so a bad value
@@ -35,7 +36,7 @@ var karpenterTagKeys = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool",
 
 // validateSpec returns every problem with the spec, each naming its field.
 // The spec has had defaults applied.
-func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorList {
+func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) field.ErrorList {
 	sp := field.NewPath("spec")
 	var errs field.ErrorList
 
@@ -195,7 +196,7 @@ func validateDisruption(path *field.Path, d v1alpha1.Disruption) field.ErrorList
 
 // validateTags refuses tags AWS, Karpenter or kiso itself reserve. Only
 // EC2NodeClasses carry tags.
-func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys Keys) field.ErrorList {
+func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) field.ErrorList {
 	if len(spec.Tags) == 0 {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // A specCase is a valid spec (organization acme, stacks web and jobs in stack
@@ -34,7 +35,7 @@ func testValidateSpec(t *testing.T, cases map[string]specCase) {
 			tc.mutate(&spec)
 			spec.Default()
 			var got []string
-			for _, e := range validateSpec(spec, NewKeys(DefaultKeyDomain)) {
+			for _, e := range validateSpec(spec, placement.NewKeys(DefaultKeyDomain)) {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

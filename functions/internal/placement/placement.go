@@ -19,6 +19,32 @@ import "strings"
 // functions' inputs must choose the same one.
 const DefaultKeyDomain = "kiso.dev"
 
+// Keys are the label, taint and tag keys kiso owns, all in one domain: the
+// isolation function puts them on an organization's pools, the cluster's
+// policies read them.
+type Keys struct {
+	Domain       string
+	Organization string
+	Stack        string
+	Customer     string
+}
+
+// NewKeys returns kiso's keys in the supplied domain.
+func NewKeys(domain string) Keys {
+	return Keys{
+		Domain:       domain,
+		Organization: domain + "/organization",
+		Stack:        domain + "/stack",
+		Customer:     domain + "/customer",
+	}
+}
+
+// Managed returns every key kiso owns: on a cloned object these are the only
+// keys kiso upserts or removes.
+func (k Keys) Managed() []string {
+	return []string{k.Organization, k.Stack, k.Customer}
+}
+
 // Group is the virtual API group of the grants.
 const Group = "placement.kiso.dev"
 
