@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -18,6 +19,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
+	"github.com/kiso-dev/kiso/functions/internal/refusal"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
@@ -57,6 +59,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	if errs := validateSpec(spec, keys); len(errs) > 0 {
 		xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
+		return rsp, nil
+	}
+	// While the API server refuses Crossplane what this XR needs, stop and
+	// say so on the claim: Crossplane alone would only tell the XR.
+	if refusal.Apply(rsp, oxr, time.Now()) {
 		return rsp, nil
 	}
 

@@ -282,6 +282,12 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	markReady(t, NodePoolKind, "kiso-globex")
 	markReady(t, EC2NodeClassKind, "kiso-globex")
 	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+	// Switch back only once the stack pools are gone: a NodeClass whose deletion a Usage still holds is deleted
+	// when the Usage releases it, even if the spec asks for that pool again meanwhile.
+	for _, s := range []string{"api", "batch"} {
+		env.Cluster.WaitForDeletionT(t, policyInForceTimeout, NodePoolKind, "", "kiso-globex."+s)
+		env.Cluster.WaitForDeletionT(t, policyInForceTimeout, EC2NodeClassKind, "", "kiso-globex."+s)
+	}
 	// And back to stack isolation: while the organization's pool is kept, its pods are still admitted in
 	// globex-api; once the stack's pool is Ready and the old one gone, only the stack's placement is.
 	patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)

@@ -27,6 +27,8 @@ type Environment struct {
 	Nodes bool
 	// Timings are durations scenarios measured, printed after the run.
 	Timings *timings
+	// ProviderAWSCRDDir holds every CRD provider-aws v2 ships, for the kinds the harness does not install.
+	ProviderAWSCRDDir string
 
 	servers *servers
 }
@@ -38,6 +40,9 @@ var env *Environment
 // started so far are left for the caller to stop, and their logs to print.
 func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *servers, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
 	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, Nodes: isolatedNetwork, Timings: &timings{}}
+	if len(p.ProviderAWSCRDFiles) > 0 {
+		e.ProviderAWSCRDDir = filepath.Dir(p.ProviderAWSCRDFiles[0])
+	}
 
 	cp, err := startControlPlane(ctx, servers, p, filepath.Join(dir, "controlplane"), phases)
 	if err != nil {

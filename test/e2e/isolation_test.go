@@ -101,7 +101,11 @@ func (tn tenant) pool(stack string) string {
 // reconcile but not atomically, so seeing one does not mean the other exists.
 func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
 	t.Helper()
-	u := env.Cluster.WaitForT(t, 60*time.Second, gvk, "", name, nil)
+	// An object of that name still being deleted (a pool retired a moment ago, its deletion held by a Usage) is
+	// not the one Crossplane composes next: mark the live one.
+	u := env.Cluster.WaitForT(t, 60*time.Second, gvk, "", name, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetDeletionTimestamp() == nil, "still being deleted"
+	})
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
 		"type": "Ready", "status": "True", "reason": "Ready", "message": "",
 		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339), "observedGeneration": u.GetGeneration(),
