@@ -39,8 +39,10 @@ const (
 )
 
 // policyInForceTimeout bounds how long a change takes to reach the apiserver's admission: Crossplane
-// re-renders, applies the policies or a namespace's Role, and the apiserver reloads them.
-const policyInForceTimeout = 90 * time.Second
+// re-renders, applies the policies or a namespace's Role, and the apiserver reloads them. A mode switch
+// composes and retires dozens of objects; their events trip Crossplane's watch circuit breaker, which then
+// lets the XR reconcile only every 30 s or at its poll, so the bound is the one XRs settle in.
+const policyInForceTimeout = xrSettleTimeout
 
 // The tolerations a pod of organization globex carries, as the claim's status tells it.
 var (

@@ -200,7 +200,7 @@ func composedVersionsT(t *testing.T, refs []composedRef) map[string]string {
 // waitClaimConditionT waits until the claim's condition has the status and reason.
 func waitClaimConditionT(t *testing.T, ns, name, conditionType, status, reason string) ConditionStatus {
 	t.Helper()
-	u := env.Cluster.WaitForT(t, 90*time.Second, IsolationClaimKind, ns, name, func(u *unstructured.Unstructured) (bool, string) {
+	u := env.Cluster.WaitForT(t, xrSettleTimeout, IsolationClaimKind, ns, name, func(u *unstructured.Unstructured) (bool, string) {
 		c, _ := Condition(u, conditionType)
 		return c.Status == status && c.Reason == reason, conditionType + ": " + c.Status + " " + c.Reason + " " + c.Message
 	})

@@ -53,6 +53,14 @@ const (
 // scope`.
 var forbidden = regexp.MustCompile(`is forbidden: User "([^"]+)" cannot ([a-z]+) resource "([^"]+)" in API group "([^"]*)"`)
 
+// escalation matches RBAC's refusal to let Crossplane write a Role that
+// grants what Crossplane does not hold itself (kiso's placement Roles grant
+// what examples/rbac gives Crossplane), e.g. `roles.rbac.authorization.k8s.io
+// "kiso-placement" is forbidden: user "system:serviceaccount:…" (groups=[…])
+// is attempting to grant RBAC permissions not currently held`. Holding the
+// permissions, or the escalate verb on that resource, lifts it.
+var escalation = regexp.MustCompile(`([a-z0-9]+)\.([a-z0-9.-]+) "[^"]*" is forbidden: user "([^"]+)" \(groups=[^)]*\) is attempting to grant RBAC permissions not currently held`)
+
 // A Refusal is one thing the API server refused Crossplane.
 type Refusal struct {
 	User     string
@@ -63,11 +71,13 @@ type Refusal struct {
 
 // Parse finds a refusal in a message Crossplane wrote.
 func Parse(message string) (Refusal, bool) {
-	m := forbidden.FindStringSubmatch(message)
-	if m == nil {
-		return Refusal{}, false
+	if m := forbidden.FindStringSubmatch(message); m != nil {
+		return Refusal{User: m[1], Verb: m[2], Resource: m[3], Group: m[4]}, true
 	}
-	return Refusal{User: m[1], Verb: m[2], Resource: m[3], Group: m[4]}, true
+	if m := escalation.FindStringSubmatch(message); m != nil {
+		return Refusal{User: m[3], Verb: "escalate", Resource: m[1], Group: m[2]}, true
+	}
+	return Refusal{}, false
 }
 
 // Message is what the XR and its claim say about the refusal. It quotes

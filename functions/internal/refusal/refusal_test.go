@@ -18,9 +18,11 @@ import (
 // Crossplane's Synced messages when it may not read a required NodePool, and when it may not apply a
 // composed admission policy.
 const (
-	fetchRefused = `cannot compose resources: cannot run Composition pipeline step "isolation": fetching resources for nodePoolRef: cannot get required resource by name: nodepools.karpenter.sh "tenant-reference" is forbidden: User "system:serviceaccount:crossplane-system:crossplane" cannot get resource "nodepools" in API group "karpenter.sh" at the cluster scope`
-	applyRefused = `cannot compose resources: cannot apply composed resource "placement-policy": validatingadmissionpolicies.admissionregistration.k8s.io "kiso-placement" is forbidden: User "system:serviceaccount:crossplane-system:crossplane" cannot patch resource "validatingadmissionpolicies" in API group "admissionregistration.k8s.io" at the cluster scope`
-	coreRefused  = `cannot compose resources: cannot apply composed resource "placement-acme": configmaps "kiso-placement" is forbidden: User "system:serviceaccount:crossplane-system:crossplane" cannot patch resource "configmaps" in API group "" in the namespace "acme"`
+	fetchRefused      = `cannot compose resources: cannot run Composition pipeline step "isolation": fetching resources for nodePoolRef: cannot get required resource by name: nodepools.karpenter.sh "tenant-reference" is forbidden: User "system:serviceaccount:crossplane-system:crossplane" cannot get resource "nodepools" in API group "karpenter.sh" at the cluster scope`
+	applyRefused      = `cannot compose resources: cannot apply composed resource "placement-policy": validatingadmissionpolicies.admissionregistration.k8s.io "kiso-placement" is forbidden: User "system:serviceaccount:crossplane-system:crossplane" cannot patch resource "validatingadmissionpolicies" in API group "admissionregistration.k8s.io" at the cluster scope`
+	escalationRefused = `cannot compose resources: cannot apply composed resource "placement-role-acme": roles.rbac.authorization.k8s.io "kiso-placement" is forbidden: user "system:serviceaccount:crossplane-system:crossplane" (groups=["system:serviceaccounts" "system:serviceaccounts:crossplane-system" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:
+{APIGroups:["placement.kiso.dev"], Resources:["organizations"], Verbs:["acme"]}`
+	coreRefused = `cannot compose resources: cannot apply composed resource "placement-acme": configmaps "kiso-placement" is forbidden: User "system:serviceaccount:crossplane-system:crossplane" cannot patch resource "configmaps" in API group "" in the namespace "acme"`
 )
 
 var crossplane = "system:serviceaccount:crossplane-system:crossplane"
@@ -34,6 +36,7 @@ func TestParseReadsTheAPIServersRefusal(t *testing.T) {
 		"RequiredResourceFetch": {fetchRefused, Refusal{User: crossplane, Verb: "get", Resource: "nodepools", Group: "karpenter.sh"}, true},
 		"ComposedResourceApply": {applyRefused, Refusal{User: crossplane, Verb: "patch", Resource: "validatingadmissionpolicies", Group: "admissionregistration.k8s.io"}, true},
 		"CoreGroup":             {coreRefused, Refusal{User: crossplane, Verb: "patch", Resource: "configmaps", Group: ""}, true},
+		"RoleEscalation":        {escalationRefused, Refusal{User: crossplane, Verb: "escalate", Resource: "roles", Group: "rbac.authorization.k8s.io"}, true},
 		"OtherError":            {`cannot compose resources: admission webhook "nousages.protection.crossplane.io" denied the request`, Refusal{}, false},
 		"Empty":                 {"", Refusal{}, false},
 	}
