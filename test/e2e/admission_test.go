@@ -122,6 +122,10 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		t.Errorf("claim PlacementEnforced message %q, want %q", c.Message, wantEnforced)
 	}
 
+	// Each namespace's grant reaches the apiserver's authorizer on its own time, after the policies.
+	waitUntilAdmittedT(t, newPod("probe", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "api"}, tolerateGlobex, tolerateAPI))
+	waitUntilAdmittedT(t, newPod("probe", globexBatch, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateBatch))
+
 	// (i) A stack's pod that selects nothing is refused, and told what to add.
 	assertRefusedT(t, newPod("no-selector", globexAPI, nil), poolsPolicy, wantAPISelectors)
 
