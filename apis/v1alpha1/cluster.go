@@ -64,7 +64,7 @@ type XKarpenterClusterSpec struct {
 	// app.kubernetes.io/managed-by=kiso; provider-aws adds crossplane-kind, crossplane-name and
 	// crossplane-providerconfig. AWS allows 50 in all, of at most 256 characters each.
 	// +kubebuilder:validation:MaxProperties=45
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 256)",message="a tag value is at most 256 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= {{MaxTagValueLength}})",message="a tag value is at most {{MaxTagValueLength}} characters"
 	Tags map[string]string `json:"tags,omitempty"`
 
 	// Karpenter says where Karpenter's controller runs.

@@ -24,7 +24,7 @@ const (
 // XKarpenterIsolationSpec is one organization's request for dedicated Karpenter capacity. It is the single
 // source of truth for every pool the organization gets.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.isolation) || self.isolation != 'stack' || !has(self.stacks) || size(self.stacks) <= 200",message="stack isolation renders a pool per stack; at most 200 stacks fit one organization's desired state",fieldPath=".stacks"
+// +kubebuilder:validation:XValidation:rule="!has(self.isolation) || self.isolation != 'stack' || !has(self.stacks) || size(self.stacks) <= {{MaxStackedStacks}}",message="stack isolation renders a pool per stack; at most {{MaxStackedStacks}} stacks fit one organization's desired state",fieldPath=".stacks"
 type XKarpenterIsolationSpec struct {
 	// Organization is the pool identity. It names the pools (kiso-<organization>, or
 	// kiso-<organization>.<stack> in stack isolation) and is the value of the organization node label and taint.
@@ -70,7 +70,7 @@ type XKarpenterIsolationSpec struct {
 	// Tags are extra cost-allocation tags for the organization's EC2 instances, volumes and instance profiles
 	// (EC2NodeClass only), of at most 256 characters each.
 	// +kubebuilder:validation:MaxProperties=40
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 256)",message="a tag value is at most 256 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= {{MaxTagValueLength}})",message="a tag value is at most {{MaxTagValueLength}} characters"
 	Tags map[string]string `json:"tags,omitempty"`
 
 	// Placement says how the organization's pods are kept on its pools, enforced at admission for every pod

@@ -90,7 +90,7 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 // (its pool and Usages). Namespaces have limits of their own (namespaces.go).
 const (
 	maxStacks        = v1alpha1.MaxItemsXKarpenterIsolationSpecStacks
-	maxStackedStacks = 200
+	maxStackedStacks = v1alpha1.MaxStackedStacks
 )
 
 func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, organizationValid bool) field.ErrorList {

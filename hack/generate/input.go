@@ -13,7 +13,7 @@ import (
 const inputKind = "Input"
 
 // inputCRD renders the CRD of a function's input, named as controller-gen names it (<group>_<plural>.yaml),
-// into packageDir.
+// into packageDir, with the placeholders of its rules filled in from pkg's constants.
 func inputCRD(p *crd.Parser, pkg *loader.Package, packageDir string) (string, []byte, error) {
 	gv, ok := p.GroupVersions[pkg]
 	if !ok {
@@ -21,9 +21,16 @@ func inputCRD(p *crd.Parser, pkg *loader.Package, packageDir string) (string, []
 	}
 	gk := schema.GroupKind{Group: gv.Group, Kind: inputKind}
 	p.NeedCRDFor(gk, nil)
-	c, ok := p.CustomResourceDefinitions[gk]
+	generated, ok := p.CustomResourceDefinitions[gk]
 	if !ok {
 		return "", nil, errors.Errorf("package %s has no %s type", pkg.PkgPath, inputKind)
+	}
+	c := generated.DeepCopy()
+	pkg.NeedTypesInfo()
+	for _, v := range c.Spec.Versions {
+		if err := fillPlaceholders(v.Schema.OpenAPIV3Schema, pkg.Types); err != nil {
+			return "", nil, errors.Wrapf(err, "cannot write the CRD of %s", gk)
+		}
 	}
 	b, err := yaml.Marshal(c)
 	if err != nil {

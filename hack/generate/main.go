@@ -151,6 +151,11 @@ func generate(root string) (map[string][]byte, error) {
 	if err := packageErrors(pkgs); err != nil {
 		return nil, err
 	}
+	for path, b := range files {
+		if err := leftPlaceholders(path, b); err != nil {
+			return nil, err
+		}
+	}
 	return files, nil
 }
 

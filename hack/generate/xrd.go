@@ -155,7 +155,8 @@ var apis = []api{
 	},
 }
 
-// definition renders an API's XRD, its schema flattened from the Go types of its spec and status.
+// definition renders an API's XRD, its schema flattened from the Go types of its spec and status, with the
+// placeholders of its rules filled in from pkg's constants.
 func definition(p *crd.Parser, pkg *loader.Package, a api) ([]byte, error) {
 	props := map[string]apiextensionsv1.JSONSchemaProps{}
 	for field, typ := range map[string]string{"spec": a.spec, "status": a.status} {
@@ -167,8 +168,13 @@ func definition(p *crd.Parser, pkg *loader.Package, a api) ([]byte, error) {
 		}
 		props[field] = s
 	}
+	schema := (&apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props}).DeepCopy()
+	pkg.NeedTypesInfo()
+	if err := fillPlaceholders(schema, pkg.Types); err != nil {
+		return nil, errors.Wrapf(err, "cannot write the schema of %s", a.path)
+	}
 	x := a.xrd
-	x.Spec.Versions[0].Schema.OpenAPIV3Schema = apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props}
+	x.Spec.Versions[0].Schema.OpenAPIV3Schema = *schema
 	b, err := yaml.Marshal(x)
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot encode %s", a.path)

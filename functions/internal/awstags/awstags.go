@@ -10,12 +10,15 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
-// AWS's limits for a tag on EC2, IAM, SQS and EventBridge resources.
+// AWS's limits for a tag on EC2, IAM, SQS and EventBridge resources. The XRDs' schemas check the value's
+// length too, so it has its home beside them.
 const (
 	MaxKeyLength   = 128
-	MaxValueLength = 256
+	MaxValueLength = v1alpha1.MaxTagValueLength
 )
 
 // allowed is the character set AWS documents for tag keys and values across
