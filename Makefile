@@ -67,14 +67,17 @@ bench-admission: ## Pod-create latency (p50, p99) with placement enforced, 0, 10
 
 ##@ Packages
 
+# Where the packages are pushed; the Configuration depends on the functions there, at the same VERSION.
+REGISTRY ?= ghcr.io/kiso-dev
+export REGISTRY
+
 .PHONY: xpkg
 xpkg: ## Build the Configuration and each function's package for linux/amd64 and linux/arm64 into _output/xpkg (no Docker; PLATFORMS=linux/amd64 for one).
 	$(GO) run ./hack/xpkg build
 
 .PHONY: push
-push: ## Push the packages, each function as one multi-platform package: make push REGISTRY=host/path [VERSION=v1.2.3].
-	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host/path [VERSION=v1.2.3]"; exit 2; }
-	$(GO) run ./hack/xpkg push "$(REGISTRY)"
+push: xpkg ## Build and push the packages, each function as one multi-platform package: make push [REGISTRY=host/kiso-dev] [VERSION=v1.2.3].
+	$(GO) run ./hack/xpkg push
 
 ##@ Helpers
 

@@ -27,6 +27,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 const usage = `usage:
@@ -73,7 +75,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return serveFromFile(ctx, args[1])
 	}
-	root, err := repoRoot()
+	root, err := layout.Root()
 	if err != nil {
 		return err
 	}
@@ -101,22 +103,4 @@ func run(ctx context.Context, args []string) error {
 		return errUsage
 	}
 	return renderExamples(ctx, root, src, m, sel)
-}
-
-// repoRoot walks up from the working directory to the directory holding hack/build-tool.sh.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("cannot get working directory: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "build-tool.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the repository root (a directory with hack/build-tool.sh) above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 // A validator runs `crossplane resource validate` on rendered objects, against the real CRD schemas and the XRDs.
@@ -34,7 +35,7 @@ func newValidator(root, src, cli, schemas string) (*validator, error) {
 	if schemas == "" {
 		return v, nil
 	}
-	version, err := toolVersion(root, "crossplane-core")
+	version, err := layout.ToolVersion(root, "crossplane-core")
 	if err != nil {
 		return nil, err
 	}
@@ -139,20 +140,4 @@ func splitDocuments(stream string) []string {
 		docs = append(docs, cur.String())
 	}
 	return docs
-}
-
-// toolVersion reads VERSION from tools/<name>/build.env, the one place a tool's version is set.
-func toolVersion(root, name string) (string, error) {
-	f, err := os.Open(filepath.Join(root, "tools", name, "build.env"))
-	if err != nil {
-		return "", fmt.Errorf("cannot read the version of %s: %w", name, err)
-	}
-	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		if v, ok := strings.CutPrefix(scanner.Text(), "VERSION="); ok {
-			return strings.Trim(v, `"'`), nil
-		}
-	}
-	return "", fmt.Errorf("tools/%s/build.env sets no VERSION", name)
 }

@@ -18,12 +18,6 @@ import (
 	"github.com/kiso-dev/kiso/internal/layout"
 )
 
-// Configuration package sources, relative to the repository root.
-const (
-	configurationMeta = "package/configuration/crossplane.yaml"
-	configurationName = "configuration-kiso"
-)
-
 // functions lists kiso's functions as the source tree declares them, so that a new one is packaged without a
 // list to edit.
 func functions() ([]layout.Function, error) {
@@ -45,46 +39,55 @@ type buildCmd struct{}
 // A builder builds into one output directory, staging package roots in a scratch directory.
 type builder struct {
 	out, work, version string
+	platforms          []v1.Platform
+	functions          []layout.Function
 	crossplane         string // the Crossplane CLI
 }
 
-// Run builds every package. The output directory is emptied first, so it holds only this build's packages.
+// newBuilder reads what every command needs: the platforms, kiso's functions, the Crossplane CLI and a
+// scratch directory, which cleanup removes.
+func newBuilder(ctx context.Context, c *cli) (b *builder, cleanup func(), err error) {
+	b = &builder{out: c.Output, version: c.Version}
+	if b.platforms, err = parsePlatforms(c.Platforms); err != nil {
+		return nil, nil, err
+	}
+	if b.functions, err = functions(); err != nil {
+		return nil, nil, err
+	}
+	if b.crossplane, err = crossplaneCLI(ctx); err != nil {
+		return nil, nil, err
+	}
+	if b.work, err = os.MkdirTemp("", "kiso-xpkg-"); err != nil {
+		return nil, nil, errors.Wrap(err, "cannot create a scratch directory")
+	}
+	return b, func() { _ = os.RemoveAll(b.work) }, nil
+}
+
+// Run builds every package, the Configuration depending on the functions as pushed to the registry. The
+// output directory is emptied first, so it holds only this build's packages.
 func (buildCmd) Run(ctx context.Context, c *cli) error {
-	platforms, err := parsePlatforms(c.Platforms)
+	b, cleanup, err := newBuilder(ctx, c)
 	if err != nil {
 		return err
 	}
-	fns, err := functions()
-	if err != nil {
-		return err
+	defer cleanup()
+	if err := os.RemoveAll(b.out); err != nil {
+		return errors.Wrapf(err, "cannot empty %s", b.out)
 	}
-	crossplane, err := crossplaneCLI(ctx)
-	if err != nil {
-		return err
-	}
-	work, err := os.MkdirTemp("", "kiso-xpkg-")
-	if err != nil {
-		return errors.Wrap(err, "cannot create a scratch directory")
-	}
-	defer os.RemoveAll(work)
-	if err := os.RemoveAll(c.Output); err != nil {
-		return errors.Wrapf(err, "cannot empty %s", c.Output)
-	}
-	b := &builder{out: c.Output, work: work, version: c.Version, crossplane: crossplane}
 	if err := os.MkdirAll(filepath.Join(b.out, "bin"), 0o750); err != nil {
 		return errors.Wrapf(err, "cannot create %s", b.out)
 	}
-	for _, fn := range fns {
-		for _, p := range platforms {
+	for _, fn := range b.functions {
+		for _, p := range b.platforms {
 			if err := b.function(ctx, fn, p); err != nil {
 				return errors.Wrapf(err, "cannot build the %s package of %s", p, source(fn))
 			}
 		}
-		if err := b.hostAliases(fn, platforms); err != nil {
+		if err := b.hostAliases(fn); err != nil {
 			return err
 		}
 	}
-	return errors.Wrap(b.configuration(ctx), "cannot build the Configuration package")
+	return errors.Wrap(b.configuration(ctx, c.Registry), "cannot build the Configuration package")
 }
 
 // packageFile is where a function's package for one platform is written.
@@ -147,9 +150,9 @@ func (b *builder) function(ctx context.Context, fn layout.Function, p v1.Platfor
 
 // hostAliases links function-<name>.xpkg and bin/function-<name> to this machine's platform's package and
 // binary, when it is one of those built: what a local install or run (the end-to-end suite's) wants.
-func (b *builder) hostAliases(fn layout.Function, platforms []v1.Platform) error {
+func (b *builder) hostAliases(fn layout.Function) error {
 	host := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
-	for _, p := range platforms {
+	for _, p := range b.platforms {
 		if !p.Equals(host) {
 			continue
 		}
@@ -164,34 +167,6 @@ func (b *builder) hostAliases(fn layout.Function, platforms []v1.Platform) error
 			}
 		}
 	}
-	return nil
-}
-
-// configuration builds the Configuration package from its metadata, every apis/<api>/definition.yaml and
-// every compositions/*.yaml, so the package always holds what the repository holds.
-func (b *builder) configuration(ctx context.Context) error {
-	root := filepath.Join(b.work, configurationName)
-	if err := copyFile(configurationMeta, filepath.Join(root, "crossplane.yaml")); err != nil {
-		return err
-	}
-	definitions, err := filepath.Glob("apis/*/definition.yaml")
-	if err != nil {
-		return errors.Wrap(err, "cannot list the XRDs")
-	}
-	for _, d := range definitions {
-		if err := copyFile(d, filepath.Join(root, d)); err != nil {
-			return err
-		}
-	}
-	if err := copyYAML("compositions", filepath.Join(root, "compositions")); err != nil {
-		return err
-	}
-	xpkg := filepath.Join(b.out, configurationName+".xpkg")
-	if err := run(exec.CommandContext(ctx, b.crossplane, "xpkg", "build", "--package-root="+root, //nolint:gosec // the CLI hack/build-tool.sh built
-		"--examples-root="+filepath.Join(b.work, "examples"), "-o", xpkg)); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "built %s\n", xpkg)
 	return nil
 }
 

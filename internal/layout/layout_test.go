@@ -1,8 +1,6 @@
 package layout
 
 import (
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -63,53 +61,6 @@ func TestEveryCompositionCallsKisoFunctions(t *testing.T) {
 			}
 			if calls != 1 {
 				t.Errorf("%s: functionRef %q names %d of kiso's functions, want 1", c.Path, ref, calls)
-			}
-		}
-	}
-}
-
-// TestTheConfigurationDependsOnEveryFunction: Crossplane installs kiso's functions as the Configuration's
-// dependencies, naming each Function after its package's repository path (xpkg.crossplane.io/kiso-dev/function-x
-// becomes kiso-dev-function-x); every function must be one, under the name its Compositions call it by.
-func TestTheConfigurationDependsOnEveryFunction(t *testing.T) {
-	fns, err := Functions(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	comps, err := Compositions(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf struct {
-		Spec struct {
-			DependsOn []struct {
-				Kind    string `json:"kind"`
-				Package string `json:"package"`
-			} `json:"dependsOn"`
-		} `json:"spec"`
-	}
-	if err := readYAML(filepath.Join(root, "package", "configuration", "crossplane.yaml"), &conf); err != nil {
-		t.Fatal(err)
-	}
-	installed := map[string]string{} // package name: the Function's name
-	for _, d := range conf.Spec.DependsOn {
-		if d.Kind != "Function" {
-			continue
-		}
-		_, repository, _ := strings.Cut(d.Package, "/") // the registry host goes
-		installed[path.Base(d.Package)] = strings.ReplaceAll(repository, "/", "-")
-	}
-	for _, fn := range fns {
-		name, ok := installed[fn.Package]
-		if !ok {
-			t.Errorf("package/configuration/crossplane.yaml: dependsOn lists no Function package %s (functions/%s)", fn.Package, fn.Dir)
-			continue
-		}
-		for _, c := range comps {
-			for _, ref := range c.FunctionRefs {
-				if fn.Calls(ref) && ref != name {
-					t.Errorf("%s calls %q, but Crossplane installs functions/%s as %q", c.Path, ref, fn.Dir, name)
-				}
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 // Environment variables that control a run.
@@ -45,7 +47,7 @@ func runOnHost(m *testing.M) int {
 	defer phases.total("total")
 	ctx := context.Background()
 
-	repoRoot, err := findRepoRoot()
+	repoRoot, err := layout.Root()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

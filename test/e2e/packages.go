@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 const (
@@ -30,8 +37,8 @@ const (
 // index of its linux/amd64 and linux/arm64 packages) that Crossplane resolves to one platform when it pulls it,
 // as it does from a release. The runtime here is the binary built for this machine, not the package's image.
 func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
-	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion}, nil,
-		filepath.Join(p.RepoRoot, "hack", "xpkg.sh"), "push", reg.host+"/"+packageOwner)
+	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, "REGISTRY=" + reg.host + "/" + packageOwner},
+		nil, "go", "-C", p.RepoRoot, "run", "./hack/xpkg", "push")
 	if err != nil {
 		return fmt.Errorf("cannot push packages: %w", err)
 	}
@@ -40,7 +47,62 @@ func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
 			return err
 		}
 	}
+	return checkConfigurationDependencies(ctx, p, reg)
+}
+
+// checkConfigurationDependencies checks that the pushed Configuration depends on exactly the functions pushed
+// beside it, at their version: what Crossplane's dependency resolution would install from this registry.
+func checkConfigurationDependencies(ctx context.Context, p *prepared, reg *registry) error {
+	ref := reg.repository(configurationPackage) + ":" + packageVersion
+	fs, err := runCommand(ctx, nil, nil, p.Crane, "export", ref, "-")
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", ref, err)
+	}
+	stream, err := fileInTar(fs, "package.yaml")
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	objs, err := layout.Objects(stream)
+	if err != nil {
+		return fmt.Errorf("%s: package.yaml: %w", ref, err)
+	}
+	i := slices.IndexFunc(objs, func(o map[string]any) bool { return o["kind"] == "Configuration" })
+	if i < 0 {
+		return fmt.Errorf("%s: package.yaml holds no Configuration metadata", ref)
+	}
+	deps, _, _ := unstructured.NestedSlice(objs[i], "spec", "dependsOn")
+	var got, want []string
+	for _, d := range deps {
+		if d, ok := d.(map[string]any); ok && d["kind"] == "Function" {
+			got = append(got, fmt.Sprintf("%v:%v", d["package"], d["version"]))
+		}
+	}
+	for _, fn := range p.Functions {
+		want = append(want, reg.repository(fn.Package)+":"+packageVersion)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%s depends on the Functions %v, want those pushed beside it, %v", ref, got, want)
+	}
 	return nil
+}
+
+// fileInTar returns the content of the file name in a tar stream.
+func fileInTar(data []byte, name string) ([]byte, error) {
+	r := tar.NewReader(bytes.NewReader(data))
+	for {
+		h, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("holds no %s", name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the image's files: %w", err)
+		}
+		if strings.TrimPrefix(h.Name, "/") == name {
+			return io.ReadAll(r)
+		}
+	}
 }
 
 // checkHostPlatform checks that a pushed function package is an index with a package for this machine's

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	gomodule "golang.org/x/mod/module"
+
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 // packageVersion tags the packages the harness builds and pushes to its loopback registry.
@@ -28,24 +29,25 @@ type dependencies struct {
 // hack/schemas.sh reads for make examples), and the versions of the modules whose tools the harness runs from
 // their tools/<name>/build.env.
 func readDependencies(repoRoot string) (dependencies, error) {
-	crds, err := shellVars(filepath.Join(repoRoot, "hack", "crds.env"))
+	sources, err := layout.CRDSources(repoRoot)
 	if err != nil {
 		return dependencies{}, err
 	}
-	d := dependencies{
-		providerAWSCRDs: strings.Fields(crds["PROVIDER_AWS_CRDS"]),
-		karpenterCRDs:   strings.Fields(crds["KARPENTER_CRDS"]),
-		promCRDs:        strings.Fields(crds["PROMETHEUS_CRDS"]),
-	}
+	var d dependencies
 	for _, m := range []struct {
-		dest *string
-		name string
-	}{{&d.providerAWS, "PROVIDER_AWS"}, {&d.karpenter, "KARPENTER"}, {&d.prometheus, "PROMETHEUS"}} {
-		module, version := crds[m.name+"_MODULE"], crds[m.name+"_VERSION"]
-		if module == "" || version == "" {
-			return dependencies{}, fmt.Errorf("hack/crds.env sets no %s_MODULE or %s_VERSION", m.name, m.name)
+		dest  *string
+		files *[]string
+		name  string
+	}{
+		{&d.providerAWS, &d.providerAWSCRDs, "PROVIDER_AWS"},
+		{&d.karpenter, &d.karpenterCRDs, "KARPENTER"},
+		{&d.prometheus, &d.promCRDs, "PROMETHEUS"},
+	} {
+		s, ok := sources[m.name]
+		if !ok {
+			return dependencies{}, fmt.Errorf("hack/crds.env sets no %s_MODULE", m.name)
 		}
-		*m.dest = module + "@" + version
+		*m.dest, *m.files = s.ModuleVersion(), s.Files
 	}
 	for _, m := range []struct {
 		dest         *string
@@ -55,33 +57,13 @@ func readDependencies(repoRoot string) (dependencies, error) {
 		{&d.karpenterCore, "sigs.k8s.io/karpenter", "karpenter-kwok"},
 		{&d.kwok, "sigs.k8s.io/kwok", "kwok"},
 	} {
-		env, err := shellVars(filepath.Join(repoRoot, "tools", m.tool, "build.env"))
+		version, err := layout.ToolVersion(repoRoot, m.tool)
 		if err != nil {
 			return dependencies{}, err
 		}
-		if env["VERSION"] == "" {
-			return dependencies{}, fmt.Errorf("tools/%s/build.env sets no VERSION", m.tool)
-		}
-		*m.dest = m.module + "@" + env["VERSION"]
+		*m.dest = m.module + "@" + version
 	}
 	return d, nil
-}
-
-// shellAssignment is NAME=value or NAME="value" at the start of a line; a quoted value may span lines.
-var shellAssignment = regexp.MustCompile(`(?m)^([A-Z_]+)=(?:"([^"]*)"|(\S*))`)
-
-// shellVars reads the assignments of a file written in shell syntax (hack/crds.env, tools/*/build.env) without
-// running it: values are taken literally, which is all these files need.
-func shellVars(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	vars := map[string]string{}
-	for _, m := range shellAssignment.FindAllStringSubmatch(string(data), -1) {
-		vars[m[1]] = m[2] + m[3]
-	}
-	return vars, nil
 }
 
 // kwokNodeClassCRD is the NodeClass of Karpenter's KWOK provider, which runs here: its nodes are kwok's.
@@ -114,43 +96,6 @@ const packageOwner = "kiso-dev"
 // configurationPackage is the repository name of kiso's Configuration package.
 const configurationPackage = "configuration-kiso"
 
-// listFunctions lists kiso's functions: every directory under functions/ holding a main package, with the
-// package name its metadata (package/functions/<dir>/crossplane.yaml) gives it.
-func listFunctions(ctx context.Context, repoRoot string) ([]kisoFunction, error) {
-	out, err := runCommand(ctx, nil, nil, "go", "-C", repoRoot, "list", "-e", "-f", `{{if eq .Name "main"}}{{.Dir}}{{end}}`, "./functions/...")
-	if err != nil {
-		return nil, fmt.Errorf("cannot list kiso's functions: %w", err)
-	}
-	var fns []kisoFunction
-	for _, dir := range strings.Fields(string(out)) {
-		if filepath.Dir(dir) != filepath.Join(repoRoot, "functions") {
-			continue
-		}
-		source := filepath.Base(dir)
-		metaFile := filepath.Join(repoRoot, "package", "functions", source, "crossplane.yaml")
-		data, err := os.ReadFile(metaFile)
-		if err != nil {
-			return nil, fmt.Errorf("functions/%s has no package metadata: %w", source, err)
-		}
-		var meta struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal(data, &meta); err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", metaFile, err)
-		}
-		if meta.Metadata.Name == "" {
-			return nil, fmt.Errorf("%s sets no metadata.name", metaFile)
-		}
-		fns = append(fns, kisoFunction{Source: source, Package: meta.Metadata.Name})
-	}
-	if len(fns) == 0 {
-		return nil, errors.New("no main package under functions/")
-	}
-	return fns, nil
-}
-
 // prepared is everything the run needs that must be fetched or built while the network is reachable: the
 // run itself happens in a network namespace with only loopback.
 type prepared struct {
@@ -175,7 +120,7 @@ type prepared struct {
 	KarpenterChart       string   // Karpenter's KWOK Helm chart, whose RBAC the harness applies
 	KwokStages           []string // kwok's stage files
 
-	PackageDir    string         // hack/xpkg.sh output
+	PackageDir    string         // hack/xpkg output
 	Functions     []kisoFunction // only those whose package was built
 	Configuration string         // configuration package file
 }
@@ -255,20 +200,24 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 		return nil, err
 	}
 
-	err = phases.run("build packages (hack/xpkg.sh build)", func() error {
+	err = phases.run("build packages (go run ./hack/xpkg build)", func() error {
 		p.PackageDir = filepath.Join(workDir, "xpkg")
 		if _, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion},
-			nil, filepath.Join(repoRoot, "hack", "xpkg.sh"), "build"); err != nil {
+			nil, "go", "-C", repoRoot, "run", "./hack/xpkg", "build"); err != nil {
 			return err
 		}
-		fns, err := listFunctions(ctx, repoRoot)
+		fns, err := layout.Functions(repoRoot)
 		if err != nil {
 			return err
 		}
-		for _, fn := range fns {
-			fn.XPKG = filepath.Join(p.PackageDir, fn.Package+".xpkg")
-			fn.Binary = filepath.Join(p.PackageDir, "bin", fn.Package)
-			fn.FunctionName = packageOwner + "-" + fn.Package
+		for _, f := range fns {
+			fn := kisoFunction{
+				Source:       f.Dir,
+				Package:      f.Package,
+				FunctionName: packageOwner + "-" + f.Package,
+				XPKG:         filepath.Join(p.PackageDir, f.Package+".xpkg"),
+				Binary:       filepath.Join(p.PackageDir, "bin", f.Package),
+			}
 			if _, err := os.Stat(fn.XPKG); errors.Is(err, os.ErrNotExist) {
 				fmt.Fprintf(os.Stdout, "e2e: functions/%s has no package yet; its Function is not installed\n", fn.Source)
 				continue
@@ -315,41 +264,13 @@ func moduleDir(ctx context.Context, workDir, module string) (string, error) {
 	if cacheErr != nil {
 		return "", fmt.Errorf("cannot find the module cache: %w", cacheErr)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(cache)), escapeModulePath(info.Path)+"@"+info.Version)
+	escaped, escapeErr := gomodule.EscapePath(info.Path)
+	if escapeErr != nil {
+		return "", fmt.Errorf("cannot download module %s: %w", info.Path, escapeErr)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(cache)), escaped+"@"+info.Version)
 	if _, statErr := os.Stat(dir); statErr != nil {
 		return "", fmt.Errorf("cannot download module %s: %s", module, info.Error)
 	}
 	return dir, nil
-}
-
-// escapeModulePath spells a module path the way the module cache does: each upper-case letter as "!" and
-// its lower case.
-func escapeModulePath(path string) string {
-	var b strings.Builder
-	for _, r := range path {
-		if 'A' <= r && r <= 'Z' {
-			b.WriteByte('!')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// findRepoRoot walks up from the working directory to the directory holding hack/build-tool.sh.
-func findRepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("cannot get working directory: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "build-tool.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the repository root (a directory with hack/build-tool.sh) above the working directory")
-		}
-		dir = parent
-	}
 }
