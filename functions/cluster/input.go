@@ -37,10 +37,7 @@ func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 }
 
 func validateInput(in Input) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(in.KeyDomain) {
-		errs = append(errs, field.Invalid(field.NewPath("input", "keyDomain"), in.KeyDomain, msg))
-	}
+	errs := placement.ValidateKeyDomain(field.NewPath("input", "keyDomain"), in.KeyDomain)
 	for i, ns := range in.PlatformNamespaces {
 		for _, msg := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(field.NewPath("input", "platformNamespaces").Index(i), ns, msg))

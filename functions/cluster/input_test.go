@@ -2,7 +2,10 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -17,5 +20,18 @@ func TestCompositionInputIsValid(t *testing.T) {
 		if _, err := getInput(&fnv1.RunFunctionRequest{Input: input}); err != nil {
 			t.Errorf("%s, step %s: %v", path, step, err)
 		}
+	}
+}
+
+// TestInputRefusesAReservedKeyDomain: the policies this function composes read the keys the isolation function
+// writes; a key domain of Kubernetes' or Karpenter's would let those keys pass as theirs.
+func TestInputRefusesAReservedKeyDomain(t *testing.T) {
+	in, err := structpb.NewStruct(map[string]any{"apiVersion": "cluster.fn.kiso.dev/v1alpha1", "kind": "Input", "keyDomain": "node.kubernetes.io"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = getInput(&fnv1.RunFunctionRequest{Input: in})
+	if err == nil || !strings.Contains(err.Error(), "input.keyDomain: Forbidden: the kubernetes.io domain is reserved") {
+		t.Errorf("getInput accepted or misnamed a reserved key domain: %v", err)
 	}
 }

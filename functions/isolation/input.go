@@ -1,9 +1,6 @@
 package main
 
 import (
-	"strings"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -21,10 +18,6 @@ const DefaultKeyDomain = placement.DefaultKeyDomain
 // is in input/v1alpha1.
 type Input = inputv1alpha1.Input
 
-// restrictedKeyDomains are label domains Karpenter's CRDs reserve for itself
-// or that would let a tenant's keys pass as Kubernetes' own.
-var restrictedKeyDomains = []string{"karpenter.sh", "karpenter.k8s.aws", "kubernetes.io", "k8s.io"}
-
 // getInput decodes the function's input, applying defaults.
 func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 	in := Input{}
@@ -38,15 +31,5 @@ func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 }
 
 func validateInput(in Input) field.ErrorList {
-	var errs field.ErrorList
-	path := field.NewPath("input", "keyDomain")
-	for _, msg := range validation.IsDNS1123Subdomain(in.KeyDomain) {
-		errs = append(errs, field.Invalid(path, in.KeyDomain, msg))
-	}
-	for _, d := range restrictedKeyDomains {
-		if in.KeyDomain == d || strings.HasSuffix(in.KeyDomain, "."+d) {
-			errs = append(errs, field.Forbidden(path, "the "+d+" domain is reserved"))
-		}
-	}
-	return errs
+	return placement.ValidateKeyDomain(field.NewPath("input", "keyDomain"), in.KeyDomain)
 }
