@@ -29,7 +29,7 @@ const (
 // XKarpenterClusterSpec is Karpenter's AWS prerequisites for one EKS cluster, as AWS's getting-started
 // CloudFormation template for Karpenter 1.15 makes them.
 //
-// +kubebuilder:validation:XValidation:rule="size(self.clusterName) <= 80 || (has(self.interruption) && has(self.interruption.enabled) && !self.interruption.enabled)",message="must be at most 80 characters while spec.interruption.enabled is true: it names the interruption queue, and SQS refuses longer queue names",fieldPath=".clusterName"
+// +kubebuilder:validation:XValidation:rule="size(self.clusterName) <= {{MaxQueueNameLength}} || (has(self.interruption) && has(self.interruption.enabled) && !self.interruption.enabled) || !has(self.naming) || !has(self.naming.takeOver) || self.naming.takeOver != 'AWSGettingStarted'",message="must be at most {{MaxQueueNameLength}} characters while spec.interruption.enabled is true and spec.naming.takeOver is AWSGettingStarted: AWS's template names the interruption queue after the cluster, and SQS refuses longer queue names",fieldPath=".clusterName"
 // +kubebuilder:validation:XValidation:rule="!has(self.controller) || !has(self.controller.identity) || self.controller.identity != 'IRSA' || has(self.controller.oidcProviderArn)",message="IRSA trusts the cluster's IAM OIDC provider; set spec.controller.oidcProviderArn",fieldPath=".controller.oidcProviderArn"
 type XKarpenterClusterSpec struct {
 	// ClusterName is the EKS cluster's name. It scopes the controller's policy and starts the default name

@@ -10,4 +10,8 @@ const (
 	// renders a pool of its own: at about 7 KB per stack, 200 keep an organization's whole desired state
 	// well inside the 4 MiB gRPC message Crossplane receives from the function.
 	MaxStackedStacks = 200
+
+	// MaxQueueNameLength is the longest SQS queue name. AWS's getting-started template names the
+	// interruption queue after the cluster, so a cluster whose queue kiso takes over has a name no longer.
+	MaxQueueNameLength = 80
 )

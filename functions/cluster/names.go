@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 )
 
@@ -11,7 +12,7 @@ const (
 	maxRoleName   = 64
 	maxPolicyName = 128
 	maxRuleName   = 64
-	maxQueueName  = 80
+	maxQueueName  = v1alpha1.MaxQueueNameLength
 	// maxObjectName keeps composed objects' Kubernetes names usable as label
 	// values too.
 	maxObjectName = names.MaxLabelValue
