@@ -45,6 +45,9 @@ func (s *XKarpenterIsolationSpec) Default() {
 	if s.NodeRole == "" {
 		s.NodeRole = DefaultXKarpenterIsolationSpecNodeRole
 	}
+	if s.Placement != nil && s.Placement.Enforce == nil {
+		s.Placement.Enforce = ptr.To(DefaultPlacementEnforce)
+	}
 }
 
 // Enforced reports whether placement is enforced: Enforce, or its default when the spec has no placement.
