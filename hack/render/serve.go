@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +15,15 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 // serveCommand is the hidden command by which the driver re-runs itself inside a network namespace.
 const serveCommand = "__serve"
+
+// functionStartTimeout bounds a function's start, until it listens: render fails outright if it dials too early.
+const functionStartTimeout = 30 * time.Second
 
 // renderFailedPrefix starts the golden of a render that failed (for example on a Fatal result): the scenario
 // that must fail is then checked as precisely as one that must succeed.
@@ -108,7 +112,9 @@ func serve(ctx context.Context, p plan) error {
 		}
 	}
 	servers, functionsFile, err := startFunctions(ctx, p)
-	defer servers.stop()
+	if servers != nil {
+		defer func() { _ = servers.StopAll() }()
+	}
 	if err != nil {
 		return err
 	}
@@ -151,7 +157,7 @@ func serve(ctx context.Context, p plan) error {
 		}
 	}
 	if p.Debug {
-		servers.printLogs()
+		servers.PrintLogs(os.Stderr, 200)
 	}
 	if failed {
 		return errFailed
@@ -162,7 +168,7 @@ func serve(ctx context.Context, p plan) error {
 // renderOnce runs crossplane render and returns its normalized output, its stderr and its exit code.
 func renderOnce(ctx context.Context, cli string, args []string) (out, stderr []byte, code int) {
 	var o, e bytes.Buffer
-	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd := exec.CommandContext(ctx, cli, args...) //nolint:gosec // the Crossplane CLI hack/build-tool.sh built
 	cmd.Stdout = &o
 	cmd.Stderr = &e
 	if err := cmd.Run(); err != nil {
@@ -191,52 +197,31 @@ func failedRender(code int, stderr []byte) []byte {
 	return b.Bytes()
 }
 
-// functionServers are the function processes one render run started.
-type functionServers struct {
-	cmds   []*exec.Cmd
-	exited []chan struct{}
-	logs   []string
-}
-
 // startFunctions starts every function on a free loopback port, waits until each listens, and writes the
 // Functions file render reads: the Development runtime makes render dial a running function instead of
 // pulling and running its package's image.
-func startFunctions(ctx context.Context, p plan) (*functionServers, string, error) {
-	s := &functionServers{}
+func startFunctions(ctx context.Context, p plan) (*process.Group, string, error) {
+	servers, err := process.NewGroup(p.Tmp, "")
+	if err != nil {
+		return nil, "", err
+	}
 	var file bytes.Buffer
 	for i, fn := range p.Functions {
-		port, err := freePort(ctx)
+		port, err := process.FreePort()
 		if err != nil {
-			return s, "", err
+			return servers, "", err
 		}
 		address := "127.0.0.1:" + strconv.Itoa(port)
 		args := []string{"--insecure", "--address=" + address}
 		if p.Debug {
 			args = append(args, "--debug")
 		}
-		logPath := filepath.Join(p.Tmp, fn.Name+".log")
-		logFile, err := os.Create(logPath)
+		srv, err := servers.Start(fn.Name, fn.Binary, args, nil)
 		if err != nil {
-			return s, "", fmt.Errorf("cannot create the log of %s: %w", fn.Name, err)
+			return servers, "", err
 		}
-		// Not tied to ctx: stop ends it, after the renders that need it.
-		cmd := exec.Command(fn.Binary, args...) //nolint:gosec,noctx // a function built for this run
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			_ = logFile.Close()
-			return s, "", fmt.Errorf("cannot start %s: %w", fn.Name, err)
-		}
-		_ = logFile.Close()
-		exited := make(chan struct{})
-		go func() {
-			_ = cmd.Wait()
-			close(exited)
-		}()
-		s.cmds, s.exited, s.logs = append(s.cmds, cmd), append(s.exited, exited), append(s.logs, logPath)
-		if err := awaitListening(ctx, address, exited); err != nil {
-			log, _ := os.ReadFile(logPath)
-			return s, "", fmt.Errorf("function %s did not start listening on %s: %w:\n%s", fn.Name, address, err, log)
+		if err := process.WaitForListener(ctx, srv, address, functionStartTimeout); err != nil {
+			return servers, "", fmt.Errorf("function %s did not start listening: %w", fn.Name, err)
 		}
 
 		obj := map[string]any{
@@ -254,7 +239,7 @@ func startFunctions(ctx context.Context, p plan) (*functionServers, string, erro
 		}
 		doc, err := yaml.Marshal(obj)
 		if err != nil {
-			return s, "", fmt.Errorf("cannot encode the Function %s: %w", fn.Name, err)
+			return servers, "", fmt.Errorf("cannot encode the Function %s: %w", fn.Name, err)
 		}
 		if i > 0 {
 			file.WriteString("---\n")
@@ -263,57 +248,7 @@ func startFunctions(ctx context.Context, p plan) (*functionServers, string, erro
 	}
 	path := filepath.Join(p.Tmp, "functions.yaml")
 	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
-		return s, "", fmt.Errorf("cannot write the Functions file: %w", err)
+		return servers, "", fmt.Errorf("cannot write the Functions file: %w", err)
 	}
-	return s, path, nil
-}
-
-// freePort returns a loopback port nothing listens on now.
-func freePort(ctx context.Context) (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("cannot find a free loopback port: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	return port, nil
-}
-
-// awaitListening waits until address accepts connections: render fails outright if it dials too early.
-func awaitListening(ctx context.Context, address string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", address)
-		if err == nil {
-			_ = conn.Close()
-			return nil
-		}
-		select {
-		case <-exited:
-			return errors.New("it exited")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return errors.New("timed out")
-		}
-	}
-}
-
-// stop kills every function this run started, by its PID, and reaps it.
-func (s *functionServers) stop() {
-	for _, cmd := range s.cmds {
-		_ = cmd.Process.Kill()
-	}
-	for _, exited := range s.exited {
-		<-exited
-	}
-}
-
-func (s *functionServers) printLogs() {
-	for _, log := range s.logs {
-		data, _ := os.ReadFile(log)
-		_, _ = os.Stderr.Write(data)
-	}
+	return servers, path, nil
 }

@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 const (
@@ -37,10 +39,10 @@ type controlPlane struct {
 }
 
 // startControlPlane starts etcd, kube-apiserver and kube-controller-manager, each ready before the next.
-func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir string, phases *phaseTimer) (*controlPlane, error) {
+func startControlPlane(ctx context.Context, servers *process.Group, p *prepared, dir string, phases *phaseTimer) (*controlPlane, error) {
 	cp := &controlPlane{dir: dir}
 	pki := filepath.Join(dir, "pki")
-	ports, err := freePorts(4)
+	ports, err := process.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +109,7 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 	err = phases.run("start etcd", func() error {
 		clientURL := "http://127.0.0.1:" + strconv.Itoa(etcdClientPort)
 		peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeerPort)
-		etcd, err := servers.start("etcd", p.Etcd, []string{
+		etcd, err := servers.Start("etcd", p.Etcd, []string{
 			"--name=e2e",
 			"--data-dir=" + filepath.Join(dir, "etcd"),
 			"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
@@ -127,7 +129,7 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 	}
 
 	err = phases.run("start kube-apiserver", func() error {
-		apiServer, err := servers.start("kube-apiserver", p.KubeAPIServer, []string{
+		apiServer, err := servers.Start("kube-apiserver", p.KubeAPIServer, []string{
 			"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdClientPort),
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(apiServerPort),
@@ -158,7 +160,7 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 
 	err = phases.run("start kube-controller-manager", func() error {
 		kubeconfig := filepath.Join(dir, "kube-controller-manager.kubeconfig")
-		controllerManager, err := servers.start("kube-controller-manager", p.KubeControllerMgr, []string{
+		controllerManager, err := servers.Start("kube-controller-manager", p.KubeControllerMgr, []string{
 			"--kubeconfig=" + kubeconfig,
 			"--authentication-kubeconfig=" + kubeconfig,
 			"--authorization-kubeconfig=" + kubeconfig,
@@ -201,9 +203,9 @@ func startControlPlane(ctx context.Context, servers *servers, p *prepared, dir s
 const controllerManagerUser = "system:kube-controller-manager"
 
 // waitForHTTP waits until url answers 200 with a body containing want, failing early if srv exits.
-func waitForHTTP(ctx context.Context, srv *server, client *http.Client, url, want string) error {
-	return waitFor(ctx, serverStartTimeout, srv.name+" at "+url, func(ctx context.Context) (bool, string, error) {
-		if err := srv.running(); err != nil {
+func waitForHTTP(ctx context.Context, srv *process.Server, client *http.Client, url, want string) error {
+	return waitFor(ctx, serverStartTimeout, srv.Name+" at "+url, func(ctx context.Context) (bool, string, error) {
+		if err := srv.Running(); err != nil {
 			return false, "", err
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

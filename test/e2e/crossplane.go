@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 // Crossplane's own kinds the harness and scenarios use.
@@ -57,7 +59,7 @@ const (
 // with the chart's ClusterRoles: Crossplane may then touch only what its aggregated ClusterRole grants, as
 // in a cluster. Otherwise (on the host's network, where the RBAC manager cannot run: its metrics server
 // listens on every interface) Crossplane runs as the administrator.
-func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, realIdentities bool) error {
+func startCrossplane(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, realIdentities bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -127,7 +129,7 @@ func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, ku
 		if _, err := runCommand(ctx, rbacEnv, nil, p.Crossplane, "rbac", "init"); err != nil {
 			return fmt.Errorf("cannot initialise Crossplane's RBAC manager: %w", err)
 		}
-		if _, err := servers.start("crossplane-rbac-manager", p.Crossplane, []string{"rbac", "start", "--provider-clusterrole=" + crossplaneAllowedProviderRoles}, rbacEnv); err != nil {
+		if _, err := servers.Start("crossplane-rbac-manager", p.Crossplane, []string{"rbac", "start", "--provider-clusterrole=" + crossplaneAllowedProviderRoles}, rbacEnv); err != nil {
 			return err
 		}
 	}
@@ -155,7 +157,7 @@ func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, ku
 	if err := os.MkdirAll(xpkgCache, 0o755); err != nil {
 		return fmt.Errorf("cannot create Crossplane's package cache: %w", err)
 	}
-	ports, err := freePorts(3)
+	ports, err := process.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func startCrossplane(ctx context.Context, servers *servers, cluster *Cluster, ku
 	if os.Getenv(debugEnv) == "1" {
 		args = append(args, "--debug")
 	}
-	crossplane, err := servers.start("crossplane", p.Crossplane, args, env)
+	crossplane, err := servers.Start("crossplane", p.Crossplane, args, env)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 // An Environment is a running kiso installation: a control plane, a registry holding kiso's packages, and
@@ -30,7 +32,7 @@ type Environment struct {
 	// ProviderAWSCRDDir holds every CRD provider-aws v2 ships, for the kinds the harness does not install.
 	ProviderAWSCRDDir string
 
-	servers *servers
+	servers *process.Group
 }
 
 // env is the environment every test in this package runs against.
@@ -38,7 +40,7 @@ var env *Environment
 
 // bootEnvironment starts everything, in order, printing each phase's duration. On error the servers
 // started so far are left for the caller to stop, and their logs to print.
-func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *servers, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
+func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *process.Group, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
 	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, Nodes: isolatedNetwork, Timings: &timings{}}
 	if len(p.ProviderAWSCRDFiles) > 0 {
 		e.ProviderAWSCRDDir = filepath.Dir(p.ProviderAWSCRDFiles[0])
@@ -139,7 +141,7 @@ func (e *Environment) printDiagnostics(ctx context.Context) {
 		out, err = e.Kubectl.Run(ctx, nil, "describe", "functions,functionrevisions,configurations,configurationrevisions")
 		fmt.Fprintf(os.Stdout, "\n===== Crossplane packages =====\n%s%v\n", out, errOrEmpty(err))
 	}
-	e.servers.printLogs(os.Stdout, 80)
+	e.servers.PrintLogs(os.Stdout, 80)
 }
 
 func errOrEmpty(err error) string {

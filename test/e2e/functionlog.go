@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -16,7 +15,7 @@ const functionCallMarker = "\tRunFunction\t"
 // FunctionCalls counts the RunFunction calls function has logged for the XR named xr. A count that grows
 // is the one sign Crossplane gives from outside that it reconciled an XR whose composed state did not change.
 func (e *Environment) FunctionCalls(function, xr string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(e.servers.logDir, function+".log"))
+	b, err := os.ReadFile(e.servers.LogPath(function))
 	if err != nil {
 		return 0, fmt.Errorf("cannot read the log of function %s: %w", function, err)
 	}

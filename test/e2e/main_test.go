@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kiso-dev/kiso/internal/layout"
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 // Environment variables that control a run.
@@ -92,7 +93,7 @@ func runOnHost(m *testing.M) int {
 		}
 	}
 	// The namespaced run stops what it started; this catches what a crash of it left behind.
-	if reaped := reapRecordedPIDs(filepath.Join(workDir, "pids")); len(reaped) > 0 {
+	if reaped := process.ReapRecorded(filepath.Join(workDir, "pids")); len(reaped) > 0 {
 		fmt.Printf("e2e: killed processes a previous stage left running: %v\n", reaped)
 		code = 1
 	}
@@ -122,7 +123,7 @@ func runInNamespace(m *testing.M) int {
 func runSuite(m *testing.M, p *prepared, workDir string, isolatedNetwork bool) int {
 	phases := newPhaseTimer()
 	runDir := filepath.Join(workDir, "run")
-	servers, err := newServers(filepath.Join(runDir, "logs"), filepath.Join(workDir, "pids"))
+	servers, err := process.NewGroup(filepath.Join(runDir, "logs"), filepath.Join(workDir, "pids"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -151,8 +152,8 @@ func runSuite(m *testing.M, p *prepared, workDir string, isolatedNetwork bool) i
 	if e != nil && e.Timings != nil {
 		e.Timings.print(os.Stdout)
 	}
-	servers.printPeakMemory(os.Stdout)
-	if err := phases.run("stop servers", servers.stopAll); err != nil {
+	servers.PrintPeakMemory(os.Stdout, "e2e: ")
+	if err := phases.run("stop servers", servers.StopAll); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 // Where Karpenter runs, as its Helm chart installs it (release karpenter).
@@ -24,11 +26,11 @@ const (
 // for pods nothing fits and creates their Nodes; kwok stands in for the kubelets, making those nodes Ready
 // and their pods Running. Karpenter's metrics and health servers listen on every interface (only their ports
 // can be set): this runs only in the network namespace, where loopback is the only interface.
-func startNodes(ctx context.Context, servers *servers, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string) error {
+func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
-	ports, err := freePorts(4)
+	ports, err := process.FreePorts(4)
 	if err != nil {
 		return err
 	}
@@ -41,7 +43,7 @@ func startNodes(ctx context.Context, servers *servers, cluster *Cluster, kubectl
 	if err := componentKubeconfig(cp, schedulerUser, schedulerKubeconfig); err != nil {
 		return err
 	}
-	scheduler, err := servers.start("kube-scheduler", p.KubeScheduler, []string{
+	scheduler, err := servers.Start("kube-scheduler", p.KubeScheduler, []string{
 		"--kubeconfig=" + schedulerKubeconfig,
 		"--authentication-kubeconfig=" + schedulerKubeconfig,
 		"--authorization-kubeconfig=" + schedulerKubeconfig,
@@ -63,7 +65,7 @@ func startNodes(ctx context.Context, servers *servers, cluster *Cluster, kubectl
 	}
 	// kwok plays every kubelet, so it acts as the administrator; it manages only the nodes Karpenter's KWOK
 	// provider creates, which carry this annotation.
-	kwok, err := servers.start("kwok", p.Kwok, []string{
+	kwok, err := servers.Start("kwok", p.Kwok, []string{
 		"--kubeconfig=" + cp.kubeconfig,
 		"--config=" + stagesFile,
 		"--manage-all-nodes=false",
@@ -86,7 +88,7 @@ func startNodes(ctx context.Context, servers *servers, cluster *Cluster, kubectl
 	if err := serviceAccountKubeconfig(ctx, cluster, cp, karpenterSystemNamespace, karpenterServiceAccount, karpenterKubeconfig); err != nil {
 		return err
 	}
-	karpenter, err := servers.start("karpenter", p.Karpenter, nil, []string{
+	karpenter, err := servers.Start("karpenter", p.Karpenter, nil, []string{
 		// Karpenter reads its kubeconfig only from the environment.
 		"KUBECONFIG=" + karpenterKubeconfig,
 		"SYSTEM_NAMESPACE=" + karpenterSystemNamespace,

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kiso-dev/kiso/internal/layout"
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 const (
@@ -154,7 +155,7 @@ func installManifest(p *prepared, reg *registry) []byte {
 // Crossplane's default runtime would create.
 type functionRuntime struct {
 	fn       kisoFunction
-	server   *server
+	server   *process.Server
 	endpoint string // 127.0.0.1:PORT
 	secret   string // the TLS server secret named in the revision's status
 	revision string
@@ -163,7 +164,7 @@ type functionRuntime struct {
 // serveFunction runs fn's binary with a server certificate signed by Crossplane's root CA, then points the
 // Function's active revision at it: with the External runtime, nothing else sets status.endpoint, which is
 // where Crossplane dials a function.
-func serveFunction(ctx context.Context, servers *servers, cluster *Cluster, fn kisoFunction, dir string) (*functionRuntime, error) {
+func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster, fn kisoFunction, dir string) (*functionRuntime, error) {
 	revision, err := activeRevision(ctx, cluster, fn.FunctionName)
 	if err != nil {
 		return nil, err
@@ -192,17 +193,17 @@ func serveFunction(ctx context.Context, servers *servers, cluster *Cluster, fn k
 		return nil, err
 	}
 
-	port, err := freePort()
+	port, err := process.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	rt := &functionRuntime{fn: fn, endpoint: "127.0.0.1:" + strconv.Itoa(port), secret: fn.FunctionName + "-tls-server", revision: revision}
-	rt.server, err = servers.start(fn.FunctionName, fn.Binary, []string{"--address=" + rt.endpoint, "--debug"},
+	rt.server, err = servers.Start(fn.FunctionName, fn.Binary, []string{"--address=" + rt.endpoint, "--debug"},
 		[]string{"TLS_SERVER_CERTS_DIR=" + certsDir})
 	if err != nil {
 		return nil, err
 	}
-	if err := waitForListener(ctx, rt.server, port, serverStartTimeout); err != nil {
+	if err := process.WaitForListener(ctx, rt.server, rt.endpoint, serverStartTimeout); err != nil {
 		return nil, err
 	}
 
@@ -268,7 +269,7 @@ func (rt *functionRuntime) published(rev *unstructured.Unstructured) bool {
 // Crossplane's have dropped it.
 func (rt *functionRuntime) waitHealthy(ctx context.Context, cluster *Cluster) error {
 	return waitFor(ctx, packageReadyTimeout, "Function "+rt.fn.FunctionName+" to be Healthy", func(ctx context.Context) (bool, string, error) {
-		if err := rt.server.running(); err != nil {
+		if err := rt.server.Running(); err != nil {
 			return false, "", err
 		}
 		rev, err := cluster.Get(ctx, FunctionRevisionKind, "", rt.revision)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+
+	"github.com/kiso-dev/kiso/internal/process"
 )
 
 // A registry is an in-memory OCI registry on loopback that kiso's packages are pushed to and Crossplane
@@ -12,13 +14,13 @@ type registry struct {
 	host string // 127.0.0.1:PORT
 }
 
-func startRegistry(ctx context.Context, servers *servers, crane string) (*registry, error) {
-	port, err := freePort()
+func startRegistry(ctx context.Context, servers *process.Group, crane string) (*registry, error) {
+	port, err := process.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	host := "127.0.0.1:" + strconv.Itoa(port)
-	srv, err := servers.start("registry", crane, []string{"registry", "serve", "--address", host}, nil)
+	srv, err := servers.Start("registry", crane, []string{"registry", "serve", "--address", host}, nil)
 	if err != nil {
 		return nil, err
 	}

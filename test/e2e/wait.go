@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"time"
 )
 
@@ -33,53 +31,6 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, check func
 		case <-time.After(pollInterval):
 		}
 	}
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("cannot find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// freePorts returns n distinct free ports; they are held open together so none is returned twice.
-func freePorts(n int) ([]int, error) {
-	listeners := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("cannot find a free port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// waitForListener waits until something accepts TCP connections on 127.0.0.1:port, failing early if the
-// server that should listen there has exited.
-func waitForListener(ctx context.Context, srv *server, port int, timeout time.Duration) error {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	return waitFor(ctx, timeout, srv.name+" to listen on "+addr, func(ctx context.Context) (bool, string, error) {
-		if err := srv.running(); err != nil {
-			return false, "", err
-		}
-		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		_ = conn.Close()
-		return true, "", nil
-	})
 }
 
 // phaseTimer prints how long each phase of a run took, so that a slow phase shows in every CI log.
