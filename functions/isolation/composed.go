@@ -21,9 +21,11 @@ import (
 func nodePoolResourceName(p pool) resource.Name  { return resource.Name("nodepool-" + p.Name) }
 func nodeClassResourceName(p pool) resource.Name { return resource.Name("nodeclass-" + p.Name) }
 
-// isReady reports whether an observed Karpenter object says Ready=True.
+// isReady reports whether an observed Karpenter object says Ready=True and is not being deleted: a NodeClass
+// Karpenter keeps until its nodes are gone may still say Ready, but no new node will use it, so a pool that
+// replaces another must not count on it.
 func isReady(oc resource.ObservedComposed, ok bool) bool {
-	return ok && ready.IsTrue(oc, xpv1.TypeReady)
+	return ok && oc.Resource.GetDeletionTimestamp() == nil && ready.IsTrue(oc, xpv1.TypeReady)
 }
 
 // keepObserved returns every observed composed resource as desired, exactly

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -83,11 +82,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	xrcondition.NamesAvailable(rsp, xrcondition.CompositeAndClaim)
 
+	draining := drainingPools(pools, observed)
 	poolReady := make(map[string]bool, len(pools))
 	for _, p := range pools {
 		np, npOK := observed[nodePoolResourceName(p)]
 		nc, ncOK := observed[nodeClassResourceName(p)]
-		poolReady[p.Name] = isReady(np, npOK) && isReady(nc, ncOK)
+		poolReady[p.Name] = !draining[p.Name] && isReady(np, npOK) && isReady(nc, ncOK)
 	}
 	status := buildStatus(spec, pools, poolReady)
 	reportUsage(&status, observed, pools)
@@ -112,18 +112,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
 
-		tr := planTransition(observed, rendered, pools)
+		// A pool still being deleted is rendered anew once it is gone.
+		withoutPools(rendered, pools, draining)
+		tr := planTransition(observed, rendered, pools, draining)
 		if tr.Holding() {
 			keepRetiredGrants(rendered, observed)
 			for name, dc := range keepObserved(tr.Retired) {
 				rendered[name] = dc
 			}
-			response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).
-				WithMessage(fmt.Sprintf("keeping retired pools %s until new pools %s report Ready", strings.Join(tr.RetiredPools, ", "), strings.Join(tr.Waiting, ", "))).
-				TargetCompositeAndClaim()
-		} else {
-			response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
 		}
+		reportTransition(rsp, tr)
 		reportPlacement(rsp, spec, found.Placement, keys)
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
 )
 
 // A transition is what happens to objects the spec no longer asks for: after
@@ -18,13 +22,26 @@ type transition struct {
 	RetiredPools []string
 	// Waiting are the new pools that are not Ready yet.
 	Waiting []string
+	// Draining are the pools the spec asks for again while the pool of the same name, retired before, is
+	// still being deleted (see drainingPools).
+	Draining []string
 }
 
-// planTransition compares what is composed with what the spec renders.
-func planTransition(observed map[resource.Name]resource.ObservedComposed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool) transition {
+// planTransition compares what is composed with what the spec renders. The objects of a draining pool are
+// not retired (kept) but left to their deletion: the pool is rendered anew once they are gone.
+func planTransition(observed map[resource.Name]resource.ObservedComposed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool, draining map[string]bool) transition {
 	t := transition{Retired: map[resource.Name]resource.ObservedComposed{}}
+	drainingObjects := map[resource.Name]bool{}
+	for _, p := range pools {
+		if draining[p.Name] {
+			t.Draining = append(t.Draining, p.Name)
+			for _, name := range poolObjectNames(p) {
+				drainingObjects[name] = true
+			}
+		}
+	}
 	for name, oc := range observed {
-		if _, still := rendered[name]; still {
+		if _, still := rendered[name]; still || drainingObjects[name] {
 			continue
 		}
 		t.Retired[name] = oc
@@ -36,14 +53,67 @@ func planTransition(observed map[resource.Name]resource.ObservedComposed, render
 	for _, p := range pools {
 		np, npOK := observed[nodePoolResourceName(p)]
 		nc, ncOK := observed[nodeClassResourceName(p)]
-		if !isReady(np, npOK) || !isReady(nc, ncOK) {
+		if draining[p.Name] || !isReady(np, npOK) || !isReady(nc, ncOK) {
 			t.Waiting = append(t.Waiting, p.Name)
 		}
 	}
 	return t
 }
 
+// reportTransition says on the XR and the claim whether the organization's pools are what its spec asks
+// for, or what is being replaced, and what for.
+func reportTransition(rsp *fnv1.RunFunctionResponse, t transition) {
+	var waits []string
+	if t.Holding() {
+		waits = append(waits, fmt.Sprintf("keeping retired pools %s until new pools %s report Ready", strings.Join(t.RetiredPools, ", "), strings.Join(t.Waiting, ", ")))
+	}
+	if len(t.Draining) > 0 {
+		waits = append(waits, fmt.Sprintf("pools %s are composed anew once their earlier objects of the same names are deleted", strings.Join(t.Draining, ", ")))
+	}
+	if len(waits) == 0 {
+		response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
+		return
+	}
+	response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).WithMessage(strings.Join(waits, "; ")).TargetCompositeAndClaim()
+}
+
 // Holding reports whether retired objects must stay for now.
 func (t transition) Holding() bool {
 	return len(t.Retired) > 0 && len(t.Waiting) > 0
+}
+
+// drainingPools returns the pools the spec renders whose objects of the same names are still being deleted
+// after an earlier spec retired them: their NodePool-uses-NodeClass Usage is terminating (only Crossplane's
+// garbage collection of a retired pool deletes it), or their NodeClass is while no live NodePool uses it.
+// Rendering such a pool at once would not save it: the Usage replays the NodeClass's deletion it refused once
+// the old NodePool is gone, whatever the spec asks for by then, and Karpenter then holds the NodeClass until
+// the new pool's nodes are gone. A NodePool or NodeClass deleted by hand under a standing Usage does not make
+// its pool draining, so a live NodePool is never given up for it: Crossplane recreates what is missing.
+func drainingPools(pools []pool, observed map[resource.Name]resource.ObservedComposed) map[string]bool {
+	terminating := func(name resource.Name) (gone, present bool) {
+		oc, ok := observed[name]
+		return ok && oc.Resource.GetDeletionTimestamp() != nil, ok
+	}
+	draining := map[string]bool{}
+	for _, p := range pools {
+		usageGoing, _ := terminating(nodeClassUsageResourceName(p))
+		nodeClassGoing, _ := terminating(nodeClassResourceName(p))
+		nodePoolGoing, nodePoolThere := terminating(nodePoolResourceName(p))
+		if usageGoing || (nodeClassGoing && (nodePoolGoing || !nodePoolThere)) {
+			draining[p.Name] = true
+		}
+	}
+	return draining
+}
+
+// withoutPools removes the objects of the named pools from what is rendered.
+func withoutPools(rendered map[resource.Name]*resource.DesiredComposed, pools []pool, drop map[string]bool) {
+	for _, p := range pools {
+		if !drop[p.Name] {
+			continue
+		}
+		for _, name := range poolObjectNames(p) {
+			delete(rendered, name)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,4 +59,108 @@ func withStatus(t *testing.T, kept map[string]any, observed string) map[string]a
 		kept["status"] = st
 	}
 	return kept
+}
+
+// flipBack is what the function observes when the spec switches back to stack isolation while the stack pools it
+// retired a moment ago are still being deleted: the organization's pool (Ready), and the stack pools' objects,
+// which Crossplane keeps referencing until every one of them could be deleted. terminating names the objects
+// already being deleted.
+func flipBack(t *testing.T, terminating ...string) map[string]string {
+	t.Helper()
+	observed := composedOrg(t, true)
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
+		if _, org := observed[name]; org {
+			continue
+		}
+		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		if slices.Contains(terminating, name) {
+			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+		}
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	return observed
+}
+
+// TestFlipBackWaitsUntilTheRetiredPoolIsGone: a stack pool whose retirement is under way (its Usage is being
+// deleted, its NodePool drains) is not composed again until it is gone. Composing it at once would not keep it:
+// the Usage replays the NodeClass's deletion once the old NodePool is gone, and the stack would be left with
+// a NodePool whose NodeClass Karpenter holds in deletion. Meanwhile the organization's pool stays.
+func TestFlipBackWaitsUntilTheRetiredPoolIsGone(t *testing.T) {
+	observed := flipBack(t, "usage-kiso-acme.web", "nodepool-kiso-acme.web")
+	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web"} {
+		if _, ok := got[name]; ok {
+			t.Errorf("%s is composed again while the pool of that name is still being deleted", name)
+		}
+	}
+	for _, name := range []string{"nodepool-kiso-acme.jobs", "nodeclass-kiso-acme.jobs", "usage-kiso-acme.jobs"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s, of a pool not being deleted, is not composed", name)
+		}
+	}
+	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
+		if diff := cmp.Diff(fntest.JSONMap(t, observed[name]), withStatus(t, got[name], observed[name])); diff != "" {
+			t.Errorf("the organization's %s must stay unchanged until the stack pools are back and Ready: -composed, +kept:\n%s", name, diff)
+		}
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonReplacing,
+		"keeping retired pools kiso-acme until new pools kiso-acme.web report Ready; pools kiso-acme.web are composed anew once their earlier objects of the same names are deleted")
+
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	for _, p := range st["pools"].([]any) {
+		if p := p.(map[string]any); p["name"] == "kiso-acme.web" && p["ready"] == true {
+			t.Error("status says kiso-acme.web is Ready while it is being deleted")
+		}
+	}
+}
+
+// TestFlipBackComposesThePoolOnceItIsGone: with the retired objects gone from what Crossplane observes, the
+// pool is composed again and the organization's pool goes once it is Ready.
+func TestFlipBackComposesThePoolOnceItIsGone(t *testing.T) {
+	observed := flipBack(t)
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web"} {
+		delete(observed, name)
+	}
+	got := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool}))
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web", "nodepool-kiso-acme"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s is not composed once the earlier pool of that name is gone", name)
+		}
+	}
+}
+
+// TestObjectsDeletedByHandUnderAStandingUsageAreComposedAgain: a NodePool deleted by hand, or a NodeClass whose
+// deletion got past the Usage while its NodePool lives, does not make the pool draining: giving up the live
+// NodePool would drain the stack's nodes. Crossplane recreates what goes.
+func TestObjectsDeletedByHandUnderAStandingUsageAreComposedAgain(t *testing.T) {
+	for _, terminating := range [][]string{{"nodepool-kiso-acme.web"}, {"nodeclass-kiso-acme.web"}} {
+		t.Run(terminating[0], func(t *testing.T) {
+			observed := flipBack(t, terminating...)
+			got := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool}))
+			for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web"} {
+				if _, ok := got[name]; !ok {
+					t.Errorf("%s is not composed", name)
+				}
+			}
+		})
+	}
+}
+
+// TestAPoolBeingDeletedIsNotReady: when the spec asks again for a pool whose NodeClass Karpenter still holds in
+// deletion (its old nodes drain), the NodeClass may still say Ready, and so may the NodePool composed anew
+// beside it; the organization's pool is kept all the same, since no new node would start.
+func TestAPoolBeingDeletedIsNotReady(t *testing.T) {
+	observed := flipBack(t, "nodeclass-kiso-acme.web")
+	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
+	got := fntest.Desired(t, rsp)
+	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("the organization's %s is dropped while kiso-acme.web's NodeClass is being deleted", name)
+		}
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonReplacing,
+		"keeping retired pools kiso-acme until new pools kiso-acme.web report Ready")
 }

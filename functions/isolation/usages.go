@@ -39,19 +39,45 @@ func poolUsages(spec v1alpha1.XKarpenterIsolationSpec, p pool, used usedObjects)
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nc := usage.RefOf(nodeClass, p.Name)
 	np := usage.Ref{APIVersion: nodePoolAPIVersion, Kind: nodePoolKind, Name: p.Name}
-	out := []poolUsage{{Resource: resource.Name("usage-" + p.Name), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-nodeclass"), Of: nc, By: np}}}
+	out := []poolUsage{{Resource: nodeClassUsageResourceName(p), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-nodeclass"), Of: nc, By: np}}}
 	if spec.NodeRole == v1alpha1.NodeRoleDedicated {
 		out = append(out,
-			poolUsage{Resource: resource.Name("usage-" + p.Name + "-node-role"), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-node-role"),
+			poolUsage{Resource: usageResourceName(p, usageOfNodeRole), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-node-role"),
 				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.NodeRole), By: nc}},
-			poolUsage{Resource: resource.Name("usage-" + p.Name + "-instance-profile"), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-instance-profile"),
+			poolUsage{Resource: usageResourceName(p, usageOfInstanceProfile), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-instance-profile"),
 				Of: usage.RefOf(iamv1beta1.InstanceProfile_GroupVersionKind, used.NodeProfile), By: nc}})
 	}
 	if spec.ClusterRef != nil {
-		out = append(out, poolUsage{Resource: resource.Name("usage-" + p.Name + "-controller-role"), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-controller-role"),
+		out = append(out, poolUsage{Resource: usageResourceName(p, usageOfControllerRole), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-controller-role"),
 			Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: np}})
 	}
 	return out
 }
 
 func usageName(p pool, what string) string { return names.Join(253, p.Name, what) }
+
+// The composed resource names of a pool's Usages are usage-<pool><suffix>, one suffix per object used.
+const (
+	usageOfNodeClass       = ""
+	usageOfNodeRole        = "-node-role"
+	usageOfInstanceProfile = "-instance-profile"
+	usageOfControllerRole  = "-controller-role"
+)
+
+func usageResourceName(p pool, suffix string) resource.Name {
+	return resource.Name("usage-" + p.Name + suffix)
+}
+
+// nodeClassUsageResourceName is the composed resource name of the Usage that keeps a pool's NodeClass while
+// its NodePool exists.
+func nodeClassUsageResourceName(p pool) resource.Name { return usageResourceName(p, usageOfNodeClass) }
+
+// poolObjectNames are the composed resource names of everything one pool is: its NodeClass, its NodePool and
+// every Usage it may have.
+func poolObjectNames(p pool) []resource.Name {
+	out := []resource.Name{nodeClassResourceName(p), nodePoolResourceName(p)}
+	for _, suffix := range []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole} {
+		out = append(out, usageResourceName(p, suffix))
+	}
+	return out
+}
