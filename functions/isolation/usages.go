@@ -75,8 +75,10 @@ func nodeClassUsageResourceName(p pool) resource.Name { return usageResourceName
 // poolObjectNames are the composed resource names of everything one pool is: its NodeClass, its NodePool and
 // every Usage it may have.
 func poolObjectNames(p pool) []resource.Name {
-	out := []resource.Name{nodeClassResourceName(p), nodePoolResourceName(p)}
-	for _, suffix := range []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole} {
+	suffixes := []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole}
+	out := make([]resource.Name, 0, 2+len(suffixes))
+	out = append(out, nodeClassResourceName(p), nodePoolResourceName(p))
+	for _, suffix := range suffixes {
 		out = append(out, usageResourceName(p, suffix))
 	}
 	return out
