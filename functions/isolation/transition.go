@@ -82,24 +82,18 @@ func (t transition) Holding() bool {
 	return len(t.Retired) > 0 && len(t.Waiting) > 0
 }
 
-// drainingPools returns the pools the spec renders whose objects of the same names are still being deleted
-// after an earlier spec retired them: their NodePool-uses-NodeClass Usage is terminating (only Crossplane's
-// garbage collection of a retired pool deletes it), or their NodeClass is while no live NodePool uses it.
-// Rendering such a pool at once would not save it: the Usage replays the NodeClass's deletion it refused once
-// the old NodePool is gone, whatever the spec asks for by then, and Karpenter then holds the NodeClass until
-// the new pool's nodes are gone. A NodePool or NodeClass deleted by hand under a standing Usage does not make
-// its pool draining, so a live NodePool is never given up for it: Crossplane recreates what is missing.
+// drainingPools returns the pools the spec renders whose objects of the same names are still being retired
+// after an earlier spec dropped them: their NodePool-uses-NodeClass Usage is terminating, which only
+// Crossplane's garbage collection of a retired pool does. Rendering such a pool at once would not save it: the
+// Usage replays the deletion of the NodeClass it refused once the old NodePool is gone, whatever the spec asks
+// for by then, and nodes the new NodePool started meanwhile would hold that NodeClass in deletion for good.
+// A NodeClass being deleted with no Usage left (Karpenter keeps it until its old nodes are gone) does not make
+// its pool draining: no node starts on it, the pool is not Ready until Crossplane composes it anew, and
+// judging by what Crossplane observes would drop a NodePool it has just composed and not yet seen.
 func drainingPools(pools []pool, observed map[resource.Name]resource.ObservedComposed) map[string]bool {
-	terminating := func(name resource.Name) (gone, present bool) {
-		oc, ok := observed[name]
-		return ok && oc.Resource.GetDeletionTimestamp() != nil, ok
-	}
 	draining := map[string]bool{}
 	for _, p := range pools {
-		usageGoing, _ := terminating(nodeClassUsageResourceName(p))
-		nodeClassGoing, _ := terminating(nodeClassResourceName(p))
-		nodePoolGoing, nodePoolThere := terminating(nodePoolResourceName(p))
-		if usageGoing || (nodeClassGoing && (nodePoolGoing || !nodePoolThere)) {
+		if oc, ok := observed[nodeClassUsageResourceName(p)]; ok && oc.Resource.GetDeletionTimestamp() != nil {
 			draining[p.Name] = true
 		}
 	}

@@ -149,6 +149,26 @@ func TestObjectsDeletedByHandUnderAStandingUsageAreComposedAgain(t *testing.T) {
 	}
 }
 
+// TestAPoolIsComposedOntoANodeClassStillBeingDeleted: after the retirement's Usage is gone, Karpenter may still
+// keep the NodeClass until its old nodes drain, and Crossplane no longer observes it. The pool is composed
+// again (Karpenter starts no node on a NodeClass being deleted, and Crossplane composes it anew once it is
+// gone), and it is not Ready meanwhile.
+func TestAPoolIsComposedOntoANodeClassStillBeingDeleted(t *testing.T) {
+	observed := flipBack(t, "nodeclass-kiso-acme.web")
+	for _, name := range []string{"nodepool-kiso-acme.web", "usage-kiso-acme.web"} {
+		delete(observed, name)
+	}
+	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
+	got := fntest.Desired(t, rsp)
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web", "nodepool-kiso-acme", "nodeclass-kiso-acme"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s is not composed", name)
+		}
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonReplacing,
+		"keeping retired pools kiso-acme until new pools kiso-acme.web report Ready")
+}
+
 // TestAPoolBeingDeletedIsNotReady: when the spec asks again for a pool whose NodeClass Karpenter still holds in
 // deletion (its old nodes drain), the NodeClass may still say Ready, and so may the NodePool composed anew
 // beside it; the organization's pool is kept all the same, since no new node would start.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -279,8 +281,17 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
 
 	// (ix) Make before break for workloads. Switching to organization isolation: the stack pools are kept
-	// until the organization's pool is Ready, and pods of either placement are admitted meanwhile.
+	// until the organization's pool is Ready, and pods of either placement are admitted meanwhile. Karpenter
+	// keeps a retired NodeClass until the nodes that use it are gone: a finalizer stands in for it on the stack
+	// pools' NodeClasses.
 	organizationOnly := map[string]string{"kiso.dev/organization": "globex"}
+	stackPools := []string{"kiso-globex.api", "kiso-globex.batch"}
+	retiredNodeClasses := map[string]types.UID{}
+	for _, pool := range stackPools {
+		retiredNodeClasses[pool] = env.Cluster.GetT(t, EC2NodeClassKind, "", pool).GetUID()
+		holdObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
+		t.Cleanup(func() { releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool) })
+	}
 	patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
 	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
 	waitUntilAdmittedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex))
@@ -288,23 +299,89 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	markReady(t, NodePoolKind, "kiso-globex")
 	markReady(t, EC2NodeClassKind, "kiso-globex")
 	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
-	// Switch back only once the stack pools are gone: a NodeClass whose deletion a Usage still holds is deleted
-	// when the Usage releases it, even if the spec asks for that pool again meanwhile.
-	for _, s := range []string{"api", "batch"} {
-		env.Cluster.WaitForDeletionT(t, policyInForceTimeout, NodePoolKind, "", "kiso-globex."+s)
-		env.Cluster.WaitForDeletionT(t, policyInForceTimeout, EC2NodeClassKind, "", "kiso-globex."+s)
+	for _, pool := range stackPools {
+		env.Cluster.WaitForT(t, xrSettleTimeout, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+			return u.GetDeletionTimestamp() != nil, "not being deleted yet"
+		})
 	}
-	// And back to stack isolation: while the organization's pool is kept, its pods are still admitted in
-	// globex-api; once the stack's pool is Ready and the old one gone, only the stack's placement is.
+
+	// And back to stack isolation while the stack NodeClasses are still being deleted, still saying Ready.
+	// The stack NodePools are composed again and Karpenter reports them Ready beside those NodeClasses; the
+	// organization's pool is kept all the same, since no new node would use a NodeClass being deleted.
+	// Meanwhile the organization's pods are still admitted in globex-api; once the stack's pool is Ready and
+	// the old one gone, only the stack's placement is.
 	patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)
 	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
 	waitForRoleT(t, globexAPI, "globex.api")
 	createPodT(t, newPod("organization-placement-while-kept", globexAPI, organizationOnly, tolerateGlobex))
-	for _, s := range []string{"api", "batch"} {
-		markReady(t, NodePoolKind, "kiso-globex."+s)
-		markReady(t, EC2NodeClassKind, "kiso-globex."+s)
+	// Karpenter reports the NodePools composed again Ready and counts what their nodes hold, the NodeClasses
+	// being deleted still saying Ready. Once kiso reports what the NodePools count, it has seen all of it, and
+	// Crossplane has applied (or deleted) what it rendered from it.
+	bound := env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim)
+	xr, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
+	for _, pool := range stackPools {
+		reportReady(t, env.Cluster.GetT(t, EC2NodeClassKind, "", pool))
+		markReady(t, NodePoolKind, pool)
+		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", pool, "--subresource=status", "--type=merge",
+			"-p", `{"status":{"resources":{"cpu":"3"}}}`); err != nil {
+			t.Fatalf("cannot set what NodePool %s counts: %v", pool, err)
+		}
+	}
+	waitTouchingXRT(t, xr, "kiso to report what the stack NodePools count", func(ctx context.Context) (bool, string, error) {
+		u, err := env.Cluster.Get(ctx, IsolationKind, "", xr)
+		if err != nil {
+			return false, "", err
+		}
+		pools, _, _ := unstructured.NestedSlice(u.Object, "status", "pools")
+		counted := 0
+		for _, p := range pools {
+			p, _ := p.(map[string]any)
+			cpu, _, _ := unstructured.NestedString(p, "resources", "cpu")
+			if slices.Contains(stackPools, fmt.Sprint(p["name"])) && cpu == "3" {
+				counted++
+			}
+		}
+		return counted == len(stackPools), fmt.Sprintf("%d of %d stack pools counted", counted, len(stackPools)), nil
+	})
+	for _, kind := range []schema.GroupVersionKind{NodePoolKind, EC2NodeClassKind} {
+		kept, err := env.Cluster.Get(t.Context(), kind, "", "kiso-globex")
+		if err != nil || kept.GetDeletionTimestamp() != nil {
+			t.Errorf("the organization's %s kiso-globex is given up while the stack NodeClasses are being deleted (%v)", kind.Kind, err)
+		}
+	}
+	if c, _ := Condition(env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim), "PoolsSettled"); c.Status != "False" {
+		t.Errorf("PoolsSettled is %s (%s) while the stack NodeClasses are being deleted", c.Status, c.Message)
+	}
+	// Karpenter's nodes are gone: the NodeClasses go, kiso composes them anew, and they become Ready.
+	composedAgain := map[string]types.UID{}
+	for _, pool := range stackPools {
+		releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
+		waitTouchingXRT(t, xr, "NodeClass "+pool+" composed anew", func(ctx context.Context) (bool, string, error) {
+			u, err := env.Cluster.Get(ctx, EC2NodeClassKind, "", pool)
+			if err != nil || u.GetUID() == retiredNodeClasses[pool] || u.GetDeletionTimestamp() != nil {
+				return false, fmt.Sprintf("not composed anew yet (%v)", err), nil
+			}
+			composedAgain[pool] = u.GetUID()
+			return true, "", nil
+		})
+		markReady(t, EC2NodeClassKind, pool)
 	}
 	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+	// Once no Usage of globex's is being deleted any more, nothing can replay a deletion: the NodeClasses
+	// composed anew are still there.
+	waitForT(t, xrSettleTimeout, "globex's retired Usages to be gone", func(context.Context) (bool, string, error) {
+		for _, u := range env.Cluster.ListT(t, ClusterUsageKind, "", "kiso.dev/organization=globex") {
+			if u.GetDeletionTimestamp() != nil {
+				return false, "ClusterUsage " + u.GetName() + " is being deleted", nil
+			}
+		}
+		return true, "", nil
+	})
+	for pool, uid := range composedAgain {
+		if u := env.Cluster.GetT(t, EC2NodeClassKind, "", pool); u.GetUID() != uid || u.GetDeletionTimestamp() != nil {
+			t.Errorf("EC2NodeClass %s was deleted after the stack pools settled (uid %s, composed anew as %s)", pool, u.GetUID(), uid)
+		}
+	}
 	waitUntilRefusedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy)
 	assertRefusedT(t, newPod("organization-placement-after", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
@@ -317,8 +394,6 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	createPodT(t, newPod("reports-after", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
 
 	// Deleting the claim takes its grants with it: the namespaces are nobody's again.
-	bound := env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim)
-	xr, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
 	env.DeleteT(t, claim)
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
 	for _, ns := range []string{globexAPI, globexBatch, globexReports} {
@@ -671,4 +746,25 @@ func deleteAtCleanup(t *testing.T, manifest []byte) {
 	if err := env.Kubectl.Delete(context.Background(), manifest, true); err != nil {
 		t.Errorf("cannot clean up: %v", err)
 	}
+}
+
+// waitTouchingXRT waits for check, annotating the XR every 10 s meanwhile: after a mode switch Crossplane's
+// watch circuit breaker may hold back the events that would make it reconcile the XR.
+func waitTouchingXRT(t *testing.T, xr, what string, check func(context.Context) (bool, string, error)) {
+	t.Helper()
+	var touched time.Time
+	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
+		done, notYet, err := check(ctx)
+		if done || err != nil {
+			return done, notYet, err
+		}
+		if time.Since(touched) >= 10*time.Second {
+			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
+			if _, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
+				return false, "", err
+			}
+			touched = time.Now()
+		}
+		return false, notYet, nil
+	})
 }

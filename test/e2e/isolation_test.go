@@ -101,11 +101,18 @@ func (tn tenant) pool(stack string) string {
 // reconcile but not atomically, so seeing one does not mean the other exists.
 func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
 	t.Helper()
-	// An object of that name still being deleted (a pool retired a moment ago, its deletion held by a Usage) is
-	// not the one Crossplane composes next: mark the live one.
-	u := env.Cluster.WaitForT(t, 60*time.Second, gvk, "", name, func(u *unstructured.Unstructured) (bool, string) {
+	// An object of that name still being deleted (a pool retired a moment ago, its deletion held by a Usage or
+	// by Karpenter) is not the one Crossplane composes next: mark the live one, once Crossplane has composed it.
+	u := env.Cluster.WaitForT(t, xrSettleTimeout, gvk, "", name, func(u *unstructured.Unstructured) (bool, string) {
 		return u.GetDeletionTimestamp() == nil, "still being deleted"
 	})
+	reportReady(t, u)
+}
+
+// reportReady sets an object's Ready condition for its current generation, as Karpenter does for any object it
+// still reconciles, one being deleted included.
+func reportReady(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
 		"type": "Ready", "status": "True", "reason": "Ready", "message": "",
 		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339), "observedGeneration": u.GetGeneration(),
@@ -113,12 +120,12 @@ func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := env.Cluster.Resource(gvk, "")
+	r, err := env.Cluster.Resource(u.GroupVersionKind(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		t.Fatalf("cannot mark %s %s Ready: %v", gvk.Kind, name, err)
+	if _, err := r.Patch(context.Background(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("cannot mark %s %s Ready: %v", u.GetKind(), u.GetName(), err)
 	}
 }
 

@@ -79,29 +79,34 @@ func waitDeletionRefusedT(t *testing.T, r composedRef) {
 	}
 }
 
-// holdNodePool adds a finalizer to a NodePool, standing in for Karpenter while it drains the pool's nodes.
-func holdNodePool(t *testing.T, pool string) {
+// holdObject adds a finalizer to a cluster-scoped object (a NodePool, a NodeClass), standing in for Karpenter
+// while it drains the nodes that use it.
+func holdObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
 	t.Helper()
-	hold := `[{"op":"add","path":"/metadata/finalizers","value":["` + drainingFinalizer + `"]}]`
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", pool, "--type=json", "-p", hold); err != nil {
-		t.Fatalf("cannot add finalizer %s to NodePool %s: %v", drainingFinalizer, pool, err)
+	u := env.Cluster.GetT(t, gvk, "", name)
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/metadata/finalizers", "value": append(u.GetFinalizers(), drainingFinalizer)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
+		t.Fatalf("cannot add finalizer %s to %s %s: %v", drainingFinalizer, resource, name, err)
 	}
 }
 
-// releaseNodePoolNamed removes the finalizer holdNodePool added, if it is still there.
-func releaseNodePoolNamed(t *testing.T, pool string) {
+// releaseObject removes the finalizer holdObject added, if it is still there.
+func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
 	t.Helper()
-	np, err := env.Cluster.Get(context.Background(), NodePoolKind, "", pool)
-	if err != nil || !slices.Contains(np.GetFinalizers(), drainingFinalizer) {
+	u, err := env.Cluster.Get(context.Background(), gvk, "", name)
+	if err != nil || !slices.Contains(u.GetFinalizers(), drainingFinalizer) {
 		return
 	}
-	remaining := slices.DeleteFunc(np.GetFinalizers(), func(f string) bool { return f == drainingFinalizer })
+	remaining := slices.DeleteFunc(u.GetFinalizers(), func(f string) bool { return f == drainingFinalizer })
 	patch, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/metadata/finalizers", "value": remaining}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "nodepool", pool, "--type=json", "-p", string(patch)); err != nil {
-		t.Errorf("cannot remove finalizer %s from NodePool %s: %v", drainingFinalizer, pool, err)
+	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
+		t.Errorf("cannot remove finalizer %s from %s %s: %v", drainingFinalizer, resource, name, err)
 	}
 }
 
@@ -119,7 +124,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
 	env.ApplyT(t, claim)
 	t.Cleanup(func() {
-		releaseNodePoolNamed(t, soylentPool)
+		releaseObject(t, NodePoolKind, "nodepool", soylentPool)
 		deleteAtCleanup(t, claim)
 	})
 
@@ -139,7 +144,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	}
 
 	// Karpenter is draining the tenant's nodes: the NodePool is held, as Karpenter's finalizer would.
-	holdNodePool(t, soylentPool)
+	holdObject(t, NodePoolKind, "nodepool", soylentPool)
 
 	// 1. The operator deletes the cluster first.
 	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false"); err != nil {
@@ -179,7 +184,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	}
 
 	// 3. The last node is gone: everything goes, nothing is left behind.
-	releaseNodePoolNamed(t, soylentPool)
+	releaseObject(t, NodePoolKind, "nodepool", soylentPool)
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
 	for _, r := range append(append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...), clusterObjects...) {
 		env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, r.Namespace, r.Name)
