@@ -747,24 +747,3 @@ func deleteAtCleanup(t *testing.T, manifest []byte) {
 		t.Errorf("cannot clean up: %v", err)
 	}
 }
-
-// waitTouchingXRT waits for check, annotating the XR every 10 s meanwhile: after a mode switch Crossplane's
-// watch circuit breaker may hold back the events that would make it reconcile the XR.
-func waitTouchingXRT(t *testing.T, xr, what string, check func(context.Context) (bool, string, error)) {
-	t.Helper()
-	var touched time.Time
-	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
-		done, notYet, err := check(ctx)
-		if done || err != nil {
-			return done, notYet, err
-		}
-		if time.Since(touched) >= 10*time.Second {
-			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
-			if _, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
-				return false, "", err
-			}
-			touched = time.Now()
-		}
-		return false, notYet, nil
-	})
-}

@@ -212,11 +212,11 @@ func TestStackIsolationLifecycle(t *testing.T) {
 	for _, stack := range tn.Stacks {
 		waitForUsageT(t, tn.pool(stack))
 	}
-	touchXR(t, xr, -1)
+	touchXR(t, xr)
 	selector := "kiso.dev/organization=acme"
 	before := map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
-	for i := range 3 {
-		touchXR(t, xr, i)
+	for range 3 {
+		touchXR(t, xr)
 	}
 	after := map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
 	if diff := cmp.Diff(before, after); diff != "" {
@@ -305,7 +305,7 @@ spec:
 	}
 
 	// Give Crossplane a few more reconciles to do anything it would do, then compare.
-	touchXR(t, xr, 0)
+	touchXR(t, xr)
 	after := env.Cluster.GetT(t, NodePoolKind, "", "kiso-umbrella")
 	if diff := cmp.Diff(before.Object, after.Object); diff != "" {
 		t.Errorf("the platform's NodePool changed: -before, +after:\n%s", diff)
@@ -407,40 +407,48 @@ func waitForUsageT(t *testing.T, pool string) {
 // isolationFunction is the installed Function that composes XKarpenterIsolations.
 const isolationFunction = "kiso-dev-function-isolation"
 
+// touches counts the touches of XRs, to make each annotation value new: an unchanged annotation is no update,
+// and Crossplane would not reconcile.
+var touches atomic.Int64
+
 // touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and
 // returns once the isolation function has been called for it and the calls have stopped, so the reconcile
 // has run to its end rather than for a guessed time.
-// touches counts touchXR's calls, to make each annotation value new.
-var touches atomic.Int64
-
-func touchXR(t *testing.T, xr string, i int) {
+func touchXR(t *testing.T, xr string) {
 	t.Helper()
 	calls, err := env.FunctionCalls(isolationFunction, xr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// After a burst of events (a mode switch), Crossplane's watch circuit breaker drops an XR's events and lets
-	// one through every 30 s: touch again until the function is called. The value is new on every touch: an
-	// unchanged annotation is no update, and Crossplane would not reconcile.
-	var touched time.Time
-	waitForT(t, xrSettleTimeout, "Crossplane to reconcile XR "+xr, func(ctx context.Context) (bool, string, error) {
+	waitTouchingXRT(t, xr, "Crossplane to reconcile XR "+xr, func(context.Context) (bool, string, error) {
 		n, err := env.FunctionCalls(isolationFunction, xr)
 		if err != nil {
 			return false, "", err
 		}
-		if n > calls {
-			return true, "", nil
+		return n > calls, fmt.Sprintf("%d function calls, none since the touch", n), nil
+	})
+	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
+}
+
+// waitTouchingXRT waits for check, annotating the XR every 10 s meanwhile: after a burst of events (a mode
+// switch), Crossplane's watch circuit breaker drops an XR's events and lets one through every 30 s.
+func waitTouchingXRT(t *testing.T, xr, what string, check func(context.Context) (bool, string, error)) {
+	t.Helper()
+	var touched time.Time
+	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
+		done, notYet, err := check(ctx)
+		if done || err != nil {
+			return done, notYet, err
 		}
 		if time.Since(touched) >= 10*time.Second {
-			touch := fmt.Sprintf("e2e.kiso.dev/touch=%d.%d", i, touches.Add(1))
+			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
 			if _, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
-				return false, "", fmt.Errorf("cannot annotate XR %s: %w", xr, err)
+				return false, "", err
 			}
 			touched = time.Now()
 		}
-		return false, fmt.Sprintf("%d function calls, none since the touch", n), nil
+		return false, notYet, nil
 	})
-	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
 }
 
 func withoutCrossplaneLabels(in map[string]string) map[string]string {

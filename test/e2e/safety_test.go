@@ -260,7 +260,7 @@ spec:
 			env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, r.Namespace, r.Name, "Ready")
 		}
 	}
-	touchXR(t, xr, 0)
+	touchXR(t, xr)
 	baseline := composedVersionsT(t, refs)
 
 	// patchClaim merge-patches the claim's spec, as a user editing it would.
@@ -276,7 +276,7 @@ spec:
 	}
 	assertUntouched := func(gap string) {
 		t.Helper()
-		touchXR(t, xr, 1)
+		touchXR(t, xr)
 		if diff := cmp.Diff(baseline, composedVersionsT(t, refs)); diff != "" {
 			t.Errorf("%s: composed objects were written: -before, +after:\n%s", gap, diff)
 		}
@@ -372,7 +372,7 @@ func TestMakeBeforeBreak(t *testing.T) {
 		for _, p := range retired {
 			before[p] = versions(t, NodePoolKind, "")[p]
 		}
-		touchXR(t, xr, 0)
+		touchXR(t, xr)
 		for _, p := range retired {
 			np, err := env.Cluster.Get(t.Context(), NodePoolKind, "", p)
 			switch {

@@ -67,8 +67,8 @@ func TestNamespaceOfAnotherOrganizationIsRefused(t *testing.T) {
 	}
 
 	// Let Crossplane reconcile both again, then check that neither organization got anything new.
-	touchXR(t, lexXR, 0)
-	touchXR(t, wayneXR, 0)
+	touchXR(t, lexXR)
+	touchXR(t, wayneXR)
 	if _, err := env.Cluster.Get(context.Background(), NodePoolKind, "", lex.pool("metropolis")); err == nil {
 		t.Errorf("the refused organization got a NodePool")
 	}
