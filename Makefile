@@ -82,7 +82,7 @@ push: xpkg ## Build and push the packages, each function as one multi-platform p
 ##@ Helpers
 
 .PHONY: generate
-generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.yaml) and the schema constants the functions check with. A unit test fails while one is stale.
+generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.yaml), each function input's CRD and DeepCopy methods, and the schema constants the functions check with. A unit test fails while one is stale.
 	$(GO) run ./hack/generate
 
 .PHONY: tools

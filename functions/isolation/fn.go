@@ -83,12 +83,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xrcondition.NamesAvailable(rsp, xrcondition.CompositeAndClaim)
 
 	draining := drainingPools(pools, observed)
-	poolReady := make(map[string]bool, len(pools))
-	for _, p := range pools {
-		np, npOK := observed[nodePoolResourceName(p)]
-		nc, ncOK := observed[nodeClassResourceName(p)]
-		poolReady[p.Name] = !draining[p.Name] && isReady(np, npOK) && isReady(nc, ncOK)
-	}
+	poolReady := readyPools(pools, observed, draining)
 	status := buildStatus(spec, pools, poolReady)
 	reportUsage(&status, observed, pools)
 
@@ -114,7 +109,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 		// A pool still being deleted is rendered anew once it is gone.
 		withoutPools(rendered, pools, draining)
-		tr := planTransition(observed, rendered, pools, draining)
+		tr := planTransition(observed, rendered, pools, draining, poolReady)
 		if tr.Holding() {
 			keepRetiredGrants(rendered, observed)
 			for name, dc := range keepObserved(tr.Retired) {

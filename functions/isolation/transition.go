@@ -29,7 +29,7 @@ type transition struct {
 
 // planTransition compares what is composed with what the spec renders. The objects of a draining pool are
 // not retired (kept) but left to their deletion: the pool is rendered anew once they are gone.
-func planTransition(observed map[resource.Name]resource.ObservedComposed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool, draining map[string]bool) transition {
+func planTransition(observed map[resource.Name]resource.ObservedComposed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool, draining, ready map[string]bool) transition {
 	t := transition{Retired: map[resource.Name]resource.ObservedComposed{}}
 	drainingObjects := map[resource.Name]bool{}
 	for _, p := range pools {
@@ -51,13 +51,23 @@ func planTransition(observed map[resource.Name]resource.ObservedComposed, render
 	}
 	slices.Sort(t.RetiredPools)
 	for _, p := range pools {
-		np, npOK := observed[nodePoolResourceName(p)]
-		nc, ncOK := observed[nodeClassResourceName(p)]
-		if draining[p.Name] || !isReady(np, npOK) || !isReady(nc, ncOK) {
+		if !ready[p.Name] {
 			t.Waiting = append(t.Waiting, p.Name)
 		}
 	}
 	return t
+}
+
+// readyPools says which pools are Ready: their NodeClass and NodePool both say so, neither is being deleted,
+// and the pool is not draining.
+func readyPools(pools []pool, observed map[resource.Name]resource.ObservedComposed, draining map[string]bool) map[string]bool {
+	ready := make(map[string]bool, len(pools))
+	for _, p := range pools {
+		np, npOK := observed[nodePoolResourceName(p)]
+		nc, ncOK := observed[nodeClassResourceName(p)]
+		ready[p.Name] = !draining[p.Name] && isReady(np, npOK) && isReady(nc, ncOK)
+	}
+	return ready
 }
 
 // reportTransition says on the XR and the claim whether the organization's pools are what its spec asks
