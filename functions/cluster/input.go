@@ -33,14 +33,25 @@ func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 	if in.KeyDomain == "" {
 		in.KeyDomain = placement.DefaultKeyDomain
 	}
+	if len(in.Schedulers) == 0 {
+		in.Schedulers = []string{defaultScheduler}
+	}
 	return in, validateInput(in).ToAggregate()
 }
+
+// defaultScheduler is the user kube-scheduler runs as, on EKS as elsewhere.
+const defaultScheduler = "system:kube-scheduler"
 
 func validateInput(in Input) field.ErrorList {
 	errs := placement.ValidateKeyDomain(field.NewPath("input", "keyDomain"), in.KeyDomain)
 	for i, ns := range in.PlatformNamespaces {
 		for _, msg := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(field.NewPath("input", "platformNamespaces").Index(i), ns, msg))
+		}
+	}
+	for i, u := range in.Schedulers {
+		if u == "" {
+			errs = append(errs, field.Required(field.NewPath("input", "schedulers").Index(i), "a user name"))
 		}
 	}
 	if v := in.MutatingAdmissionPolicy; v != "" && !slices.Contains(mutatingAdmissionPolicyAPIs, v) {

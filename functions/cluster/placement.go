@@ -43,7 +43,15 @@ const (
 	crPlacementPoolsBinding  resource.Name = "placement-pools-binding"
 	crPlacementInjectPolicy  resource.Name = "placement-inject-policy"
 	crPlacementInjectBinding resource.Name = "placement-inject-binding"
+	// The policy on pod bindings, and its binding.
+	crPlacementBindingPolicy  resource.Name = "placement-pod-binding-policy"
+	crPlacementBindingBinding resource.Name = "placement-pod-binding-binding"
+	crNamespacePolicy         resource.Name = "namespace-identity-policy"
+	crNamespaceBinding        resource.Name = "namespace-identity-binding"
 )
+
+// validatingPolicyType is the kind of the placement policies.
+var validatingPolicyType = metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"}
 
 // alwaysPlatformNamespaces hold Kubernetes' own pods.
 var alwaysPlatformNamespaces = []string{"kube-system"}
@@ -51,11 +59,17 @@ var alwaysPlatformNamespaces = []string{"kube-system"}
 // placementPlan is what the policies need: the keys, and the namespaces whose
 // pods are the platform's.
 type placementPlan struct {
-	Cluster            string
-	KeyDomain          string
-	OrganizationKey    string
-	StackKey           string
-	PlatformNamespaces []string
+	Cluster         string
+	KeyDomain       string
+	OrganizationKey string
+	StackKey        string
+	// NodeOrganizationKey and NodeStackKey are the node labels pods select,
+	// which no kubelet may set on itself.
+	NodeOrganizationKey string
+	NodeStackKey        string
+	PlatformNamespaces  []string
+	// Schedulers may bind pods outside platform namespaces.
+	Schedulers []string
 	// InjectAPIVersion is the MutatingAdmissionPolicy API the apiserver
 	// serves, or empty.
 	InjectAPIVersion string
@@ -102,12 +116,15 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 	slices.Sort(nss)
 	keys := placement.NewKeys(in.KeyDomain)
 	return placementPlan{
-		Cluster:            cluster,
-		KeyDomain:          in.KeyDomain,
-		OrganizationKey:    keys.Organization,
-		StackKey:           keys.Stack,
-		PlatformNamespaces: slices.Compact(nss),
-		InjectAPIVersion:   injectAPI,
+		Cluster:             cluster,
+		KeyDomain:           in.KeyDomain,
+		OrganizationKey:     keys.Organization,
+		StackKey:            keys.Stack,
+		NodeOrganizationKey: keys.NodeOrganization,
+		NodeStackKey:        keys.NodeStack,
+		PlatformNamespaces:  slices.Compact(nss),
+		Schedulers:          in.Schedulers,
+		InjectAPIVersion:    injectAPI,
 	}
 }
 
@@ -126,6 +143,8 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 	objects := map[resource.Name]runtime.Object{}
 	objects[crPlacementPolicy], objects[crPlacementBinding] = pp.policy()
 	objects[crPlacementPoolsPolicy], objects[crPlacementPoolsBinding] = pp.poolsPolicy()
+	objects[crPlacementBindingPolicy], objects[crPlacementBindingBinding] = pp.bindingPolicy()
+	objects[crNamespacePolicy], objects[crNamespaceBinding] = pp.namespacePolicy()
 	out := make(map[resource.Name]*composed.Unstructured, len(objects)+2)
 	if pp.InjectAPIVersion != "" {
 		objects[crPlacementInjectPolicy], objects[crPlacementInjectBinding] = pp.injectPolicy()
@@ -154,11 +173,12 @@ var podsMatch = func(ops ...admissionv1.OperationType) *admissionv1.MatchResourc
 }
 
 // outsidePlatform selects every namespace but the platform's: those listed
-// and those the platform labels exempt. Every namespace carries its name as
-// the label kubernetes.io/metadata.name.
+// and those the platform labels exempt ("true"; any other value exempts
+// nothing). Every namespace carries its name as the label
+// kubernetes.io/metadata.name.
 func (pp placementPlan) outsidePlatform() *metav1.LabelSelector {
 	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-		{Key: placement.ExemptLabel(pp.KeyDomain), Operator: metav1.LabelSelectorOpDoesNotExist},
+		{Key: placement.ExemptLabel(pp.KeyDomain), Operator: metav1.LabelSelectorOpNotIn, Values: []string{placement.ExemptValue}},
 		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: pp.PlatformNamespaces},
 	}}
 }
@@ -169,15 +189,17 @@ func (pp placementPlan) platformHint() string {
 		", and any the platform labels " + placement.ExemptLabel(pp.KeyDomain) + ")"
 }
 
-// holds is true when the request's namespace holds a grant: the Role
-// kiso-placement there grants its ServiceAccount kiso-placement use of it.
-func holds(name string) string {
-	return fmt.Sprintf("authorizer.serviceAccount(request.namespace, %s).group(%s).resource(%s).namespace(request.namespace).name(%s).check(%s).allowed()",
-		cq(placement.Name), cq(placement.Group), cq(placement.Tolerations), name, cq(placement.VerbUse))
-}
-
 // cq quotes a string for CEL.
 func cq(s string) string { return strconv.Quote(s) }
+
+// celList is a CEL list of quoted strings.
+func celList(items []string) string {
+	quoted := make([]string, 0, len(items))
+	for _, i := range items {
+		quoted = append(quoted, cq(i))
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
 
 // Toleration predicates. A toleration with an empty effect matches every
 // effect; one with NoExecute or PreferNoSchedule does not match a
@@ -195,17 +217,30 @@ const (
 	varNodeSelector = "nodeSelector"
 )
 
+// celAffinityTerms are the node selector terms of a pod's required node
+// affinity, empty when it has none.
+const celAffinityTerms = "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && " +
+	"has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? " +
+	"object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"
+
+// namespaceOrganization is the organization the platform labels the pod's
+// namespace with, or "": the platform's word, which only it may write (the
+// namespace policy).
+func (pp placementPlan) namespaceOrganization() string {
+	return "has(namespaceObject.metadata.labels) && " + cq(pp.OrganizationKey) + " in namespaceObject.metadata.labels ? namespaceObject.metadata.labels[" + cq(pp.OrganizationKey) + "] : ''"
+}
+
 // policy is the outsiders' policy: every pod, CREATE and UPDATE. An UPDATE
 // is only checked for the tolerations it adds (the only placement field a
 // pod's update may change), so label changes, finalizer removal and pods
-// that predate a policy are never refused.
+// that predate a policy are never refused. Whose a namespace is comes from
+// its label, so every check is a comparison: a pod costs the same whatever
+// it carries and however many organizations there are.
 func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	org, stack := cq(pp.OrganizationKey), cq(pp.StackKey)
+	selectorKeys := celList([]string{pp.OrganizationKey, pp.NodeOrganizationKey})
 	onKey := func(key string) string {
 		return "variables.added.filter(t, has(t.key) && t.key == " + key + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"
-	}
-	onKeyAll := func(key string) string {
-		return "variables.tolerations.filter(t, has(t.key) && t.key == " + key + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"
 	}
 	vars := []admissionv1.Variable{
 		{Name: "tolerations", Expression: "has(object.spec.tolerations) ? object.spec.tolerations : []"},
@@ -213,24 +248,17 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 		{Name: "added", Expression: "request.operation == 'UPDATE' && has(oldObject.spec.tolerations) ? variables.tolerations.filter(t, !(t in oldObject.spec.tolerations)) : variables.tolerations"},
 		{Name: "everyTaint", Expression: "variables.added.exists(t, " + celExists + " && " + celNoKey + " && " + celSchedules + ")"},
 		{Name: "everyTenant", Expression: "variables.added.filter(t, " + celExists + " && has(t.key) && (t.key == " + org + " || t.key == " + stack + ") && " + celSchedules + ").map(t, t.key)"},
-		{Name: "organizations", Expression: onKey(org)},
-		{Name: "stacks", Expression: onKey(stack)},
-		{Name: "allOrganizations", Expression: onKeyAll(org)},
-		{Name: "foreignOrganizations", Expression: "variables.organizations.filter(o, !" + holds("o") + ")"},
-		{Name: "allStacks", Expression: onKeyAll(stack)},
+		{Name: "own", Expression: pp.namespaceOrganization()},
+		{Name: "foreignOrganizations", Expression: onKey(org) + ".filter(o, o != variables.own)"},
 		{Name: varNodeSelector, Expression: celNodeSelector},
-		{Name: "affinityTerms", Expression: "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && " +
-			"has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? " +
-			"object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"},
+		{Name: "affinityTerms", Expression: celAffinityTerms},
 	}
-	// A stack's taint is tolerated with its organization's: both must be held
-	// together, as "o.s".
-	stacksHeld := "variables.stacks.all(s, variables.allOrganizations.all(o, " + holds("o + '.' + s") + ")) && " +
-		"variables.organizations.all(o, variables.allStacks.all(s, " + holds("o + '.' + s") + "))"
-	affinityHeld := "variables.affinityTerms.all(term, !has(term.matchExpressions) || term.matchExpressions.all(e, " +
-		"e.key != " + org + " || e.operator != 'In' || !has(e.values) || e.values.all(o, " + holds("o") + ")))"
+	selectorOwn := selectorKeys + ".all(k, !(k in variables.nodeSelector) || variables.nodeSelector[k] == variables.own)"
+	affinityOwn := "variables.affinityTerms.all(term, !has(term.matchExpressions) || term.matchExpressions.all(e, " +
+		"!(e.key in " + selectorKeys + ") || e.operator != 'In' || !has(e.values) || e.values.all(o, o == variables.own)))"
 	hint := pp.platformHint()
 	in := " in namespace ' + request.namespace + '"
+	whose := "(the platform labels it ' + (variables.own == '' ? 'with no organization' : '" + pp.OrganizationKey + "=' + variables.own) + ')"
 	validations := []admissionv1.Validation{
 		{
 			// Mirror pods, which a node creates for its static pods, name it.
@@ -246,26 +274,21 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 			MessageExpression: "'pod" + in + " tolerates every value of ' + variables.everyTenant[0] + ' (operator Exists), every organization\\'s nodes: tolerate your own with operator Equal and its value; " + hint + "'",
 		},
 		{
-			// A message cannot ask the authorizer: it names every organization tolerated.
 			Expression: "size(variables.foreignOrganizations) == 0",
-			MessageExpression: "'pod" + in + " tolerates organization ' + variables.organizations.join(', ') + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
-				"variables.organizations.join(', ') + '), but the namespace is not that organization\\'s: remove the toleration; " + hint + "'",
+			MessageExpression: "'pod" + in + " tolerates organization ' + variables.foreignOrganizations.join(', ') + '\\'s taint (toleration " + pp.OrganizationKey + "=' + " +
+				"variables.foreignOrganizations.join(', ') + '), but the namespace is not that organization\\'s " + whose + ": remove the toleration; " + hint + "'",
 		},
 		{
-			Expression: stacksHeld,
-			MessageExpression: "'pod" + in + " tolerates stack taints (" + pp.StackKey + "=' + variables.allStacks.join(', ') + ') of organizations (' + variables.allOrganizations.join(', ') + " +
-				"') whose stacks do not run in this namespace: tolerate only your own stack; " + hint + "'",
-		},
-		{
-			Expression:        "request.operation != 'CREATE' || ((!(" + org + " in variables.nodeSelector) || " + holds("variables.nodeSelector["+org+"]") + ") && " + affinityHeld + ")",
-			MessageExpression: "'pod" + in + " selects the nodes of an organization (" + pp.OrganizationKey + " in its nodeSelector or required node affinity) that the namespace is not: remove that selector; " + hint + "'",
+			Expression: "request.operation != 'CREATE' || (" + selectorOwn + " && " + affinityOwn + ")",
+			MessageExpression: "'pod" + in + " selects the nodes of an organization (" + pp.NodeOrganizationKey + " or " + pp.OrganizationKey +
+				" in its nodeSelector or required node affinity) that the namespace is not " + whose + ": remove that selector; " + hint + "'",
 		},
 	}
 	for i := range validations {
 		validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
 	}
 	policy := &admissionv1.ValidatingAdmissionPolicy{
-		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		TypeMeta: validatingPolicyType,
 		ObjectMeta: metav1.ObjectMeta{Name: placement.PolicyName, Annotations: map[string]string{
 			placement.AnnotationCluster:            pp.Cluster,
 			placement.AnnotationKeyDomain:          pp.KeyDomain,
@@ -286,58 +309,109 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 	if pp.InjectAPIVersion == "" {
 		delete(policy.Annotations, placement.AnnotationInjectAPIVersion)
 	}
-	return policy, pp.binding(placement.PolicyName, nil)
+	return policy, pp.binding(placement.PolicyName, nil, pp.outsidePlatform())
 }
 
-func (pp placementPlan) binding(name string, param *admissionv1.ParamRef) *admissionv1.ValidatingAdmissionPolicyBinding {
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
+func (pp placementPlan) binding(name string, param *admissionv1.ParamRef, namespaces *metav1.LabelSelector) *admissionv1.ValidatingAdmissionPolicyBinding {
+	b := &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        name,
 			ParamRef:          param,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: pp.outsidePlatform()},
 		},
 	}
+	if namespaces != nil {
+		b.Spec.MatchResources = &admissionv1.MatchResources{NamespaceSelector: namespaces}
+	}
+	return b
 }
 
-// roleParam is the namespace's Role kiso-placement. A namespace without one
-// is none of this policy's business (the outsiders' policy still holds).
-var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)}
+// organizationNamespaces selects the namespaces the platform gives an
+// organization, outside the platform's own.
+func (pp placementPlan) organizationNamespaces() *metav1.LabelSelector {
+	sel := pp.outsidePlatform()
+	sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: pp.OrganizationKey, Operator: metav1.LabelSelectorOpExists})
+	return sel
+}
+
+// roleParam is the namespace's Role kiso-placement. In a namespace the
+// platform gives an organization, a missing Role refuses every pod: a
+// tenant who deletes it switches nothing off.
+var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1.DenyAction)}
 
 var roleKind = &admissionv1.ParamKind{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
 
-// poolsRule selects the Role's rules granting a verb on pools. A rule kiso
-// did not write cannot be there: creating it needs the grant itself.
-func poolsRule(verb string) string {
-	return fmt.Sprintf("has(r.apiGroups) && %s in r.apiGroups && has(r.resources) && %s in r.resources && %s in r.verbs && has(r.resourceNames)",
-		cq(placement.Group), cq(placement.Pools), cq(verb))
+// grantRule selects the Role's rules granting a verb on a resource. A rule
+// kiso did not write cannot be there: creating it needs the grant itself.
+func grantRule(resource, verb string) string {
+	return fmt.Sprintf("has(r.apiGroups) && %s in r.apiGroups && has(r.resources) && %s in r.resources && has(r.verbs) && %s in r.verbs && has(r.resourceNames)",
+		cq(placement.Group), cq(resource), cq(verb))
 }
 
-// selects is true when the pod's node selector selects pool p ("o" or "o.s").
+// poolsRule selects the Role's rules granting a verb on pools.
+func poolsRule(verb string) string { return grantRule(placement.Pools, verb) }
+
+// selects is true when the pod's node selector, or every term of its
+// required node affinity, selects pool p ("o" or "o.s").
 func (pp placementPlan) selects(p string) string {
-	org, stack := cq(pp.OrganizationKey), cq(pp.StackKey)
-	return fmt.Sprintf("(%[3]s.split('.')[0] == (%[1]s in variables.nodeSelector ? variables.nodeSelector[%[1]s] : '') && "+
+	org, stack := cq(pp.NodeOrganizationKey), cq(pp.NodeStackKey)
+	bySelector := fmt.Sprintf("(%[3]s.split('.')[0] == (%[1]s in variables.nodeSelector ? variables.nodeSelector[%[1]s] : '') && "+
 		"(size(%[3]s.split('.')) == 1 || %[3]s.split('.')[1] == (%[2]s in variables.nodeSelector ? variables.nodeSelector[%[2]s] : '')))", org, stack, p)
+	requires := func(key, value string) string {
+		return fmt.Sprintf("term.matchExpressions.exists(e, e.key == %s && e.operator == 'In' && has(e.values) && size(e.values) > 0 && e.values.all(v, v == %s))", key, value)
+	}
+	byAffinity := fmt.Sprintf("(size(variables.affinityTerms) > 0 && variables.affinityTerms.all(term, has(term.matchExpressions) && %s && (size(%s.split('.')) == 1 || %s)))",
+		requires(org, p+".split('.')[0]"), p, requires(stack, p+".split('.')[1]"))
+	return "(" + bySelector + " || " + byAffinity + ")"
 }
 
-// poolsPolicy requires a pod created in a namespace an organization holds to
-// select a pool the namespace's Role names: its own, and while a retired
-// pool is kept, that one too.
+// poolsPolicy holds a pod created in a namespace the platform gives an
+// organization to the namespace's Role: it selects a pool the Role names
+// (its own, and while a retired pool is kept, that one too) and tolerates
+// only the stacks the Role grants. A Role that is missing or names no pool
+// refuses the pod: a grant fails closed.
 func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	stack := cq(pp.StackKey)
 	vars := []admissionv1.Variable{
 		{Name: varNodeSelector, Expression: celNodeSelector},
-		{Name: "pools", Expression: "params.rules.filter(r, " + poolsRule(placement.VerbSelect) + ")"},
-		{Name: "own", Expression: "variables.pools[0].resourceNames[0]"},
-		{Name: "organization", Expression: "variables.own.split('.')[0]"},
-		{Name: "stack", Expression: "size(variables.own.split('.')) > 1 ? variables.own.split('.')[1] : ''"},
+		{Name: "affinityTerms", Expression: celAffinityTerms},
+		{Name: "own", Expression: pp.namespaceOrganization()},
+		{Name: "rules", Expression: "has(params.rules) ? params.rules : []"},
+		{Name: "pools", Expression: "variables.rules.filter(r, " + poolsRule(placement.VerbSelect) + " && size(r.resourceNames) > 0)"},
+		{Name: "uses", Expression: "variables.rules.filter(r, " + grantRule(placement.Tolerations, placement.VerbUse) + ")"},
+		{Name: "stacks", Expression: "(has(object.spec.tolerations) ? object.spec.tolerations : []).filter(t, has(t.key) && t.key == " + stack + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"},
+		{Name: "ungranted", Expression: "variables.stacks.filter(s, !variables.uses.exists(r, (variables.own + '.' + s) in r.resourceNames))"},
+		{Name: "pool", Expression: "size(variables.pools) > 0 ? variables.pools[0].resourceNames[0] : ''"},
+		{Name: "organization", Expression: "variables.pool.split('.')[0]"},
+		{Name: "stack", Expression: "size(variables.pool.split('.')) > 1 ? variables.pool.split('.')[1] : ''"},
 	}
-	selector := "'" + pp.OrganizationKey + "=' + variables.organization + (variables.stack == '' ? '' : ', " + pp.StackKey + "=' + variables.stack)"
+	selector := "'" + pp.NodeOrganizationKey + "=' + variables.organization + (variables.stack == '' ? '' : ', " + pp.NodeStackKey + "=' + variables.stack)"
 	tolerations := "'" + pp.OrganizationKey + "=' + variables.organization + ':NoSchedule' + (variables.stack == '' ? '' : ', " + pp.StackKey + "=' + variables.stack + ':NoSchedule')"
-	pool := "(has(params.metadata.annotations) && " + cq(placement.PoolAnnotation) + " in params.metadata.annotations ? params.metadata.annotations[" + cq(placement.PoolAnnotation) + "] : variables.own)"
+	poolName := "(has(params.metadata.annotations) && " + cq(placement.PoolAnnotation) + " in params.metadata.annotations ? params.metadata.annotations[" + cq(placement.PoolAnnotation) + "] : variables.pool)"
+	validations := []admissionv1.Validation{
+		{
+			Expression: "size(variables.pools) > 0",
+			MessageExpression: "'pods in namespace ' + request.namespace + ' are refused: its placement grant (Role " + placement.Name + ") was changed and names no pool; " +
+				"Crossplane restores it at its next reconcile of organization ' + variables.own + '\\'s claim'",
+		},
+		{
+			Expression: "variables.pools.exists(r, r.resourceNames.exists(p, p == " + cq(placement.AnyPool) + " || " + pp.selects("p") + "))",
+			MessageExpression: "'pods in namespace ' + request.namespace + ' run on pool ' + " + poolName + " + ': add nodeSelector ' + " + selector +
+				" + ' (or a required node affinity on them) and tolerations ' + " + tolerations,
+		},
+		{
+			Expression: "size(variables.ungranted) == 0",
+			MessageExpression: "'pod in namespace ' + request.namespace + ' tolerates stack taints (" + pp.StackKey + "=' + variables.ungranted.join(', ') + ') of organization ' + variables.own + " +
+				"' whose pods do not run in this namespace: tolerate only your own stack'",
+		},
+	}
+	for i := range validations {
+		validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
+	}
 	policy := &admissionv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		TypeMeta:   validatingPolicyType,
 		ObjectMeta: metav1.ObjectMeta{Name: placement.PoolsPolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionv1.Fail),
@@ -345,17 +419,78 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 			MatchConstraints: podsMatch(admissionv1.Create),
 			MatchConditions: []admissionv1.MatchCondition{
 				{Name: "not-a-node", Expression: "!request.userInfo.username.startsWith('system:node:')"},
-				{Name: "names-pools", Expression: "has(params.rules) && params.rules.exists(r, " + poolsRule(placement.VerbSelect) + " && size(r.resourceNames) > 0)"},
 			},
-			Variables: vars,
+			Variables:   vars,
+			Validations: validations,
+		},
+	}
+	return policy, pp.binding(placement.PoolsPolicyName, roleParam, pp.organizationNamespaces())
+}
+
+// bindingPolicy refuses a pod binding (pods/binding, which names the node a
+// pod runs on and so skips the taints) outside platform namespaces unless
+// the platform's scheduler makes it, or a user the platform grants create on
+// bindings.placement.kiso.dev.
+func (pp placementPlan) bindingPolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   validatingPolicyType,
+		ObjectMeta: metav1.ObjectMeta{Name: placement.BindingPolicyName},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods/binding"}},
+				},
+			}}},
+			MatchConditions: []admissionv1.MatchCondition{
+				{Name: "not-a-scheduler", Expression: "!(request.userInfo.username in " + celList(pp.Schedulers) + ")"},
+			},
 			Validations: []admissionv1.Validation{{
-				Expression:        "variables.pools.exists(r, r.resourceNames.exists(p, " + pp.selects("p") + "))",
-				MessageExpression: "'pods in namespace ' + request.namespace + ' run on pool ' + " + pool + " + ': add nodeSelector ' + " + selector + " + ' and tolerations ' + " + tolerations,
-				Reason:            ptr.To(metav1.StatusReasonForbidden),
+				Expression: fmt.Sprintf("authorizer.group(%s).resource(%s).namespace(request.namespace).check(%s).allowed()", cq(placement.Group), cq(placement.Bindings), cq(placement.VerbCreate)),
+				MessageExpression: "'' + request.userInfo.username + ' may not bind pod ' + request.namespace + '/' + request.name + ' to node ' + object.target.name + " +
+					"': a binding skips the taints that keep organizations apart, so outside platform namespaces only the platform\\'s schedulers (" + strings.Join(pp.Schedulers, ", ") +
+					") bind pods; the platform grants others create on " + placement.Bindings + "." + placement.Group + "'",
+				Reason: ptr.To(metav1.StatusReasonForbidden),
 			}},
 		},
 	}
-	return policy, pp.binding(placement.PoolsPolicyName, roleParam)
+	return policy, pp.binding(placement.BindingPolicyName, nil, pp.outsidePlatform())
+}
+
+// namespacePolicy lets only the platform set, change or remove a
+// namespace's organization and exemption labels: who holds label on
+// namespaces.placement.kiso.dev (cluster-admin does). Its binding selects
+// every namespace: a namespace selector would be matched against the very
+// labels being set.
+func (pp placementPlan) namespacePolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	identity := celList([]string{pp.OrganizationKey, placement.ExemptLabel(pp.KeyDomain)})
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   validatingPolicyType,
+		ObjectMeta: metav1.ObjectMeta{Name: placement.NamespacePolicyName},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"namespaces"}},
+				},
+			}}},
+			Variables: []admissionv1.Variable{
+				{Name: "labels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
+				{Name: "old", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},
+				{Name: "changed", Expression: identity + ".filter(k, (k in variables.labels) != (k in variables.old) || (k in variables.labels && variables.labels[k] != variables.old[k]))"},
+			},
+			Validations: []admissionv1.Validation{{
+				Expression: fmt.Sprintf("size(variables.changed) == 0 || authorizer.group(%s).resource(%s).name(object.metadata.name).check(%s).allowed()",
+					cq(placement.Group), cq(placement.Namespaces), cq(placement.VerbLabel)),
+				MessageExpression: "'only the platform may set, change or remove ' + variables.changed.join(', ') + ' on namespace ' + object.metadata.name + " +
+					"': they say which organization the namespace is and whether placement exempts it (the platform holds " + placement.VerbLabel + " on " + placement.Namespaces + "." + placement.Group + ")'",
+				Reason: ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	return policy, pp.binding(placement.NamespacePolicyName, nil, nil)
 }
 
 // injectPolicy adds the node selector and tolerations of the pool the
@@ -364,6 +499,7 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 // is refused by the pools policy, not silently moved.
 func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolicy, *admissionv1beta1.MutatingAdmissionPolicyBinding) {
 	org, stack := cq(pp.OrganizationKey), cq(pp.StackKey)
+	nodeOrg, nodeStack := cq(pp.NodeOrganizationKey), cq(pp.NodeStackKey)
 	selector := func(key, value string) string {
 		return fmt.Sprintf("(%[1]s in variables.nodeSelector ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(%[1]s), value: %[2]s}])", key, value)
 	}
@@ -373,8 +509,8 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 	}
 	patches := []string{
 		"(has(object.spec.nodeSelector) ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: {}}])",
-		selector(org, "variables.organization"),
-		"(variables.stack == '' ? [] : " + selector(stack, "variables.stack") + ")",
+		selector(nodeOrg, "variables.organization"),
+		"(variables.stack == '' ? [] : " + selector(nodeStack, "variables.stack") + ")",
 		"(has(object.spec.tolerations) ? [] : [JSONPatch{op: 'add', path: '/spec/tolerations', value: []}])",
 		toleration(org, "variables.organization"),
 		"(variables.stack == '' ? [] : " + toleration(stack, "variables.stack") + ")",
@@ -410,7 +546,7 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 		Spec: admissionv1beta1.MutatingAdmissionPolicyBindingSpec{
 			PolicyName:     placement.InjectPolicyName,
 			ParamRef:       &admissionv1beta1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1beta1.AllowAction)},
-			MatchResources: &admissionv1beta1.MatchResources{NamespaceSelector: pp.outsidePlatform()},
+			MatchResources: &admissionv1beta1.MatchResources{NamespaceSelector: pp.organizationNamespaces()},
 		},
 	}
 	return policy, binding

@@ -17,7 +17,10 @@ import (
 
 // placementNames are the composed resource names of the placement policies
 // every cluster renders.
-var placementNames = []string{"placement-binding", "placement-policy", "placement-pools-binding", "placement-pools-policy"}
+var placementNames = []string{
+	"namespace-identity-binding", "namespace-identity-policy", "placement-binding", "placement-pod-binding-binding", "placement-pod-binding-policy",
+	"placement-policy", "placement-pools-binding", "placement-pools-policy",
+}
 
 func TestPlacementPoliciesListNoOrganization(t *testing.T) {
 	in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","platformNamespaces":["crossplane-system"]}`
@@ -31,23 +34,37 @@ func TestPlacementPoliciesListNoOrganization(t *testing.T) {
 	if diff := cmp.Diff(wantAnnotations, fntest.Dig(policy, "metadata", "annotations")); diff != "" {
 		t.Errorf("what the policy tells organizations: -want, +got:\n%s", diff)
 	}
-	wantSelector := map[string]any{"matchExpressions": []any{
-		map[string]any{"key": "kiso.dev/placement-exempt", "operator": "DoesNotExist"},
+	outsidePlatform := []any{
+		// Only "true" exempts: placement-exempt: "false" must not.
+		map[string]any{"key": "kiso.dev/placement-exempt", "operator": "NotIn", "values": []any{"true"}},
 		map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"crossplane-system", "karpenter", "kube-system"}},
-	}}
-	for _, b := range []string{"placement-binding", "placement-pools-binding"} {
-		if diff := cmp.Diff(wantSelector, fntest.Dig(got[b], "spec", "matchResources", "namespaceSelector")); diff != "" {
+	}
+	organizations := append(append([]any{}, outsidePlatform...), map[string]any{"key": "kiso.dev/organization", "operator": "Exists"})
+	for b, want := range map[string][]any{
+		"placement-binding": outsidePlatform, "placement-pod-binding-binding": outsidePlatform, "placement-pools-binding": organizations,
+	} {
+		if diff := cmp.Diff(map[string]any{"matchExpressions": want}, fntest.Dig(got[b], "spec", "matchResources", "namespaceSelector")); diff != "" {
 			t.Errorf("%s leaves out platform namespaces: -want, +got:\n%s", b, diff)
 		}
 	}
-	wantParam := map[string]any{"name": "kiso-placement", "parameterNotFoundAction": "Allow"}
+	// A namespace selector on the namespace policy would be matched against the labels a request sets.
+	if sel := fntest.Dig(got["namespace-identity-binding"], "spec", "matchResources"); sel != nil {
+		t.Errorf("the namespace identity policy must hold every namespace, has matchResources %v", sel)
+	}
+	wantParam := map[string]any{"name": "kiso-placement", "parameterNotFoundAction": "Deny"}
 	if diff := cmp.Diff(wantParam, fntest.Dig(got["placement-pools-binding"], "spec", "paramRef")); diff != "" {
-		t.Errorf("the pools policy reads each namespace's Role, and skips namespaces without one: -want, +got:\n%s", diff)
+		t.Errorf("the pools policy reads each namespace's Role, and refuses pods where it is missing: -want, +got:\n%s", diff)
+	}
+	// The boundary stays while any tenant pool does: every policy and binding hangs on the controller role.
+	for _, name := range placementNames {
+		if u := got["usage-"+name]; fntest.Dig(u, "spec", "by", "resourceRef", "name") != fntest.Dig(got["controller-role"], "metadata", "name") {
+			t.Errorf("%s is not kept by a Usage of the controller role: %v", name, u)
+		}
 	}
 	// The cost of admitting a pod must not grow with organizations: no
 	// policy may name one.
 	for name, o := range got {
-		if strings.HasPrefix(name, "placement-") && strings.Contains(fntest.ToJSON(t, o), "acme") {
+		if (strings.HasPrefix(name, "placement-") || strings.HasPrefix(name, "namespace-")) && strings.Contains(fntest.ToJSON(t, o), "acme") {
 			t.Errorf("%s names an organization", name)
 		}
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
+// admissionGroup is the API group of the placement policies.
+const admissionGroup = "admissionregistration.k8s.io"
+
 // maxUsageName is the longest a ClusterUsage's name may be.
 const maxUsageName = 253
 
@@ -25,7 +28,9 @@ const maxUsageName = 253
 // role, until the last tenant pool, and so its last node, is gone. The node
 // identity's access entry and policy attachments hang on the node role.
 // The controller role detaches its own policies when it is deleted, so
-// keeping its attachments until then cannot deadlock.
+// keeping its attachments until then cannot deadlock. The placement
+// policies and their bindings hang on the controller role too: the
+// boundary between organizations stays while any tenant pool does.
 func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
 	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)
 	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
@@ -40,7 +45,7 @@ func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[
 	}
 	for name, o := range objects {
 		gvk := o.GetObjectKind().GroupVersionKind()
-		if name == crControllerRole || hangsOnNodeRole[name] || !strings.HasSuffix(gvk.Group, ".aws.upbound.io") {
+		if name == crControllerRole || hangsOnNodeRole[name] || !strings.HasSuffix(gvk.Group, ".aws.upbound.io") && gvk.Group != admissionGroup {
 			continue
 		}
 		u := usage.Usage{

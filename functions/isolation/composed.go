@@ -52,7 +52,7 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 		// A ConfigMap's content is its data, a Role's its rules, a
 		// RoleBinding's its role and subjects; everything else kiso composes
 		// keeps it in spec.
-		for _, content := range []string{"spec", "data", "rules", "roleRef", "subjects"} {
+		for _, content := range []string{"spec", configMapData, "rules", "roleRef", "subjects"} {
 			if v, ok := oc.Resource.Object[content]; ok {
 				u.Object[content] = runtime.DeepCopyJSONValue(v)
 			}

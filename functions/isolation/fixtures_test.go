@@ -53,7 +53,15 @@ func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctio
 	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, c)
 }
 
-// namespace is a Namespace as the API server returns it.
-func namespace(name string) string {
-	return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`
+// namespace is a Namespace the platform gives organization acme, as the API
+// server returns it.
+func namespace(name string) string { return namespaceOf(name, "acme") }
+
+// namespaceOf is a Namespace the platform gives an organization ("" for
+// none).
+func namespaceOf(name, organization string) string {
+	if organization == "" {
+		return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`
+	}
+	return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `","labels":{"kiso.dev/organization":"` + organization + `"}}}`
 }

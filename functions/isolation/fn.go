@@ -67,9 +67,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	pools := planPools(spec, keys)
-	planned := planObjects(spec, pools)
+	planned := planObjects(spec, pools, in)
 	composed := ownership.IndexObserved(observed)
-	rsp.Requirements = requirements(spec, planned, composed)
+	rsp.Requirements = requirements(spec, planned, composed, keys)
+	claim := claimOfXR(oxr)
 
 	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID(), keys)
 	if err != nil {
@@ -96,11 +97,15 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		errs := validateAgainstReferences(spec, found, observed)
 		errs = append(errs, validateReferences(spec, found, in, keys)...)
 		errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
+		errs = append(errs, validateClaimedOrganization(spec, claim, found, keys)...)
 		if len(errs) > 0 {
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 			return rsp, nil
 		}
 		rendered, err = renderOrganization(spec, pools, status.Stacks, found, observed, keys)
+		if err == nil {
+			rendered[organizationLockResource] = desiredOf(organizationLockResource, renderOrganizationLock(spec, in, claim, keys), observed)
+		}
 		if err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
@@ -117,7 +122,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			}
 		}
 		reportTransition(rsp, tr)
-		reportPlacement(rsp, spec, found.Placement, keys)
+		reportNamespaces(rsp, spec, found, keys)
+		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 
@@ -181,7 +187,7 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, sta
 			objects[u.Resource] = u.Render(objectLabels(p, keys))
 		}
 	}
-	for name, o := range placementRoles(spec, stacks, observed, keys) {
+	for name, o := range placementRoles(spec, stacks, found.Namespaces, keys) {
 		objects[name] = o
 	}
 	configMaps, err := placementConfigMaps(spec, stacks, found.Namespaces, keys)
@@ -194,10 +200,16 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, sta
 
 	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))
 	for name, o := range objects {
-		oc, ok := observed[name]
-		out[name] = &resource.DesiredComposed{Resource: o, Ready: ready.Of(o, oc, ok)}
+		out[name] = desiredOf(name, o, observed)
 	}
 	return out, nil
+}
+
+// desiredOf is a rendered object as Crossplane is to compose it, ready
+// when its observed state says so.
+func desiredOf(name resource.Name, o *composed.Unstructured, observed map[resource.Name]resource.ObservedComposed) *resource.DesiredComposed {
+	oc, ok := observed[name]
+	return &resource.DesiredComposed{Resource: o, Ready: ready.Of(o, oc, ok)}
 }
 
 // unresolved says why nothing new was rendered. A brand-new XR has nothing

@@ -29,7 +29,8 @@ const orgSpec = `{"organization":"acme","customer":"acme-corp",
 const (
 	wantWebNodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool",
 		"metadata":{"name":"kiso-acme.web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
-		"spec":{"template":{"metadata":{"labels":{"tier":"general","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
+		"spec":{"template":{"metadata":{"labels":{"tier":"general","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp",
+			"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"web"}},
 		"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"kiso-acme.web"},
 		"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"]}],
 		"taints":[{"key":"arch","value":"arm64","effect":"NoSchedule"},{"key":"kiso.dev/organization","value":"acme","effect":"NoSchedule"},{"key":"kiso.dev/stack","value":"web","effect":"NoSchedule"}],
@@ -51,7 +52,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, slices.Sorted(maps.Keys(got))); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "organization", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodePool), got["nodepool-kiso-acme.web"]); diff != "" {
@@ -67,11 +68,11 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 			{"name":"kiso-acme.jobs","nodeClass":"kiso-acme.jobs","stacks":["jobs"],"ready":false}],
 		"stacks":[
 			{"name":"web","pool":"kiso-acme.web","namespaces":["acme-web"],
-			 "nodeSelector":{"kiso.dev/organization":"acme","kiso.dev/stack":"web"},
+			 "nodeSelector":{"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"web"},
 			 "tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},
 			                {"key":"kiso.dev/stack","operator":"Equal","value":"web","effect":"NoSchedule"}]},
 			{"name":"jobs","pool":"kiso-acme.jobs","namespaces":["acme-batch"],
-			 "nodeSelector":{"kiso.dev/organization":"acme","kiso.dev/stack":"jobs"},
+			 "nodeSelector":{"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"jobs"},
 			 "tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},
 			                {"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]}]}`)
 	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
@@ -80,6 +81,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	assertConditions(t, rsp, map[string]fnv1.Status{
 		xrcondition.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, xrcondition.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE,
+		TypeNamespacesAssigned: fnv1.Status_STATUS_CONDITION_FALSE,
 	})
 }
 
@@ -87,7 +89,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "usage-kiso-acme"}, slices.Sorted(maps.Keys(got))); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "organization", "usage-kiso-acme"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]
@@ -98,7 +100,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	if diff := cmp.Diff(wantTaints, fntest.Dig(np, "spec", "template", "spec", "taints")); diff != "" {
 		t.Errorf("shared pool taints (organization only, never stack or customer): -want, +got:\n%s", diff)
 	}
-	wantLabels := map[string]any{"tier": "general", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
+	wantLabels := map[string]any{"tier": "general", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp", "node-restriction.kubernetes.io/kiso.dev.organization": "acme"}
 	if diff := cmp.Diff(wantLabels, fntest.Dig(np, "spec", "template", "metadata", "labels")); diff != "" {
 		t.Errorf("shared pool node labels: -want, +got:\n%s", diff)
 	}

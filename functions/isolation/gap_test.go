@@ -73,7 +73,7 @@ func TestAGapKeepsExactlyWhatWasRendered(t *testing.T) {
 		kinds[o["kind"].(string)] = true
 		observed[name] = asObserved(t, name, o)
 	}
-	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterUsage", "Role", "InstanceProfile", "AccessEntry", "RolePolicyAttachment", "RoleBinding", "ConfigMap"} {
+	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterUsage", "Role", "InstanceProfile", "AccessEntry", "RolePolicyAttachment", "ConfigMap"} {
 		if !kinds[kind] {
 			t.Fatalf("the fixture composes no %s; the test would not cover it (composed: %v)", kind, slices.Sorted(maps.Keys(kinds)))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -27,9 +28,20 @@ func getInput(req *fnv1.RunFunctionRequest) (Input, error) {
 	if in.KeyDomain == "" {
 		in.KeyDomain = DefaultKeyDomain
 	}
+	if in.OrganizationsNamespace == "" {
+		in.OrganizationsNamespace = DefaultOrganizationsNamespace
+	}
 	return in, validateInput(in).ToAggregate()
 }
 
+// DefaultOrganizationsNamespace is where Crossplane runs, which tenants
+// cannot write in.
+const DefaultOrganizationsNamespace = "crossplane-system"
+
 func validateInput(in Input) field.ErrorList {
-	return placement.ValidateKeyDomain(field.NewPath("input", "keyDomain"), in.KeyDomain)
+	errs := placement.ValidateKeyDomain(field.NewPath("input", "keyDomain"), in.KeyDomain)
+	for _, msg := range validation.IsDNS1123Label(in.OrganizationsNamespace) {
+		errs = append(errs, field.Invalid(field.NewPath("input", "organizationsNamespace"), in.OrganizationsNamespace, msg))
+	}
+	return errs
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,14 +23,20 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
+// A namespace is an organization's when the platform says so: it labels the
+// namespace <keyDomain>/organization=<organization>, a label only the
+// platform may set (the cluster's namespace policy). A claim lists which of
+// its organization's namespaces each stack's pods run in; a namespace it
+// lists that the platform has not given it gets nothing.
+//
 // Every namespace an organization serves holds a ConfigMap of a fixed name,
 // composed by the organization's XR. It tells the namespace's teams, with the
-// namespace's own RBAC, what their pods carry. And it makes a namespace
-// something one organization holds: a second organization that lists the
-// namespace finds the ConfigMap held by another XR and is refused, as for any
-// name kiso would otherwise adopt. Two organizations' admission policies on
-// one namespace would refuse every pod in it, and a tenant allowed to create
-// claims could otherwise take another tenant's namespace.
+// namespace's own RBAC, what their pods carry; a second XR that lists the
+// namespace finds the ConfigMap held and is refused, as for any name kiso
+// would otherwise adopt.
+
+// configMapData is the field of a ConfigMap that holds its entries.
+const configMapData = "data"
 
 // placementConfigMapName names the ConfigMap in each namespace.
 const placementConfigMapName = "kiso-placement"
@@ -37,15 +44,12 @@ const placementConfigMapName = "kiso-placement"
 var (
 	namespaceGVK = corev1.SchemeGroupVersion.WithKind("Namespace")
 	configMapGVK = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	roleGVK      = rbacv1.SchemeGroupVersion.WithKind("Role")
 )
 
 func placementConfigMapResourceName(namespace string) resource.Name {
 	return resource.Name("placement-configmap-" + namespace)
 }
-
-// requireNamespace is the required resource under which Crossplane returns
-// a namespace, if it exists.
-func requireNamespace(namespace string) string { return "namespace/" + namespace }
 
 // namespacesOf returns the namespaces a stack's pods run in: those listed, or
 // <organization>-<stack> by default.
@@ -146,55 +150,69 @@ func validateStackNamespaces(path *field.Path, organization string, s v1alpha1.S
 	return errs
 }
 
-// plannedConfigMaps lists the placement ConfigMaps of every namespace of the
-// spec, for the ownership check.
-func plannedConfigMaps(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
+// plannedNamespaceObjects lists the placement ConfigMap and Role of every
+// namespace of the spec, for the ownership check: a Role kiso-placement that
+// kiso did not compose is never taken over.
+func plannedNamespaceObjects(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
 	nss := specNamespaces(spec)
-	out := make([]ownership.Object, 0, len(nss))
+	out := make([]ownership.Object, 0, 2*len(nss))
 	for _, ns := range nss {
-		out = append(out, ownership.Object{Resource: placementConfigMapResourceName(ns.Name), GVK: configMapGVK, Namespace: ns.Name, Name: placementConfigMapName})
+		out = append(out,
+			ownership.Object{Resource: placementConfigMapResourceName(ns.Name), GVK: configMapGVK, Namespace: ns.Name, Name: placementConfigMapName},
+			ownership.Object{Resource: placementRoleResourceName(ns.Name), GVK: roleGVK, Namespace: ns.Name, Name: placement.Name})
 	}
 	return out
 }
 
-// requireNamespaces asks Crossplane for each namespace whose planned
-// ConfigMap is not composed yet: a ConfigMap can only be created in a
-// namespace that exists, and one that does not exist yet must not stop the
-// rest of the organization. Once composed, the ConfigMap says the namespace
-// exists; nothing is fetched.
-func requireNamespaces(rs map[string]*fnv1.ResourceSelector, planned []ownership.Object, composed ownership.Composed) {
-	for _, o := range planned {
-		if o.GVK == configMapGVK && !composed.Has(o) {
-			rs[requireNamespace(o.Namespace)] = ownership.ByName(namespaceGVK, "", o.Namespace)
-		}
+// requireOrganizationNamespaces is the required resource under which
+// Crossplane returns every namespace the platform gives the organization.
+const requireOrganizationNamespaces = "organization-namespaces"
+
+// requireNamespaces asks Crossplane for the namespaces the platform labels
+// <keyDomain>/organization=<organization>: the platform's statement of which
+// namespaces are the organization's, which no claim can make for itself (the
+// cluster's namespace policy lets only the platform set the label). One
+// selector, whatever the number of namespaces.
+func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) {
+	rs[requireOrganizationNamespaces] = &fnv1.ResourceSelector{
+		ApiVersion: namespaceGVK.GroupVersion().String(),
+		Kind:       namespaceGVK.Kind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
+			Labels: map[string]string{keys.Organization: spec.Organization},
+		}},
 	}
 }
 
-// resolveNamespaces records which of the planned ConfigMaps' namespaces exist.
-func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, planned []ownership.Object, composed ownership.Composed, keys placement.Keys) error {
+// resolveNamespaces records which namespaces the platform gives the
+// organization, and which of those it also labels exempt.
+func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) error {
 	l.Namespaces, l.Exempt = map[string]bool{}, map[string]bool{}
-	for _, o := range planned {
-		if o.GVK != configMapGVK {
-			continue
-		}
-		if composed.Has(o) {
-			l.Namespaces[o.Namespace] = true
-			continue
-		}
-		found, resolved, err := request.GetRequiredResource(req, requireNamespace(o.Namespace))
-		switch {
-		case err != nil:
-			return errors.Wrapf(err, "cannot read required resource Namespace %q", o.Namespace)
-		case !resolved:
-			l.Waiting = true
-		case len(found) > 0:
-			l.Namespaces[o.Namespace] = true
-			if _, exempt := found[0].Resource.GetLabels()[placement.ExemptLabel(keys.Domain)]; exempt {
-				l.Exempt[o.Namespace] = true
-			}
+	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
+	switch {
+	case err != nil:
+		return errors.Wrap(err, "cannot read required resource Namespaces of the organization")
+	case !resolved:
+		l.Waiting = true
+	}
+	for _, ns := range found {
+		l.Namespaces[ns.Resource.GetName()] = true
+		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+			l.Exempt[ns.Resource.GetName()] = true
 		}
 	}
 	return nil
+}
+
+// unassignedNamespaces lists the spec's namespaces the platform has not
+// given the organization (they may not exist yet): their pods get no grant.
+func unassignedNamespaces(spec v1alpha1.XKarpenterIsolationSpec, assigned map[string]bool) []string {
+	var out []string
+	for _, ns := range specNamespaces(spec) {
+		if !assigned[ns.Name] {
+			out = append(out, ns.Name)
+		}
+	}
+	return out
 }
 
 // namespaceConflicts says, for each namespace whose ConfigMap another XR
@@ -207,12 +225,16 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 	}
 	out := make([]string, 0, len(conflicts))
 	for _, c := range conflicts {
+		if c.Planned.Resource == organizationLockResource {
+			out = append(out, organizationConflict(spec, c.Holder))
+			continue
+		}
 		path, ok := pathOf[c.Planned.Namespace]
-		if c.Planned.GVK != configMapGVK || !ok {
+		if c.Planned.GVK != configMapGVK && c.Planned.GVK != roleGVK || !ok {
 			out = append(out, c.String())
 			continue
 		}
-		holder := fmt.Sprintf("a ConfigMap %s that kiso did not compose", placementConfigMapName)
+		holder := fmt.Sprintf("a %s %s that kiso did not compose", c.Planned.GVK.Kind, c.Planned.Name)
 		if org := c.Holder.GetLabels()[keys.Organization]; org != "" {
 			holder = fmt.Sprintf("organization %q", org)
 			if owner := metav1.GetControllerOf(c.Holder); owner != nil {
@@ -256,7 +278,7 @@ func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found loo
 func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys placement.Keys) string {
 	switch {
 	case ns == "default":
-		return "the default namespace is the platform's: its pods are exempt from placement"
+		return "the default namespace is every user's: no organization may hold it"
 	case exempt[ns]:
 		return "the platform labels this namespace " + placement.ExemptLabel(keys.Domain) + ": its pods are exempt from placement"
 	case cp != nil && slices.Contains(cp.PlatformNamespaces, ns):
@@ -265,16 +287,16 @@ func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, 
 	return ""
 }
 
-// placementConfigMaps renders the ConfigMap of each namespace that exists,
-// from what the status tells its stack.
-func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, exists map[string]bool, keys placement.Keys) (map[resource.Name]*composed.Unstructured, error) {
+// placementConfigMaps renders the ConfigMap of each namespace the platform
+// gives the organization, from what the status tells its stack.
+func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, assigned map[string]bool, keys placement.Keys) (map[resource.Name]*composed.Unstructured, error) {
 	byName := make(map[string]v1alpha1.StackStatus, len(stacks))
 	for _, s := range stacks {
 		byName[s.Name] = s
 	}
 	out := map[resource.Name]*composed.Unstructured{}
 	for _, ns := range specNamespaces(spec) {
-		if !exists[ns.Name] {
+		if !assigned[ns.Name] {
 			continue
 		}
 		s := byName[ns.Stack]
@@ -298,7 +320,7 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 				"namespace": ns.Name,
 				"labels":    map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
 			},
-			"data": map[string]any{
+			configMapData: map[string]any{
 				"organization": spec.Organization,
 				"stack":        ns.Stack,
 				"pool":         s.Pool,

@@ -24,7 +24,7 @@ func TestEachNamespaceTellsItsPodsWhatToCarry(t *testing.T) {
 		}},
 		"data": map[string]any{
 			"organization": "acme", "stack": "jobs", "pool": "kiso-acme.jobs",
-			"nodeSelector": `{"kiso.dev/organization":"acme","kiso.dev/stack":"jobs"}`,
+			"nodeSelector": `{"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"jobs"}`,
 			"tolerations": `[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},` +
 				`{"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]`,
 		},
@@ -34,22 +34,35 @@ func TestEachNamespaceTellsItsPodsWhatToCarry(t *testing.T) {
 	}
 }
 
-func TestNamespaceNotCreatedYetHoldsUpNothingElse(t *testing.T) {
-	// acme-batch does not exist yet: its ConfigMap waits, the pools do not.
-	rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web")})
-	fntest.AssertNoFatal(t, rsp)
-	desired := fntest.Desired(t, rsp)
-	for _, name := range []string{"placement-configmap-acme-web", "nodepool-kiso-acme.web", "nodepool-kiso-acme.jobs"} {
-		if _, ok := desired[name]; !ok {
-			t.Errorf("%s not rendered", name)
-		}
-	}
-	if _, ok := desired["placement-configmap-acme-batch"]; ok {
-		t.Errorf("rendered a ConfigMap into namespace acme-batch, which does not exist")
-	}
-	// The function asks again until the namespace exists; Crossplane calls it again once it does.
-	if _, ok := rsp.GetRequirements().GetResources()[requireNamespace("acme-batch")]; !ok {
-		t.Errorf("does not ask for namespace acme-batch again")
+func TestNamespaceNotGivenYetHoldsUpNothingElse(t *testing.T) {
+	// acme-batch does not exist yet, and batch is another organization's: neither gets anything; the pools do not wait.
+	for name, world := range map[string]cluster{
+		"NotCreatedYet":        {refNodeClass, refNodePool, namespace("acme-web")},
+		"AnotherOrganizations": {refNodeClass, refNodePool, namespace("acme-web"), namespaceOf("acme-batch", "globex")},
+		"NotLabelled":          {refNodeClass, refNodePool, namespace("acme-web"), namespaceOf("acme-batch", "")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), world)
+			fntest.AssertNoFatal(t, rsp)
+			desired := fntest.Desired(t, rsp)
+			for _, name := range []string{"placement-configmap-acme-web", "placement-role-acme-web", "nodepool-kiso-acme.web", "nodepool-kiso-acme.jobs"} {
+				if _, ok := desired[name]; !ok {
+					t.Errorf("%s not rendered", name)
+				}
+			}
+			for _, name := range []string{"placement-configmap-acme-batch", "placement-role-acme-batch"} {
+				if _, ok := desired[name]; ok {
+					t.Errorf("rendered %s into namespace acme-batch, which the platform does not give organization acme", name)
+				}
+			}
+			assertCondition(t, rsp, TypeNamespacesAssigned, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotAssigned,
+				"namespaces acme-batch are not labelled kiso.dev/organization=acme by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
+			// One selector asks for every namespace of the organization, whatever their number.
+			sel := rsp.GetRequirements().GetResources()[requireOrganizationNamespaces]
+			if diff := cmp.Diff(map[string]string{"kiso.dev/organization": "acme"}, sel.GetMatchLabels().GetLabels()); diff != "" {
+				t.Errorf("namespaces asked for by label: -want, +got:\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -143,10 +156,12 @@ func stacksWithNamespaces(n, perStack int) []v1alpha1.Stack {
 }
 
 func TestPlatformNamespacesAreRefused(t *testing.T) {
-	exempt := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"agents","labels":{"kiso.dev/placement-exempt":"true"}}}`
+	// Only "true" exempts; the platform labels agents both acme's and exempt, which kiso refuses to serve.
+	exempt := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"agents","labels":{"kiso.dev/organization":"acme","kiso.dev/placement-exempt":"true"}}}`
+	notExempt := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"acme-web","labels":{"kiso.dev/organization":"acme","kiso.dev/placement-exempt":"false"}}}`
 	spec := `{"organization":"acme","stacks":[{"name":"web","namespaces":["default","crossplane-system","agents","acme-web"]}],"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
-	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterPolicy, exempt, namespace("default"), namespace("crossplane-system")})
-	assertFatal(t, rsp, `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is the platform's: its pods are exempt from placement, `+
+	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, clusterPolicy, exempt, notExempt, namespace("default"), namespace("crossplane-system")})
+	assertFatal(t, rsp, `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is every user's: no organization may hold it, `+
 		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "prod" (crossplane-system, karpenter, kube-system): its pods are exempt from placement, `+
 		`spec.stacks[0].namespaces[2]: Invalid value: "agents": the platform labels this namespace kiso.dev/placement-exempt: its pods are exempt from placement]`)
 }

@@ -42,7 +42,7 @@ func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.Gro
 	if lerr != nil {
 		return nil, errors.Wrapf(lerr, "cannot read spec.template.metadata.labels of NodePool %q", ref.GetName())
 	}
-	w.set(toAnyMap(mergeStringMap(labels, keys.Managed(), p.Labels)), "template", "metadata", "labels")
+	w.set(toAnyMap(mergeStringMap(labels, keys.Managed(), p.nodeLabels())), "template", "metadata", "labels")
 
 	taints, _, terr := unstructured.NestedSlice(spec, "template", "spec", "taints")
 	if terr != nil {

@@ -10,10 +10,11 @@ import (
 // planObjects lists every object the organization's spec composes. The plan
 // is known before anything is fetched, so the function can ask Crossplane
 // whether something else already holds each name.
-func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []ownership.Object {
+func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input) []ownership.Object {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nodePool := schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
-	out := make([]ownership.Object, 0, 3*len(pools)+4)
+	out := make([]ownership.Object, 0, 3*len(pools)+5)
+	out = append(out, plannedOrganizationLock(spec, in))
 	for _, p := range pools {
 		out = append(out,
 			ownership.Object{Resource: nodeClassResourceName(p), GVK: nodeClass, Name: p.Name},
@@ -23,6 +24,6 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool) []ownershi
 		}
 	}
 	out = append(out, plannedIdentity(spec)...)
-	out = append(out, plannedConfigMaps(spec)...)
+	out = append(out, plannedNamespaceObjects(spec)...)
 	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,19 +22,20 @@ import (
 
 // Placement is enforced at admission, for every pod, by the admission
 // policies an XKarpenterCluster composes once for the whole cluster (see the
-// cluster function). What they need to know about an organization lives in
-// each namespace it holds: a Role kiso-placement, bound to the namespace's
-// ServiceAccount kiso-placement, that grants
+// cluster function). Which organization a namespace is, they read from its
+// label, which the platform sets. What else they need to know lives in each
+// namespace the organization holds: a Role kiso-placement, their parameter,
+// that grants
 //   - use of tolerations "o" and "o.s": the namespace's pods may tolerate the
-//     organization's and their stack's taints (and select their nodes);
-//   - select of pools "o" or "o.s": the pool its pods must select (unless
+//     organization's and their stack's taints;
+//   - select of pools "o" or "o.s": the pool its pods must select ("*" when
 //     spec.placement.enforce is false), and while a retired pool is kept,
 //     that one too;
 //   - inject of the pool whose selector and tolerations admission adds
 //     (spec.placement.inject).
 // RBAC lets only who holds a permission grant it, so a tenant who may edit
-// Roles in its namespace still cannot grant itself another organization's
-// nodes.
+// Roles in its namespace cannot write this one; if it deletes or empties it,
+// the policies refuse the namespace's pods until Crossplane restores it.
 
 // placementEnforced reports whether the organization's pods must select its pools.
 func placementEnforced(spec v1alpha1.XKarpenterIsolationSpec) bool {
@@ -56,10 +58,6 @@ func placementRoleResourceName(namespace string) resource.Name {
 	return resource.Name("placement-role-" + namespace)
 }
 
-func placementRoleBindingResourceName(namespace string) resource.Name {
-	return resource.Name("placement-rolebinding-" + namespace)
-}
-
 // grants are what a namespace's Role grants.
 type grants struct {
 	Tolerations []string
@@ -74,6 +72,7 @@ func namespaceGrants(spec v1alpha1.XKarpenterIsolationSpec, stack, pool string) 
 	if spec.Isolation == v1alpha1.IsolationStack {
 		own = placement.Pool(spec.Organization, stack)
 	}
+	g.Select = []string{placement.AnyPool}
 	if placementEnforced(spec) {
 		g.Select = []string{own}
 	}
@@ -91,46 +90,33 @@ func grantRule(resource, verb string, names []string) map[string]any {
 	return map[string]any{"apiGroups": []any{placement.Group}, "resources": []any{resource}, "verbs": []any{verb}, "resourceNames": rn}
 }
 
-// placementRoles renders, in each namespace the organization holds (its
-// kiso-placement ConfigMap is composed), the Role and RoleBinding the
-// cluster's admission policies read. A namespace not yet held grants
-// nothing: two organizations listing a future namespace never both get it.
-func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) map[resource.Name]*composed.Unstructured {
+// placementRoles renders, in each namespace the platform gives the
+// organization, the Role the cluster's admission policies read. It depends
+// on nothing a tenant can delete: a namespace keeps its grant as long as
+// the platform's label and the spec say so.
+func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, assigned map[string]bool, keys placement.Keys) map[resource.Name]*composed.Unstructured {
 	poolOf := make(map[string]string, len(stacks))
 	for _, s := range stacks {
 		poolOf[s.Name] = s.Pool
 	}
 	out := map[resource.Name]*composed.Unstructured{}
 	for _, ns := range specNamespaces(spec) {
-		if _, held := observed[placementConfigMapResourceName(ns.Name)]; !held {
+		if !assigned[ns.Name] {
 			continue
 		}
 		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
 		labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
-		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations)}
-		if len(g.Select) > 0 {
-			rules = append(rules, grantRule(placement.Pools, placement.VerbSelect, g.Select))
-		}
+		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations), grantRule(placement.Pools, placement.VerbSelect, g.Select)}
 		if len(g.Inject) > 0 {
 			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
 		}
 		role := composed.New()
 		role.Object = map[string]any{"apiVersion": rbacAPIVersion, "kind": roleKind, "rules": rules}
-		binding := composed.New()
-		binding.Object = map[string]any{
-			"apiVersion": rbacAPIVersion,
-			"kind":       "RoleBinding",
-			"roleRef":    map[string]any{"apiGroup": rbacGroup, "kind": roleKind, "name": placement.Name},
-			"subjects":   []any{map[string]any{"kind": "ServiceAccount", "name": placement.Name, "namespace": ns.Name}},
-		}
-		for _, o := range []*composed.Unstructured{role, binding} {
-			o.SetName(placement.Name)
-			o.SetNamespace(ns.Name)
-			o.SetLabels(labels)
-		}
+		role.SetName(placement.Name)
+		role.SetNamespace(ns.Name)
+		role.SetLabels(labels)
 		role.SetAnnotations(map[string]string{placement.PoolAnnotation: g.Pool})
 		out[placementRoleResourceName(ns.Name)] = role
-		out[placementRoleBindingResourceName(ns.Name)] = binding
 	}
 	return out
 }
@@ -224,6 +210,7 @@ const (
 	ReasonEnforcementOff       = "EnforcementOff"
 	ReasonNoPlacementPolicy    = "NoPlacementPolicy"
 	ReasonKeyDomainMismatch    = "KeyDomainMismatch"
+	ReasonGrantsPending        = "GrantsPending"
 	ReasonInjected             = "Injected"
 	ReasonInjectionUnavailable = "InjectionUnavailable"
 )
@@ -234,8 +221,8 @@ type condition struct {
 }
 
 // reportPlacement sets the placement conditions on the XR and its claim.
-func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys placement.Keys) {
-	for _, c := range placementConditions(spec, cp, keys) {
+func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed map[resource.Name]resource.ObservedComposed, assigned map[string]bool, keys placement.Keys) {
+	for _, c := range placementConditions(spec, cp, pendingGrants(spec, observed, assigned), keys) {
 		if c.OK {
 			response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
 		} else {
@@ -244,8 +231,32 @@ func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsol
 	}
 }
 
-// placementConditions say what admission enforces for the organization.
-func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, keys placement.Keys) []condition {
+// pendingGrants lists the namespaces given to the organization whose Role
+// is not there yet: until it is, admission refuses every pod there.
+func pendingGrants(spec v1alpha1.XKarpenterIsolationSpec, observed map[resource.Name]resource.ObservedComposed, assigned map[string]bool) []string {
+	var out []string
+	for _, ns := range specNamespaces(spec) {
+		if _, ok := observed[placementRoleResourceName(ns.Name)]; assigned[ns.Name] && !ok {
+			out = append(out, ns.Name)
+		}
+	}
+	return out
+}
+
+// maxListed bounds how many namespaces a condition names.
+const maxListed = 10
+
+// listed names up to maxListed items, and how many more there are.
+func listed(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+}
+
+// placementConditions say what admission enforces for the organization:
+// True only once the policies and every grant they read are there.
+func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, pending []string, keys placement.Keys) []condition {
 	var enforced condition
 	switch {
 	case cp == nil:
@@ -254,6 +265,9 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 	case cp.KeyDomain != keys.Domain:
 		enforced = condition{Reason: ReasonKeyDomainMismatch, Message: fmt.Sprintf("the admission policy %s of XKarpenterCluster %q checks keys of domain %s, this organization's nodes are tainted %s: "+
 			"set the same keyDomain in both functions' inputs", placement.PolicyName, cp.Cluster, cp.KeyDomain, keys.Organization)}
+	case len(pending) > 0:
+		enforced = condition{Reason: ReasonGrantsPending, Message: "waiting for Crossplane to compose the Role " + placement.Name + " in namespaces " + listed(pending) +
+			": until it is there, admission refuses every pod in them"}
 	case !placementEnforced(spec):
 		enforced = condition{Reason: ReasonEnforcementOff, Message: "spec.placement.enforce is false: pods in the organization's namespaces may run outside its pools; other pods are still kept off its nodes"}
 	default:
@@ -267,7 +281,7 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 	}
 	injected := condition{Type: TypePlacementInjected, Reason: ReasonInjectionUnavailable}
 	switch {
-	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff:
+	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonGrantsPending:
 		injected.Message = "spec.placement.inject: " + enforced.Message
 	case cp.InjectAPIVersion == "":
 		injected.Message = fmt.Sprintf("spec.placement.inject: XKarpenterCluster %q says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: "+
@@ -277,4 +291,27 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 		injected = condition{Type: TypePlacementInjected, OK: true, Reason: ReasonInjected, Message: "MutatingAdmissionPolicy " + placement.InjectPolicyName + " (" + cp.InjectAPIVersion + ") adds the pools' nodeSelector and tolerations where a pod lacks them"}
 	}
 	return append(out, injected)
+}
+
+// Condition type and reasons of the namespaces the platform gives.
+const (
+	// TypeNamespacesAssigned says whether the platform gives the
+	// organization every namespace its stacks list.
+	TypeNamespacesAssigned = "NamespacesAssigned"
+
+	ReasonAssigned    = "Assigned"
+	ReasonNotAssigned = "NotAssigned"
+)
+
+// reportNamespaces says which of the spec's namespaces the platform has not
+// given the organization: their pods get no grant until it does.
+func reportNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) {
+	missing := unassignedNamespaces(spec, found.Namespaces)
+	if len(missing) == 0 {
+		response.ConditionTrue(rsp, TypeNamespacesAssigned, ReasonAssigned).TargetCompositeAndClaim()
+		return
+	}
+	response.ConditionFalse(rsp, TypeNamespacesAssigned, ReasonNotAssigned).WithMessage(fmt.Sprintf(
+		"namespaces %s are not labelled %s=%s by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them",
+		listed(missing), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
 }

@@ -27,8 +27,14 @@ type pool struct {
 	// Settings are spec.pool with the stack's own overrides applied.
 	Settings v1alpha1.PoolSettings
 
-	// Labels are the identity labels its nodes carry.
+	// Labels are the identity labels of its objects, its EC2 resources'
+	// tags and, for reports, its nodes.
 	Labels map[string]string
+
+	// Selector is what a pod selects to land on its nodes: node labels in
+	// node-restriction.kubernetes.io/, which Karpenter sets from the
+	// NodePool and no kubelet may set on itself.
+	Selector map[string]string
 
 	// Taints are kiso's taints on its nodes, in order.
 	Taints []taint
@@ -72,10 +78,12 @@ func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack s
 		Stacks:   stacks,
 		Settings: settings,
 		Labels:   map[string]string{keys.Organization: spec.Organization},
+		Selector: map[string]string{keys.NodeOrganization: spec.Organization},
 		Taints:   []taint{{Key: keys.Organization, Value: spec.Organization, Effect: taintEffect}},
 	}
 	if stack != "" {
 		p.Labels[keys.Stack] = stack
+		p.Selector[keys.NodeStack] = stack
 		p.Taints = append(p.Taints, taint{Key: keys.Stack, Value: stack, Effect: taintEffect})
 	}
 	// Customer is for cost reports only: a label and a tag, never a taint,
@@ -95,18 +103,45 @@ func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack s
 	return p
 }
 
+// nodeLabels are the labels the pool's nodes carry: its identity, for
+// reports, and its selector, for placement.
+func (p pool) nodeLabels() map[string]string {
+	out := make(map[string]string, len(p.Labels)+len(p.Selector))
+	for k, v := range p.Labels {
+		out[k] = v
+	}
+	for k, v := range p.Selector {
+		out[k] = v
+	}
+	return out
+}
+
+// shortenedPoolPrefix starts every shortened pool name. A full name starts
+// with kiso- and then an organization, a DNS label, which never starts with
+// "-": no shortened name is ever another pair's full name.
+const shortenedPoolPrefix = poolNamePrefix + "--"
+
+// poolHashLen is how many hex digits of the full name's SHA-256 a shortened
+// pool name ends in: 64 bits, so that no tenant can search out an
+// organization name whose shortened pool name is another's.
+const poolHashLen = 16
+
 // poolName is kiso-<organization> for an organization's pool and
-// kiso-<organization>.<stack> for a stack's, shortened with a stable hash when
-// longer than a label value may be (it is also the karpenter.sh/nodepool
-// label's value). Organization and stack are DNS-1123 labels, which hold no
-// ".", so two different organization/stack pairs never share a name: with "-"
-// organization acme's stack web-x and organization acme-web's stack x would.
+// kiso-<organization>.<stack> for a stack's. Organization and stack are
+// DNS-1123 labels, which hold no ".", so two different organization/stack
+// pairs never share a name: with "-" organization acme's stack web-x and
+// organization acme-web's stack x would. A name longer than a label value
+// may be (it is also the karpenter.sh/nodepool label's value) is cut and
+// becomes kiso--<cut>-<hash>, which no full name can be.
 func poolName(organization, stack string) string {
 	name := poolNamePrefix + "-" + organization
 	if stack != "" {
 		name += "." + stack
 	}
-	return names.Shorten(names.MaxLabelValue, name)
+	if len(name) <= names.MaxLabelValue {
+		return name
+	}
+	return names.ShortenWith(names.MaxLabelValue, shortenedPoolPrefix, name[len(poolNamePrefix)+1:], poolHashLen, name)
 }
 
 // mergeSettings returns base with every field override sets replacing it;

@@ -31,7 +31,7 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 // requirements asks Crossplane for the two reference objects, the cluster if
 // the spec names one, every organization's XR and, for every object kiso is
 // about to create, for whatever already holds its name.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed) *fnv1.Requirements {
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, keys placement.Keys) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
 		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
@@ -40,7 +40,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
 	}
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
-	requireNamespaces(rs, planned, composed)
+	requireNamespaces(rs, spec, keys)
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
 }
@@ -66,11 +66,12 @@ type lookup struct {
 	// this XR does not own.
 	Conflicts []string
 
-	// Namespaces are the spec's namespaces that exist.
+	// Namespaces are the namespaces the platform gives the organization
+	// (labelled <keyDomain>/organization=<organization>).
 	Namespaces map[string]bool
 
-	// Exempt are the spec's namespaces, among those fetched, that the
-	// platform labels exempt from placement.
+	// Exempt are those of Namespaces the platform also labels exempt from
+	// placement.
 	Exempt map[string]bool
 
 	// Placement is what the cluster's placement policy enforces, nil when
@@ -109,7 +110,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	if err := l.resolveNamespaces(req, planned, composed, keys); err != nil {
+	if err := l.resolveNamespaces(req, keys); err != nil {
 		return l, err
 	}
 	if err := l.resolveClusterPolicy(req); err != nil {

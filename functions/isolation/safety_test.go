@@ -49,7 +49,8 @@ func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 func TestSteadyStateAsksOnlyForTheReferences(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, false)), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
-	if diff := cmp.Diff([]string{requireClusterPolicy, requireReferenceNodeClass, requireReferenceNodePool}, slices.Sorted(maps.Keys(rsp.GetRequirements().GetResources()))); diff != "" {
+	// The organization's namespaces are one selector, whatever their number.
+	if diff := cmp.Diff([]string{requireOrganizationNamespaces, requireClusterPolicy, requireReferenceNodeClass, requireReferenceNodePool}, slices.Sorted(maps.Keys(rsp.GetRequirements().GetResources()))); diff != "" {
 		t.Errorf("requirements once the pool is composed: -want, +got:\n%s", diff)
 	}
 }
@@ -108,6 +109,9 @@ func TestUnresolvedRequirementsKeepComposedPools(t *testing.T) {
 		requireReferenceNodeClass: {ApiVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "default"}},
 		requireReferenceNodePool:  {ApiVersion: "karpenter.sh/v1", Kind: "NodePool", Match: &fnv1.ResourceSelector_MatchName{MatchName: "default"}},
 		requireClusterPolicy:      {ApiVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy", Match: &fnv1.ResourceSelector_MatchName{MatchName: "kiso-placement"}},
+		requireOrganizationNamespaces: {ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchLabels{
+			MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"kiso.dev/organization": "acme"}},
+		}},
 	}}
 	if diff := cmp.Diff(wantReq, rsp.GetRequirements(), protocmp.Transform()); diff != "" {
 		t.Errorf("requirements: -want, +got:\n%s", diff)

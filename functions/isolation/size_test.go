@@ -19,7 +19,7 @@ const grpcMessageLimit = 4 << 20
 // The largest organizations the spec allows must fit one response, even the
 // first one of a new XR, which also asks about every name it will take: a
 // dedicated identity, both admission policies, long names and values, every
-// namespace existing (so each has a ConfigMap).
+// namespace given to the organization (so each has a ConfigMap and a Role).
 func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 	cases := map[string]struct {
 		isolation  string
@@ -40,7 +40,7 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 				for j := range tc.namespaces / tc.stacks {
 					ns := fmt.Sprintf("%s-%s-%d", org[:30], stack, j)
 					nss = append(nss, ns)
-					c = append(c, namespace(ns))
+					c = append(c, namespaceOf(ns, org))
 				}
 				stacks = append(stacks, map[string]any{"name": stack, "namespaces": nss})
 			}
@@ -55,17 +55,17 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 			}
 			rsp := run(t, newRequest(t, input, xr(string(spec)), nil), c)
 			fntest.AssertNoFatal(t, rsp)
-			configMaps := 0
+			placed := map[string]int{}
 			byKind := map[string]int{}
 			for _, r := range rsp.GetDesired().GetResources() {
 				kind := r.GetResource().GetFields()["kind"].GetStringValue()
 				byKind[kind] += proto.Size(r)
-				if kind == "ConfigMap" {
-					configMaps++
+				if r.GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() == "kiso-placement" {
+					placed[kind]++
 				}
 			}
-			if configMaps != tc.namespaces {
-				t.Fatalf("rendered %d ConfigMaps; want one in each of the %d namespaces", configMaps, tc.namespaces)
+			if placed["ConfigMap"] != tc.namespaces || placed["Role"] != tc.namespaces {
+				t.Fatalf("rendered %d placement ConfigMaps and %d Roles; want one of each in each of the %d namespaces", placed["ConfigMap"], placed["Role"], tc.namespaces)
 			}
 			size := proto.Size(rsp)
 			t.Logf("%d resources, %d bytes (%.0f%% of the limit): %s", len(rsp.GetDesired().GetResources()), size, 100*float64(size)/grpcMessageLimit, sizes(byKind))

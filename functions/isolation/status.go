@@ -35,13 +35,16 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 			Name:       s.Name,
 			Pool:       p.Name,
 			Namespaces: namespacesOf(spec.Organization, s),
-			// Identity keys only: the customer label is on the nodes for
-			// cost reports, but a pod never needs it to land.
-			NodeSelector: make(map[string]string, len(p.Taints)),
+			// Identity keys only, in node-restriction.kubernetes.io/: the
+			// customer label is on the nodes for cost reports, but a pod
+			// never needs it to land.
+			NodeSelector: make(map[string]string, len(p.Selector)),
 			Tolerations:  make([]v1alpha1.Toleration, 0, len(p.Taints)),
 		}
+		for k, v := range p.Selector {
+			ss.NodeSelector[k] = v
+		}
 		for _, t := range p.Taints {
-			ss.NodeSelector[t.Key] = t.Value
 			ss.Tolerations = append(ss.Tolerations, v1alpha1.Toleration{Key: t.Key, Operator: tolerationOperator, Value: t.Value, Effect: t.Effect})
 		}
 		st.Stacks = append(st.Stacks, ss)

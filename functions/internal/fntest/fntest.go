@@ -119,13 +119,32 @@ func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.R
 	for name, sel := range rq.GetResources() {
 		items := &fnv1.Resources{}
 		for _, u := range objects {
-			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && u.GetNamespace() == sel.GetNamespace() && u.GetName() == sel.GetMatchName() {
+			if u.GetAPIVersion() == sel.GetApiVersion() && u.GetKind() == sel.GetKind() && Selects(sel, u) {
 				items.Items = append(items.Items, &fnv1.Resource{Resource: resource.MustStructObject(u)})
 			}
 		}
 		out[name] = items
 	}
 	return out
+}
+
+// Selects reports whether a selector of the right kind selects the object,
+// by name or by labels, as Crossplane does: a selector without a namespace
+// selects by labels in every namespace, and by name only cluster-scoped.
+func Selects(sel *fnv1.ResourceSelector, u *unstructured.Unstructured) bool {
+	if ml := sel.GetMatchLabels(); ml != nil {
+		if sel.Namespace != nil && u.GetNamespace() != sel.GetNamespace() {
+			return false
+		}
+		labels := u.GetLabels()
+		for k, v := range ml.GetLabels() {
+			if got, ok := labels[k]; !ok || got != v {
+				return false
+			}
+		}
+		return true
+	}
+	return u.GetNamespace() == sel.GetNamespace() && u.GetName() == sel.GetMatchName()
 }
 
 // Bench measures RunFunction on one request; a fatal result fails the

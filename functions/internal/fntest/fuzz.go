@@ -252,8 +252,12 @@ func resolveFuzz(rq *fnv1.Requirements, cluster []*unstructured.Unstructured, lo
 		items := &fnv1.Resources{}
 		gv, _ := schema.ParseGroupVersion(sel.GetApiVersion())
 		for _, u := range cluster {
-			sameKind := u.GroupVersionKind().GroupKind() == gv.WithKind(sel.GetKind()).GroupKind() && u.GetNamespace() == sel.GetNamespace()
-			if u.GetName() == sel.GetMatchName() && (loose || sameKind) {
+			sameKind := u.GroupVersionKind().GroupKind() == gv.WithKind(sel.GetKind()).GroupKind()
+			matched := Selects(sel, u) && sameKind
+			if loose {
+				matched = u.GetName() == sel.GetMatchName() || sel.GetMatchLabels() != nil && Selects(sel, u)
+			}
+			if matched {
 				s, err := resource.AsStruct(u)
 				if err != nil {
 					continue

@@ -34,3 +34,18 @@ func Shorten(maxLen int, name string) string {
 	head := strings.TrimRight(name[:maxLen-hashLen-1], "-.")
 	return head + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }
+
+// ShortenWith returns prefix + the start of body, cut to fit maxLen with "-"
+// and the first hashLen hex digits of the SHA-256 of full. The cut never ends
+// in "-" or ".", so a DNS-1123 name stays one. The caller picks a prefix that
+// no name it leaves whole can start with, so that shortened and whole names
+// never meet.
+func ShortenWith(maxLen int, prefix, body string, hashLen int, full string) string {
+	sum := sha256.Sum256([]byte(full))
+	room := maxLen - len(prefix) - 1 - hashLen
+	if room > len(body) {
+		room = len(body)
+	}
+	head := strings.TrimRight(body[:max(room, 0)], "-.")
+	return prefix + head + "-" + hex.EncodeToString(sum[:])[:hashLen]
+}

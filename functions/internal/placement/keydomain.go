@@ -19,6 +19,9 @@ func ValidateKeyDomain(path *field.Path, domain string) field.ErrorList {
 	for _, msg := range validation.IsDNS1123Subdomain(domain) {
 		errs = append(errs, field.Invalid(path, domain, msg))
 	}
+	if len(domain) > MaxKeyDomainLength {
+		errs = append(errs, field.TooLong(path, domain, MaxKeyDomainLength))
+	}
 	for _, d := range reservedKeyDomains {
 		if domain == d || strings.HasSuffix(domain, "."+d) {
 			errs = append(errs, field.Forbidden(path, "the "+d+" domain is reserved"))

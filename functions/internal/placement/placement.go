@@ -4,12 +4,22 @@
 // composes, in each namespace an organization holds, the Role that tells
 // those policies what the namespace's pods may tolerate and must select.
 //
-// The Role grants verbs on resources of a virtual API group that no server
-// serves. Nothing uses the grants but the policies, which ask the authorizer
-// whether the namespace's ServiceAccount kiso-placement holds them. RBAC's
-// escalation check makes them something only kiso can give: creating or
-// changing a Role (or binding one) needs the permissions it grants, which
-// Crossplane holds and tenants do not.
+// Identity is the platform's, never a tenant's or a kubelet's:
+//   - which organization a namespace belongs to is its label
+//     <domain>/organization, which only who holds the verb "label" on
+//     placement.kiso.dev namespaces may set, change or remove (the cluster's
+//     namespace policy); so is the exemption label;
+//   - which nodes are an organization's are the labels
+//     node-restriction.kubernetes.io/<domain>.organization (and .stack),
+//     which Karpenter sets from the NodePool and NodeRestriction forbids a
+//     kubelet to set on its own Node;
+//   - which stacks of its organization a namespace's pods may use is the
+//     Role kiso-placement: it grants verbs on resources of a virtual API
+//     group that no server serves, and RBAC's escalation check makes it
+//     something only kiso can write, since creating or changing a Role needs
+//     the permissions it grants, which Crossplane holds and tenants do not.
+//     A tenant may still delete or empty it: the policies then refuse the
+//     namespace's pods (they fail closed) until Crossplane restores it.
 package placement
 
 import "strings"
@@ -23,26 +33,52 @@ const DefaultKeyDomain = "kiso.dev"
 // isolation function puts them on an organization's pools, the cluster's
 // policies read them.
 type Keys struct {
-	Domain       string
+	Domain string
+	// Organization and Stack are the taint keys, the tag and object label
+	// keys, and the node labels for reports; Organization is also the
+	// namespace label by which the platform gives a namespace to an
+	// organization.
 	Organization string
 	Stack        string
 	Customer     string
+	// NodeOrganization and NodeStack are the node labels pods select: in
+	// node-restriction.kubernetes.io/, which a kubelet may not set on its
+	// own Node, so no node can give itself an organization's identity.
+	NodeOrganization string
+	NodeStack        string
 }
+
+// NodeRestrictionDomain is the label domain Kubernetes' NodeRestriction
+// admission forbids a kubelet to set on its own Node.
+const NodeRestrictionDomain = "node-restriction.kubernetes.io"
+
+// nodeKeySuffixes follow the key domain in the name part of the node
+// identity labels; the longest bounds the key domain's length.
+const (
+	nodeOrganizationSuffix = ".organization"
+	nodeStackSuffix        = ".stack"
+)
+
+// MaxKeyDomainLength is the longest key domain whose node identity label
+// name (<domain>.organization) fits a label name's 63 characters.
+const MaxKeyDomainLength = 63 - len(nodeOrganizationSuffix)
 
 // NewKeys returns kiso's keys in the supplied domain.
 func NewKeys(domain string) Keys {
 	return Keys{
-		Domain:       domain,
-		Organization: domain + "/organization",
-		Stack:        domain + "/stack",
-		Customer:     domain + "/customer",
+		Domain:           domain,
+		Organization:     domain + "/organization",
+		Stack:            domain + "/stack",
+		Customer:         domain + "/customer",
+		NodeOrganization: NodeRestrictionDomain + "/" + domain + nodeOrganizationSuffix,
+		NodeStack:        NodeRestrictionDomain + "/" + domain + nodeStackSuffix,
 	}
 }
 
 // Managed returns every key kiso owns: on a cloned object these are the only
 // keys kiso upserts or removes.
 func (k Keys) Managed() []string {
-	return []string{k.Organization, k.Stack, k.Customer}
+	return []string{k.Organization, k.Stack, k.Customer, k.NodeOrganization, k.NodeStack}
 }
 
 // Group is the virtual API group of the grants.
@@ -63,11 +99,27 @@ const (
 	Pools      = "pools"
 	VerbSelect = "select"
 	VerbInject = "inject"
+
+	// AnyPool, granted select, lets the namespace's pods run outside the
+	// organization's pools (spec.placement.enforce: false). A Role that
+	// grants no select at all has been changed, and its namespace's pods are
+	// refused until kiso restores it.
+	AnyPool = "*"
+
+	// Namespaces, verb label: who may set, change or remove a namespace's
+	// identity labels (<domain>/organization and the exemption label). The
+	// platform grants it to itself; cluster-admin holds it already.
+	Namespaces = "namespaces"
+	VerbLabel  = "label"
+
+	// Bindings, verb create: who, besides the schedulers the cluster's input
+	// names, may bind pods to nodes in tenants' namespaces.
+	Bindings   = "bindings"
+	VerbCreate = "create"
 )
 
-// Name is the Role, RoleBinding and ServiceAccount subject in each namespace
-// an organization holds. The fixed name makes the namespace one
-// organization's: a second one finds it held.
+// Name is the Role in each namespace an organization holds, which the
+// policies read as their parameter.
 const Name = "kiso-placement"
 
 // Names of the cluster-wide admission policies and their bindings.
@@ -82,6 +134,12 @@ const (
 	// InjectPolicyName adds the node selector and tolerations of the pool the
 	// Role names for injection.
 	InjectPolicyName = "kiso-placement-inject"
+	// BindingPolicyName lets only the platform's schedulers bind pods to
+	// nodes outside platform namespaces: a binding skips the taints.
+	BindingPolicyName = "kiso-placement-binding"
+	// NamespacePolicyName lets only the platform set a namespace's
+	// organization and exemption labels.
+	NamespacePolicyName = "kiso-namespace-identity"
 )
 
 // Annotations on PolicyName: what the cluster's policies enforce, for the
@@ -106,9 +164,13 @@ func Pool(organization, stack string) string {
 	return organization + "." + stack
 }
 
-// ExemptLabel on a namespace makes it a platform namespace: its pods may
-// tolerate every taint. Tenants cannot label namespaces; platforms can.
+// ExemptLabel on a namespace, with the value ExemptValue, makes it a
+// platform namespace: its pods may tolerate every taint. Only the platform
+// may set it (NamespacePolicyName); any other value exempts nothing.
 func ExemptLabel(keyDomain string) string { return keyDomain + "/placement-exempt" }
+
+// ExemptValue is the one value of ExemptLabel that exempts a namespace.
+const ExemptValue = "true"
 
 // SplitList reads a comma-separated annotation value.
 func SplitList(v string) []string {

@@ -40,6 +40,12 @@ type Input struct {
 	// +kubebuilder:validation:items:MaxLength=63
 	PlatformNamespaces []string `json:"platformNamespaces,omitempty"`
 
+	// Schedulers are the users that may bind pods to nodes in tenants' namespaces (default
+	// [system:kube-scheduler], the identity EKS's scheduler runs as): a binding names a node and so skips the
+	// taints. Anyone else needs the verb create on bindings.placement.kiso.dev.
+	// +kubebuilder:validation:items:MaxLength=253
+	Schedulers []string `json:"schedulers,omitempty"`
+
 	// MutatingAdmissionPolicy is the API the apiserver serves MutatingAdmissionPolicy at:
 	// admissionregistration.k8s.io/v1 (Kubernetes 1.36+), admissionregistration.k8s.io/v1beta1 (1.34 and 1.35
 	// with the MutatingAdmissionPolicy feature gate and that API enabled), or None. Unset, v1beta1 where the

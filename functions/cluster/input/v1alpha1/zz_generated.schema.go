@@ -8,6 +8,8 @@ const (
 	MaxLengthInputKeyDomain = 253
 	// ItemMaxLengthInputPlatformNamespaces is Input.platformNamespaces's kubebuilder:validation:items:MaxLength.
 	ItemMaxLengthInputPlatformNamespaces = 63
+	// ItemMaxLengthInputSchedulers is Input.schedulers's kubebuilder:validation:items:MaxLength.
+	ItemMaxLengthInputSchedulers = 253
 )
 
 // Enums of the schema's markers.

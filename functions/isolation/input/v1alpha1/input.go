@@ -31,6 +31,12 @@ type Input struct {
 	// +kubebuilder:validation:MaxLength=253
 	KeyDomain string `json:"keyDomain,omitempty"`
 
+	// OrganizationsNamespace is where each organization's XR holds a ConfigMap kiso-organization.<organization>,
+	// so that one XR only holds an organization, whatever its isolation mode (default crossplane-system, a
+	// namespace tenants cannot write in).
+	// +kubebuilder:validation:MaxLength=63
+	OrganizationsNamespace string `json:"organizationsNamespace,omitempty"`
+
 	// References are NodeClasses and NodePools tenants may clone besides those labelled
 	// <keyDomain>/reference: "true".
 	References References `json:"references,omitempty"`

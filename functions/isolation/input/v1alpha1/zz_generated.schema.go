@@ -6,4 +6,6 @@ package v1alpha1
 const (
 	// MaxLengthInputKeyDomain is Input.keyDomain's kubebuilder:validation:MaxLength.
 	MaxLengthInputKeyDomain = 253
+	// MaxLengthInputOrganizationsNamespace is Input.organizationsNamespace's kubebuilder:validation:MaxLength.
+	MaxLengthInputOrganizationsNamespace = 63
 )

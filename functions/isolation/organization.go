@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+)
+
+// Who may claim an organization is the platform's say, in two ways:
+//   - a claim may claim only the organization its own namespace is given
+//     (the namespace label <keyDomain>/organization, which only the
+//     platform may set); an XR without a claim was created by whoever may
+//     create cluster-scoped XRs, the platform;
+//   - one XR only holds an organization, whatever its isolation mode: each
+//     composes a ConfigMap kiso-organization.<organization> in a namespace
+//     tenants cannot write in, and a second XR finds it held and is
+//     refused, as for any name kiso would otherwise adopt. Pool names
+//     alone would not do: kiso-acme and kiso-acme.web never clash.
+
+// organizationLockResource is the composed resource name of the ConfigMap.
+const organizationLockResource resource.Name = "organization"
+
+// organizationLockName names the ConfigMap of an organization. An
+// organization is a DNS label, so the name always fits.
+func organizationLockName(organization string) string { return "kiso-organization." + organization }
+
+// plannedOrganizationLock is the ConfigMap the XR holds its organization by.
+func plannedOrganizationLock(spec v1alpha1.XKarpenterIsolationSpec, in Input) ownership.Object {
+	return ownership.Object{Resource: organizationLockResource, GVK: configMapGVK, Namespace: in.OrganizationsNamespace, Name: organizationLockName(spec.Organization)}
+}
+
+// claimOf is where the XR's claim is: its namespace and name, empty for an
+// XR created without one. Crossplane writes spec.claimRef; a claim's own
+// spec has no such field.
+type claimOf struct{ Namespace, Name string }
+
+func claimOfXR(xr *resource.Composite) claimOf {
+	ref := xr.Resource.GetClaimReference()
+	if ref == nil {
+		return claimOf{}
+	}
+	return claimOf{Namespace: ref.Namespace, Name: ref.Name}
+}
+
+// renderOrganizationLock renders the ConfigMap that holds the organization.
+func renderOrganizationLock(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, keys placement.Keys) *composed.Unstructured {
+	o := plannedOrganizationLock(spec, in)
+	data := map[string]any{"organization": spec.Organization}
+	if claim.Namespace != "" {
+		data["claim"] = claim.Namespace + "/" + claim.Name
+	}
+	u := composed.New()
+	u.Object = map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata": map[string]any{
+			"name":      o.Name,
+			"namespace": o.Namespace,
+			"labels":    map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization},
+		},
+		configMapData: data,
+	}
+	return u
+}
+
+// organizationConflict says which XR holds the organization, from its
+// ConfigMap, at spec.organization.
+func organizationConflict(spec v1alpha1.XKarpenterIsolationSpec, holder *unstructured.Unstructured) string {
+	who := fmt.Sprintf("a ConfigMap %s/%s that kiso did not compose", holder.GetNamespace(), holder.GetName())
+	if owner := metav1.GetControllerOf(holder); owner != nil {
+		who = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
+		if c, _, _ := unstructured.NestedString(holder.Object, configMapData, "claim"); c != "" {
+			who += " (claim " + c + ")"
+		}
+	}
+	return field.Invalid(field.NewPath("spec", "organization"), spec.Organization, "organization is held by "+who+"; one claim only holds an organization, whatever its isolation mode").Error()
+}
+
+// validateClaimedOrganization refuses a claim whose namespace the platform
+// has not given the organization it claims.
+func validateClaimedOrganization(spec v1alpha1.XKarpenterIsolationSpec, claim claimOf, found lookup, keys placement.Keys) field.ErrorList {
+	if claim.Namespace == "" || found.Namespaces[claim.Namespace] {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "organization"), fmt.Sprintf(
+		"the claim's namespace %s is not organization %q's: a claim may claim only the organization the platform labels its namespace with (%s=%s)",
+		claim.Namespace, spec.Organization, keys.Organization, spec.Organization))}
+}
