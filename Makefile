@@ -22,6 +22,9 @@ test: unit fuzz examples e2e ## Everything CI runs: unit tests, fuzzing, example
 
 ##@ Tests
 
+.PHONY: check
+check: unit examples ## The contributor's loop, a few minutes on a warm cache: lint, unit tests, every example rendered and validated. make test is the CI gate.
+
 .PHONY: unit
 unit: lint ## Unit tests of the functions and shared packages.
 	$(GO) test ./...

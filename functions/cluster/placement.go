@@ -186,7 +186,7 @@ func (pp placementPlan) outsidePlatform() *metav1.LabelSelector {
 // platformHint ends every refusal: how a pod that must do this is run.
 func (pp placementPlan) platformHint() string {
 	return "only pods in platform namespaces may (" + strings.Join(pp.PlatformNamespaces, ", ") +
-		", and any the platform labels " + placement.ExemptLabel(pp.KeyDomain) + ")"
+		", and any the platform labels " + placement.ExemptLabel(pp.KeyDomain) + "=" + placement.ExemptValue + ")"
 }
 
 // cq quotes a string for CEL.

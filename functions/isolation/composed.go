@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -21,11 +20,12 @@ import (
 func nodePoolResourceName(p pool) resource.Name  { return resource.Name("nodepool-" + p.Name) }
 func nodeClassResourceName(p pool) resource.Name { return resource.Name("nodeclass-" + p.Name) }
 
-// isReady reports whether an observed Karpenter object says Ready=True and is not being deleted: a NodeClass
-// Karpenter keeps until its nodes are gone may still say Ready, but no new node will use it, so a pool that
-// replaces another must not count on it.
+// isReady reports whether an observed Karpenter object is ready by the one rule every composed resource
+// is judged by (ready.Of): it says Ready=True and is not being deleted. A NodeClass Karpenter keeps until its
+// nodes are gone may still say Ready, but no new node will use it, so a pool that replaces another must not
+// count on it, and neither may the claim's readiness.
 func isReady(oc resource.ObservedComposed, ok bool) bool {
-	return ok && oc.Resource.GetDeletionTimestamp() == nil && ready.IsTrue(oc, xpv1.TypeReady)
+	return ok && ready.Of(oc.Resource, oc, ok) == resource.ReadyTrue
 }
 
 // keepObserved returns every observed composed resource as desired, exactly

@@ -67,7 +67,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	pools := planPools(spec, keys)
-	planned := planObjects(spec, pools, in)
+	given, _, _, err := givenNamespaces(req, keys)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	planned := planObjects(spec, pools, in, given)
 	composed := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, composed, keys)
 	claim := claimOfXR(oxr)

@@ -151,12 +151,18 @@ func validateStackNamespaces(path *field.Path, organization string, s v1alpha1.S
 }
 
 // plannedNamespaceObjects lists the placement ConfigMap and Role of every
-// namespace of the spec, for the ownership check: a Role kiso-placement that
-// kiso did not compose is never taken over.
-func plannedNamespaceObjects(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
+// namespace of the spec the platform gives the organization, for the
+// ownership check: a Role kiso-placement that kiso did not compose is never
+// taken over. A namespace not given gets nothing, so whatever it holds is
+// none of this organization's business (another's grant, in a namespace the
+// platform gave another).
+func plannedNamespaceObjects(spec v1alpha1.XKarpenterIsolationSpec, given map[string]bool) []ownership.Object {
 	nss := specNamespaces(spec)
-	out := make([]ownership.Object, 0, 2*len(nss))
+	out := make([]ownership.Object, 0, 2*len(given))
 	for _, ns := range nss {
+		if !given[ns.Name] {
+			continue
+		}
 		out = append(out,
 			ownership.Object{Resource: placementConfigMapResourceName(ns.Name), GVK: configMapGVK, Namespace: ns.Name, Name: placementConfigMapName},
 			ownership.Object{Resource: placementRoleResourceName(ns.Name), GVK: roleGVK, Namespace: ns.Name, Name: placement.Name})
@@ -183,23 +189,34 @@ func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarp
 	}
 }
 
+// givenNamespaces reads which namespaces the platform gives the
+// organization, and which of those it also labels exempt, from Crossplane's
+// answer to requireNamespaces; resolved is false until Crossplane has
+// answered. The objects kiso plans in those namespaces depend on it, so it is
+// read before the plan: Crossplane calls again with the same answer.
+func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) (given, exempt map[string]bool, resolved bool, err error) {
+	given, exempt = map[string]bool{}, map[string]bool{}
+	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
+	if err != nil {
+		return nil, nil, false, errors.Wrap(err, "cannot read required resource Namespaces of the organization")
+	}
+	for _, ns := range found {
+		given[ns.Resource.GetName()] = true
+		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+			exempt[ns.Resource.GetName()] = true
+		}
+	}
+	return given, exempt, resolved, nil
+}
+
 // resolveNamespaces records which namespaces the platform gives the
 // organization, and which of those it also labels exempt.
 func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) error {
-	l.Namespaces, l.Exempt = map[string]bool{}, map[string]bool{}
-	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
-	switch {
-	case err != nil:
-		return errors.Wrap(err, "cannot read required resource Namespaces of the organization")
-	case !resolved:
-		l.Waiting = true
+	given, exempt, resolved, err := givenNamespaces(req, keys)
+	if err != nil {
+		return err
 	}
-	for _, ns := range found {
-		l.Namespaces[ns.Resource.GetName()] = true
-		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
-			l.Exempt[ns.Resource.GetName()] = true
-		}
-	}
+	l.Namespaces, l.Exempt, l.Waiting = given, exempt, l.Waiting || !resolved
 	return nil
 }
 

@@ -37,9 +37,14 @@ func TestEachNamespaceTellsItsPodsWhatToCarry(t *testing.T) {
 func TestNamespaceNotGivenYetHoldsUpNothingElse(t *testing.T) {
 	// acme-batch does not exist yet, and batch is another organization's: neither gets anything; the pools do not wait.
 	for name, world := range map[string]cluster{
-		"NotCreatedYet":        {refNodeClass, refNodePool, namespace("acme-web")},
-		"AnotherOrganizations": {refNodeClass, refNodePool, namespace("acme-web"), namespaceOf("acme-batch", "globex")},
-		"NotLabelled":          {refNodeClass, refNodePool, namespace("acme-web"), namespaceOf("acme-batch", "")},
+		"NotCreatedYet": {refNodeClass, refNodePool, namespace("acme-web")},
+		// globex's grant in its namespace is none of acme's business: no conflict, nothing fatal.
+		"AnotherOrganizations": {refNodeClass, refNodePool, namespace("acme-web"), namespaceOf("acme-batch", "globex"),
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kiso-placement","namespace":"acme-batch","labels":{"kiso.dev/organization":"globex"},
+				"ownerReferences":[{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation","name":"globex-x1","uid":"globex-uid","controller":true}]}}`,
+			`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"kiso-placement","namespace":"acme-batch","labels":{"kiso.dev/organization":"globex"},
+				"ownerReferences":[{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation","name":"globex-x1","uid":"globex-uid","controller":true}]}}`},
+		"NotLabelled": {refNodeClass, refNodePool, namespace("acme-web"), namespaceOf("acme-batch", "")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), world)

@@ -7,10 +7,11 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
-// planObjects lists every object the organization's spec composes. The plan
-// is known before anything is fetched, so the function can ask Crossplane
-// whether something else already holds each name.
-func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input) []ownership.Object {
+// planObjects lists every object the organization's spec composes in the
+// namespaces the platform gives it. The plan is known before anything else is
+// fetched, so the function can ask Crossplane whether something else already
+// holds each name.
+func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input, given map[string]bool) []ownership.Object {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nodePool := schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 	out := make([]ownership.Object, 0, 3*len(pools)+5)
@@ -24,6 +25,6 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input) 
 		}
 	}
 	out = append(out, plannedIdentity(spec)...)
-	out = append(out, plannedNamespaceObjects(spec)...)
+	out = append(out, plannedNamespaceObjects(spec, given)...)
 	return out
 }

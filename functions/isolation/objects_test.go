@@ -15,7 +15,7 @@ import (
 
 // The ownership check asks about the objects planObjects lists, before
 // anything is rendered; it protects only if the plan is exactly what is
-// rendered (placement ConfigMaps only in namespaces that exist).
+// rendered (placement ConfigMaps and Roles only in namespaces the platform gives the organization).
 func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 	specs := map[string]string{
 		"Organization": orgSpec,
@@ -25,8 +25,9 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 	}
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			// Every namespace exists, so every planned ConfigMap is rendered too.
-			c := cluster{refNodeClass, refNodePool, clusterXR, namespace("acme-web"), namespace("acme-jobs"), namespace("acme-batch")}
+			// Two namespaces are given to acme, one to another organization: the plan holds the first two's objects only.
+			c := cluster{refNodeClass, refNodePool, clusterXR, namespace("acme-web"), namespace("acme-jobs"), namespaceOf("acme-batch", "globex")}
+			given := map[string]bool{"acme-web": true, "acme-jobs": true}
 			rsp := run(t, newRequest(t, input, xr(spec), nil), c)
 			fntest.AssertNoFatal(t, rsp)
 			rendered := map[string]string{}
@@ -40,7 +41,7 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 			}
 			s := decodeForTest(t, spec)
 			planned := map[string]string{}
-			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in) {
+			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, given) {
 				planned[string(o.Resource)] = o.GVK.Kind + "/" + o.Name
 			}
 			if diff := cmp.Diff(planned, rendered); diff != "" {

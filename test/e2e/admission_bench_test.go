@@ -23,7 +23,7 @@ const benchEnv = "KISO_BENCH_ADMISSION"
 // TestAdmissionBenchmark measures what placement costs every pod: p50 and p99 latency of a pod create
 // (server dry run, one client, sequential) in a tenant namespace and in a namespace of nobody's, with 0, 100
 // and 1,000 organizations. The cluster's policies are composed by a real XKarpenterCluster; each
-// organization is what its claim composes in a namespace it holds (the Role and RoleBinding kiso-placement),
+// organization is what its claim composes in a namespace it holds (the Role kiso-placement),
 // applied directly, since rendering a thousand claims through Crossplane measures Crossplane.
 func TestAdmissionBenchmark(t *testing.T) {
 	if os.Getenv(benchEnv) != "1" {
@@ -53,12 +53,12 @@ func TestAdmissionBenchmark(t *testing.T) {
 		if orgs > 0 {
 			// The first organization's namespace: a pod that carries its placement, checked by both policies.
 			org := benchOrganization(0)
-			tenant = newPod("bench", org, map[string]string{"kiso.dev/organization": org, "kiso.dev/stack": "web"},
+			tenant = newPod("bench", org, selectStack(org, "web"),
 				corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: org, Effect: corev1.TaintEffectNoSchedule},
 				corev1.Toleration{Key: "kiso.dev/stack", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule})
-			// The apiserver's RBAC cache holds the last organization's grant once its pods are admitted.
+			// The apiserver's informer holds the last organization's Role once its pods are admitted.
 			last := benchOrganization(orgs - 1)
-			waitUntilAdmittedT(t, newPod("probe", last, map[string]string{"kiso.dev/organization": last, "kiso.dev/stack": "web"},
+			waitUntilAdmittedT(t, newPod("probe", last, selectStack(last, "web"),
 				corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: last, Effect: corev1.TaintEffectNoSchedule},
 				corev1.Toleration{Key: "kiso.dev/stack", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}))
 		}
@@ -101,8 +101,9 @@ func measurePodCreates(ctx context.Context, t *testing.T, pod *corev1.Pod, sampl
 
 func benchOrganization(i int) string { return fmt.Sprintf("bench-%04d", i) }
 
-// createOrganizationsT creates organizations from..to-1: each a namespace holding the Role and RoleBinding
-// kiso-placement its claim composes (stack web, stack isolation), with a few clients at once.
+// createOrganizationsT creates organizations from..to-1: each a namespace the platform gives the
+// organization, holding the Role kiso-placement its claim composes (stack web, stack isolation), with a few
+// clients at once.
 func createOrganizationsT(t *testing.T, from, to int) {
 	t.Helper()
 	work := make(chan int)
@@ -133,7 +134,8 @@ func createOrganizationsT(t *testing.T, from, to int) {
 func createOrganization(ctx context.Context, org string) error {
 	c := env.Cluster.Typed
 	labels := map[string]string{"app.kubernetes.io/managed-by": "kiso", "kiso.dev/organization": org, "kiso.dev/stack": "web"}
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: org}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: org, Labels: map[string]string{"kiso.dev/organization": org}}}
+	if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("cannot create namespace %s: %w", org, err)
 	}
 	role := &rbacv1.Role{
@@ -145,14 +147,6 @@ func createOrganization(ctx context.Context, org string) error {
 	}
 	if _, err := c.RbacV1().Roles(org).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("cannot create Role %s/kiso-placement: %w", org, err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kiso-placement", Namespace: org, Labels: labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "kiso-placement"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kiso-placement", Namespace: org}},
-	}
-	if _, err := c.RbacV1().RoleBindings(org).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("cannot create RoleBinding %s/kiso-placement: %w", org, err)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ const (
 	globexBatch          = "globex-batch"
 	globexReports        = "globex-reports" // joins stack batch during the scenario
 	outsiderNamespace    = "e2e-outsider"
-	exemptNamespace      = "e2e-platform-agents" // labelled kiso.dev/placement-exempt
+	exemptNamespace      = "e2e-platform-agents" // labelled kiso.dev/placement-exempt=true
 	// The cluster's policies: every pod outside platform namespaces, the pools of namespaces an organization
 	// holds, and injection.
 	placementPolicy = "kiso-placement"
@@ -45,6 +45,21 @@ const (
 // composes and retires dozens of objects; their events trip Crossplane's watch circuit breaker, which then
 // lets the XR reconcile only every 30 s or at its poll, so the bound is the one XRs settle in.
 const policyInForceTimeout = xrSettleTimeout
+
+// The node labels a pod of organization globex selects, as the claim's status tells it: in
+// node-restriction.kubernetes.io/, which no kubelet may set on itself.
+const (
+	nodeOrganizationKey = "node-restriction.kubernetes.io/kiso.dev.organization"
+	nodeStackKey        = "node-restriction.kubernetes.io/kiso.dev.stack"
+)
+
+// selectStack is the node selector of a stack's pool; stack "" selects the organization's.
+func selectStack(organization, stack string) map[string]string {
+	if stack == "" {
+		return map[string]string{nodeOrganizationKey: organization}
+	}
+	return map[string]string{nodeOrganizationKey: organization, nodeStackKey: stack}
+}
 
 // The tolerations a pod of organization globex carries, as the claim's status tells it.
 var (
@@ -62,13 +77,18 @@ var (
 // What the policies tell a pod that breaks each of their rules. Platform namespaces are kube-system (Karpenter's
 // too: the cluster keeps the default) and crossplane-system, which kiso's composition lists.
 const (
-	wantAPISelectors   = "pods in namespace globex-api run on pool kiso-globex.api: add nodeSelector kiso.dev/organization=globex, kiso.dev/stack=api and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=api:NoSchedule"
-	wantBatchSelectors = "pods in namespace globex-batch run on pool kiso-globex.batch: add nodeSelector kiso.dev/organization=globex, kiso.dev/stack=batch and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=batch:NoSchedule"
-	platformHint       = "only pods in platform namespaces may (crossplane-system, kube-system, and any the platform labels kiso.dev/placement-exempt)"
+	wantAPISelectors = "pods in namespace globex-api run on pool kiso-globex.api: add nodeSelector " + nodeOrganizationKey + "=globex, " + nodeStackKey + "=api " +
+		"(or a required node affinity on them) and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=api:NoSchedule"
+	wantBatchSelectors = "pods in namespace globex-batch run on pool kiso-globex.batch: add nodeSelector " + nodeOrganizationKey + "=globex, " + nodeStackKey + "=batch " +
+		"(or a required node affinity on them) and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=batch:NoSchedule"
+	platformHint = "only pods in platform namespaces may (crossplane-system, kube-system, and any the platform labels kiso.dev/placement-exempt=true)"
 )
 
+// foreignToleration is the refusal of a pod tolerating globex's taint in a namespace the platform gives no
+// organization.
 func foreignToleration(namespace string) string {
-	return "pod in namespace " + namespace + " tolerates organization globex's taint (toleration kiso.dev/organization=globex), but the namespace is not that organization's: remove the toleration; " + platformHint
+	return "pod in namespace " + namespace + " tolerates organization globex's taint (toleration kiso.dev/organization=globex), but the namespace is not that organization's " +
+		"(the platform labels it with no organization): remove the toleration; " + platformHint
 }
 
 func everyTaint(namespace string) string {
@@ -125,14 +145,14 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	}
 
 	// Each namespace's grant reaches the apiserver's authorizer on its own time, after the policies.
-	waitUntilAdmittedT(t, newPod("probe", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "api"}, tolerateGlobex, tolerateAPI))
-	waitUntilAdmittedT(t, newPod("probe", globexBatch, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateBatch))
+	waitUntilAdmittedT(t, newPod("probe", globexAPI, selectStack("globex", "api"), tolerateGlobex, tolerateAPI))
+	waitUntilAdmittedT(t, newPod("probe", globexBatch, selectStack("globex", "batch"), tolerateGlobex, tolerateBatch))
 
 	// (i) A stack's pod that selects nothing is refused, and told what to add.
 	assertRefusedT(t, newPod("no-selector", globexAPI, nil), poolsPolicy, wantAPISelectors)
 
 	// (ii) The same pod with its stack's node selector and tolerations is admitted, unchanged.
-	ownSelector := map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "api"}
+	ownSelector := selectStack("globex", "api")
 	selecting := createPodT(t, newPod("selects-api", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
 	wantSelecting := podPlacement{NodeSelector: ownSelector, Tolerations: append([]corev1.Toleration{tolerateGlobex, tolerateAPI}, defaultTolerations...)}
 	if diff := cmp.Diff(wantSelecting, placementOf(selecting)); diff != "" {
@@ -142,11 +162,11 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// (iii) Selecting another stack of the same organization is refused: each stack has its own pool. So is
 	// selecting the organization without the stack, and tolerating another stack's taint.
 	// Each pod breaks one policy only: the apiserver reports the first policy that refuses, in no set order.
-	assertRefusedT(t, newPod("selects-batch", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}, tolerateGlobex, tolerateAPI),
+	assertRefusedT(t, newPod("selects-batch", globexAPI, selectStack("globex", "batch"), tolerateGlobex, tolerateAPI),
 		poolsPolicy, wantAPISelectors)
 	assertRefusedT(t, newPod("tolerates-batch", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
-		placementPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=api, batch) of organizations (globex) whose stacks do not run in this namespace: tolerate only your own stack; "+platformHint)
-	assertRefusedT(t, newPod("selects-organization", globexAPI, map[string]string{"kiso.dev/organization": "globex"}, tolerateGlobex), poolsPolicy, wantAPISelectors)
+		poolsPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organization globex whose pods do not run in this namespace: tolerate only your own stack")
+	assertRefusedT(t, newPod("selects-organization", globexAPI, selectStack("globex", ""), tolerateGlobex), poolsPolicy, wantAPISelectors)
 
 	// (iv) Outside platform namespaces, tolerating the organization's taint, every taint or every
 	// organization's is refused, DaemonSet pods included; a toleration that cannot match a NoSchedule taint
@@ -169,8 +189,11 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	createPodT(t, newPod("tolerates-noexecute", outsiderNamespace, nil, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))
 	createPodT(t, newPod("tolerates-globex-noexecute", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "globex", Effect: corev1.TaintEffectPreferNoSchedule}))
 	createPodT(t, newPod("unrelated", outsiderNamespace, nil))
-	assertRefusedT(t, newPod("selects-globex", outsiderNamespace, map[string]string{"kiso.dev/organization": "globex"}), placementPolicy,
-		"pod in namespace e2e-outsider selects the nodes of an organization (kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not: remove that selector; "+platformHint)
+	for _, key := range []string{nodeOrganizationKey, "kiso.dev/organization"} {
+		assertRefusedT(t, newPod("selects-globex", outsiderNamespace, map[string]string{key: "globex"}), placementPolicy,
+			"pod in namespace e2e-outsider selects the nodes of an organization ("+nodeOrganizationKey+" or kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not "+
+				"(the platform labels it with no organization): remove that selector; "+platformHint)
+	}
 	// Platform namespaces are left alone, whatever their pods tolerate: kube-system (a cilium-operator-style
 	// toleration, unlabelled) and one the platform labels exempt.
 	createPodT(t, newPod("operator", "kube-system", nil, tolerateEveryone))
@@ -261,7 +284,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	}
 	// A pod that asks for another stack's pool is not silently moved: injection leaves its selector, and the
 	// policies refuse it.
-	assertRefusedT(t, newPod("selects-batch-injected", globexAPI, map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}), poolsPolicy, wantAPISelectors)
+	assertRefusedT(t, newPod("selects-batch-injected", globexAPI, selectStack("globex", "batch")), poolsPolicy, wantAPISelectors)
 	// Injecting into an injected pod changes nothing.
 	reinjected := createPodT(t, newPod("injected-twice", globexAPI, injected.Spec.NodeSelector, injected.Spec.Tolerations...))
 	if diff := cmp.Diff(placementOf(injected), placementOf(reinjected)); diff != "" {
@@ -271,7 +294,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	injectedJob := createJobT(t, globexBatch, "reindex-injected")
 	jobPod := waitForJobPodT(t, injectedJob)
 	wantJobPod := podPlacement{
-		NodeSelector: map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"},
+		NodeSelector: selectStack("globex", "batch"),
 		Tolerations:  append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateBatch),
 	}
 	if diff := cmp.Diff(wantJobPod, placementOf(jobPod)); diff != "" {
@@ -284,7 +307,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// until the organization's pool is Ready, and pods of either placement are admitted meanwhile. Karpenter
 	// keeps a retired NodeClass until the nodes that use it are gone: a finalizer stands in for it on the stack
 	// pools' NodeClasses.
-	organizationOnly := map[string]string{"kiso.dev/organization": "globex"}
+	organizationOnly := selectStack("globex", "")
 	stackPools := []string{"kiso-globex.api", "kiso-globex.batch"}
 	retiredNodeClasses := map[string]types.UID{}
 	for _, pool := range stackPools {
@@ -312,7 +335,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// the old one gone, only the stack's placement is.
 	patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)
 	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
-	waitForRoleT(t, globexAPI, "globex.api")
+	waitForSelectGrantT(t, globexAPI, "globex.api")
 	createPodT(t, newPod("organization-placement-while-kept", globexAPI, organizationOnly, tolerateGlobex))
 	// Karpenter reports the NodePools composed again Ready and counts what their nodes hold, the NodeClasses
 	// being deleted still saying Ready. Once kiso reports what the NodePools count, it has seen all of it, and
@@ -385,21 +408,29 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	waitUntilRefusedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy)
 	assertRefusedT(t, newPod("organization-placement-after", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
-	// Moving a namespace into a stack: its pods are the organization's from then on. Before, a pod there
-	// tolerating the organization is a foreigner's; after, it is the organization's own.
-	batchSelector := map[string]string{"kiso.dev/organization": "globex", "kiso.dev/stack": "batch"}
-	assertRefusedT(t, newPod("reports-before", globexReports, batchSelector, tolerateGlobex, tolerateBatch), placementPolicy, foreignToleration(globexReports))
+	// Moving a namespace into a stack: the claim lists it, and its pods are the organization's once the
+	// platform gives it to the organization. Before, a pod there tolerating the organization is a
+	// foreigner's, the claim's listing notwithstanding; after, it is the organization's own.
+	batchSelector := selectStack("globex", "batch")
 	patchGlobexT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
+	waitGlobexConditionT(t, "NamespacesAssigned", "False", "NotAssigned")
+	assertRefusedT(t, newPod("reports-before", globexReports, batchSelector, tolerateGlobex, tolerateBatch), placementPolicy, foreignToleration(globexReports))
+	if _, err := env.Cluster.Get(t.Context(), RBACRoleKind, globexReports, "kiso-placement"); err == nil {
+		t.Errorf("namespace %s is granted to globex because its claim lists it, before the platform gives it", globexReports)
+	}
+	env.TryT(t, nil, "label", "namespace", globexReports, "kiso.dev/organization=globex")
+	waitGlobexConditionT(t, "NamespacesAssigned", "True", "Assigned")
 	waitUntilAdmittedT(t, newPod("probe", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
 	createPodT(t, newPod("reports-after", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
 
-	// Deleting the claim takes its grants with it: the namespaces are nobody's again.
+	// Deleting the claim takes its grants with it. The namespaces are still globex's, as the platform says:
+	// they refuse every pod (a grant fails closed) until a claim of globex grants them again.
 	env.DeleteT(t, claim)
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
 	for _, ns := range []string{globexAPI, globexBatch, globexReports} {
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, RBACRoleKind, ns, "kiso-placement")
 	}
-	waitUntilRefusedT(t, newPod("probe", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), placementPolicy)
+	waitUntilRefusedT(t, newPod("probe", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), poolsPolicy)
 }
 
 // RBACRoleKind is the kind of the Role kiso-placement in each namespace an organization holds.
@@ -433,12 +464,22 @@ func waitForTypeCheckedT(t *testing.T, name string) {
 	}
 }
 
-// waitForRoleT waits until a namespace's Role kiso-placement lets its pods select a pool.
-func waitForRoleT(t *testing.T, namespace, pool string) {
+// waitForSelectGrantT waits until a namespace's Role kiso-placement lets its pods select a pool: a rule
+// granting select on that pool, not merely a rule naming it (the tolerations rule names the stack too).
+func waitForSelectGrantT(t *testing.T, namespace, pool string) {
 	t.Helper()
 	env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, namespace, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
 		rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
-		return strings.Contains(fmt.Sprint(rules), pool), fmt.Sprint(rules)
+		for _, r := range rules {
+			rule, _ := r.(map[string]any)
+			resources, _, _ := unstructured.NestedStringSlice(rule, "resources")
+			verbs, _, _ := unstructured.NestedStringSlice(rule, "verbs")
+			names, _, _ := unstructured.NestedStringSlice(rule, "resourceNames")
+			if slices.Contains(resources, "pools") && slices.Contains(verbs, "select") && slices.Contains(names, pool) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(rules)
 	})
 }
 

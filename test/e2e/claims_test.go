@@ -11,7 +11,8 @@ import (
 // TestClaimsTakeOnlyWhatThePlatformGives proves on a real control plane that a claim cannot take a platform
 // namespace or clone an object the platform did not mark as a reference (each a field error, nothing
 // rendered), and that two organizations listing a namespace that does not exist yet never both hold it once
-// it does: one gets its ConfigMap and Role, the other NamesAvailable=False naming the field and the holder.
+// it does: the one the platform gives it to gets its ConfigMap and Role, the other nothing, and
+// NamespacesAssigned=False says so.
 func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "admission", "cluster.yaml")
@@ -24,7 +25,7 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 		Namespaces: map[string][]string{"web": {"default", "crossplane-system"}}}
 	env.ApplyT(t, platform.claim())
 	t.Cleanup(func() { deleteAtCleanup(t, platform.claim()) })
-	wantPlatform := `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is the platform's: its pods are exempt from placement, ` +
+	wantPlatform := `[spec.stacks[0].namespaces[0]: Invalid value: "default": the default namespace is every user's: no organization may hold it, ` +
 		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "e2e-placement" (crossplane-system, kube-system): its pods are exempt from placement]`
 	assertClaimConditionT(t, platform, "SpecValid", "InvalidSpec", wantPlatform)
 
@@ -43,7 +44,7 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 		t.Errorf("a pool was rendered from an unmarked reference: %d NodePools", len(pools))
 	}
 
-	// Two organizations list a namespace that does not exist yet; once it does, one holds it.
+	// Two organizations list a namespace that does not exist yet; once it does, the one the platform gives it to holds it.
 	a := tenant{Namespace: "e2e-vandelay", Name: "vandelay", Organization: "vandelay", Isolation: "organization", Stacks: []string{"imports"},
 		Namespaces: map[string][]string{"imports": {"e2e-future"}}}
 	b := tenant{Namespace: "e2e-kramerica", Name: "kramerica", Organization: "kramerica", Isolation: "organization", Stacks: []string{"oil"},
@@ -51,21 +52,20 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	for _, tn := range []tenant{a, b} {
 		env.ApplyT(t, tn.claim())
 		t.Cleanup(func() { deleteAtCleanup(t, tn.claim()) })
-		assertClaimConditionT(t, tn, "NamesAvailable", "Available", "")
+		assertClaimConditionT(t, tn, "NamespacesAssigned", "NotAssigned", "")
 	}
-	future := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-future\n")
+	future := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-future\n  labels: {kiso.dev/organization: kramerica}\n")
 	env.ApplyT(t, future)
 	t.Cleanup(func() { deleteAtCleanup(t, future) })
 	role := env.Cluster.WaitForT(t, 90*time.Second, RBACRoleKind, "e2e-future", "kiso-placement", nil)
-	holder, loser := a, b
-	if role.GetLabels()["kiso.dev/organization"] == b.Organization {
-		holder, loser = b, a
+	if got := role.GetLabels()["kiso.dev/organization"]; got != b.Organization {
+		t.Errorf("Role e2e-future/kiso-placement is organization %q's; the platform gave the namespace to %q", got, b.Organization)
 	}
-	want := `spec.stacks[0].namespaces[0]: Invalid value: "e2e-future": namespace is served by organization "` + holder.Organization + `" (XKarpenterIsolation ` +
-		holder.xrName(t) + `); a namespace's pods run on one organization's pools only`
-	assertClaimConditionT(t, loser, "NamesAvailable", "NameConflict", want)
-	if got := env.Cluster.GetT(t, ConfigMapKind, "e2e-future", "kiso-placement").GetLabels()["kiso.dev/organization"]; got != holder.Organization {
-		t.Errorf("ConfigMap e2e-future/kiso-placement is organization %q's, the Role organization %q's", got, holder.Organization)
+	assertClaimConditionT(t, b, "NamespacesAssigned", "Assigned", "")
+	assertClaimConditionT(t, a, "NamespacesAssigned", "NotAssigned",
+		"namespaces e2e-future are not labelled kiso.dev/organization=vandelay by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
+	if got := env.Cluster.GetT(t, ConfigMapKind, "e2e-future", "kiso-placement").GetLabels()["kiso.dev/organization"]; got != b.Organization {
+		t.Errorf("ConfigMap e2e-future/kiso-placement is organization %q's, the Role organization %q's", got, b.Organization)
 	}
 }
 

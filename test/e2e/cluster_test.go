@@ -129,10 +129,16 @@ func wantClusterComposed() []wantComposed {
 	}
 	want = append(want, wantUsages(want, controllerRole, nodeRole)...)
 	// The cluster's placement policies, once per cluster; this apiserver serves MutatingAdmissionPolicy at v1beta1.
-	for _, name := range []string{"kiso-placement", "kiso-placement-pools"} {
-		want = append(want, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
+	var placement []wantComposed
+	for _, name := range []string{"kiso-placement", "kiso-placement-pools", "kiso-placement-binding", "kiso-namespace-identity"} {
+		placement = append(placement, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
 	}
-	return append(want, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
+	placement = append(placement, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
+	// They too wait for the controller role: the boundary stays while any tenant pool does.
+	for _, p := range placement {
+		want = append(want, wantComposed{Kind: ClusterUsageKind, Name: strings.ToLower(p.Kind.Kind) + "-" + p.Name + "-used-by-controller-role"})
+	}
+	return append(want, placement...)
 }
 
 // wantUsages are the ClusterUsages that order the cluster's deletion: every AWS object waits for the

@@ -49,9 +49,10 @@ func TestInstallStepsApply(t *testing.T) {
 	if _, err := env.Kubectl.Run(t.Context(), nil, "apply", "--server-side", "-f", filepath.Join(env.ProviderAWSCRDDir, "aws.upbound.io_providerconfigs.yaml")); err != nil {
 		t.Fatalf("cannot apply provider-aws's ProviderConfig CRD: %v", err)
 	}
-	// The claim's namespace, as the README creates it.
-	env.ApplyT(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: acme\n"))
-	t.Cleanup(func() { deleteAtCleanup(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: acme\n")) })
+	// The claim's namespace, as the README creates it and gives it to organization acme.
+	acme := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: acme\n  labels: {kiso.dev/organization: acme}\n")
+	env.ApplyT(t, acme)
+	t.Cleanup(func() { deleteAtCleanup(t, acme) })
 
 	for _, f := range files {
 		out := env.TryT(t, nil, "apply", "--dry-run=server", "-f", filepath.Join(env.RepoRoot, filepath.FromSlash(f)))

@@ -43,6 +43,8 @@ func (tn tenant) claim() []byte {
 kind: Namespace
 metadata:
   name: %[1]s
+  labels:
+    kiso.dev/organization: %[3]s
 ---
 apiVersion: kiso.dev/v1alpha1
 kind: KarpenterIsolation
@@ -203,7 +205,7 @@ func TestStackIsolationLifecycle(t *testing.T) {
 		markPoolReady(t, tn.pool(stack))
 	}
 	claim = env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
-	if diff := cmp.Diff(map[string]any{"kiso.dev/organization": "acme", "kiso.dev/stack": "web"}, nested(claim, "status", "stacks", "0", "nodeSelector")); diff != "" {
+	if diff := cmp.Diff(map[string]any{nodeOrganizationKey: "acme", nodeStackKey: "web"}, nested(claim, "status", "stacks", "0", "nodeSelector")); diff != "" {
 		t.Errorf("claim status.stacks[0].nodeSelector: -want, +got:\n%s", diff)
 	}
 

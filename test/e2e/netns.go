@@ -20,7 +20,8 @@ const (
 	namespaceModeEnv = "KISO_E2E_NETNS"
 )
 
-// errNoNetworkNamespace means this process may not create a network namespace (it needs CAP_SYS_ADMIN).
+// errNoNetworkNamespace means this process may create neither a network namespace (which needs
+// CAP_SYS_ADMIN) nor a user namespace to hold one.
 var errNoNetworkNamespace = errors.New("cannot create a network namespace")
 
 // runInNetworkNamespace re-runs this test binary, with the same arguments, in a new network namespace, and
@@ -31,14 +32,30 @@ func runInNetworkNamespace(preparedFile string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cannot find the test binary: %w", err)
 	}
-	cmd := exec.Command(self, os.Args[1:]...)
-	cmd.Env = append(os.Environ(), inNamespaceEnv+"=1", preparedEnv+"="+preparedFile)
-	cmd.Stdin = os.Stdin
-	cmd.Stdout = os.Stdout
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
+	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, error) {
+		cmd := exec.Command(self, os.Args[1:]...)
+		cmd.Env = append(os.Environ(), inNamespaceEnv+"=1", preparedEnv+"="+preparedFile)
+		cmd.Stdin = os.Stdin
+		cmd.Stdout = os.Stdout
+		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = attr
+		return cmd, cmd.Start()
+	}
+	// As root (or with CAP_SYS_ADMIN), a network namespace alone; as anyone else, a user namespace in which
+	// this user is root, and the network namespace in it: no privilege is needed where the kernel allows
+	// unprivileged user namespaces, as CI runners do.
+	cmd, err := start(&syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL})
+	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
+		cmd, err = start(&syscall.SysProcAttr{
+			Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			Pdeathsig:                  syscall.SIGKILL,
+		})
+	}
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) {
 			return 0, fmt.Errorf("%w: %w", errNoNetworkNamespace, err)
 		}
 		return 0, fmt.Errorf("cannot start the test binary in a network namespace: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -56,6 +57,14 @@ func composedRefsT(t *testing.T, gvk schema.GroupVersionKind, xr string) []compo
 // awsRefs keeps the provider-aws managed resources.
 func awsRefs(refs []composedRef) []composedRef {
 	return slices.DeleteFunc(slices.Clone(refs), func(r composedRef) bool { return !strings.HasSuffix(r.GVK.Group, ".aws.upbound.io") })
+}
+
+// keptRefs keeps what must outlive every tenant pool: the provider-aws managed resources, and the admission
+// policies and bindings that keep organizations apart.
+func keptRefs(refs []composedRef) []composedRef {
+	return slices.DeleteFunc(slices.Clone(refs), func(r composedRef) bool {
+		return !strings.HasSuffix(r.GVK.Group, ".aws.upbound.io") && r.GVK.Group != "admissionregistration.k8s.io"
+	})
 }
 
 // waitInUseT waits until Crossplane's usage controller has labelled an object in use: only then does its
@@ -113,7 +122,8 @@ func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name str
 // TestDeletingAClusterWaitsForItsOrganizations deletes an XKarpenterCluster while an organization's pool
 // exists, as an operator tearing a cluster down in the wrong order would. Karpenter must keep everything it
 // needs to drain and terminate the tenant's nodes: its role, policies, attachments, Pod Identity association,
-// queue and rules, and the nodes their role; the claim says it is keeping its pools. Deleting the claim while
+// queue and rules, and the nodes their role; the admission policies keep other pods off the tenant's nodes
+// meanwhile; the claim says it is keeping its pools. Deleting the claim while
 // Karpenter still drains the pool (a finalizer stands in for it) must likewise keep the organization's
 // dedicated role, access entry and policy attachments until the NodeClass is gone. Then everything goes.
 func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
@@ -129,7 +139,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	})
 
 	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", safetyCluster, "Synced")
-	clusterObjects := awsRefs(composedRefsT(t, ClusterKind, safetyCluster))
+	clusterObjects := keptRefs(composedRefsT(t, ClusterKind, safetyCluster))
 	tn := tenant{Namespace: soylentNS, Name: soylentClaim, Organization: "soylent"}
 	xr := tn.xrName(t)
 	env.Cluster.WaitForT(t, 90*time.Second, NodePoolKind, "", soylentPool, nil)
@@ -159,6 +169,12 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 			t.Errorf("%s went while organization soylent's pool exists (err %v)", r, err)
 		}
 	}
+	// The boundary holds: a pod of no organization's namespace may not tolerate soylent's nodes.
+	tolerateSoylent := corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "soylent", Effect: corev1.TaintEffectNoSchedule}
+	assertRefusedT(t, newPod("tolerates-soylent", "default", nil, tolerateSoylent), placementPolicy,
+		"pod in namespace default tolerates organization soylent's taint (toleration kiso.dev/organization=soylent), but the namespace is not that organization's "+
+			"(the platform labels it with no organization): remove the toleration; only pods in platform namespaces may (crossplane-system, e2e-safety-karpenter, kube-system, "+
+			"and any the platform labels kiso.dev/placement-exempt=true)")
 	// The claim says what it waits for, and keeps its pool unchanged.
 	want := fmt.Sprintf("spec.clusterRef: XKarpenterCluster %q not found; keeping the pools already composed unchanged meanwhile", safetyCluster)
 	c := env.Cluster.WaitForT(t, 90*time.Second, IsolationClaimKind, soylentNS, soylentClaim, func(u *unstructured.Unstructured) (bool, string) {
@@ -232,6 +248,8 @@ func TestGapsTouchNothing(t *testing.T) {
 kind: Namespace
 metadata:
   name: %[1]s
+  labels:
+    kiso.dev/organization: vehement
 ---
 apiVersion: kiso.dev/v1alpha1
 kind: KarpenterIsolation

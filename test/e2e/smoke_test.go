@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,18 +56,20 @@ func TestSmoke(t *testing.T) {
 	env.Cluster.WaitForDeletionT(t, 60*time.Second, IsolationKind, "", xrName)
 }
 
-// functionRan reports whether Crossplane has run the XR's pipeline: the XR is Synced, or a function
-// returned a fatal result (the smoke claim's reference NodePool need not exist). An error reaching a function
-// ("cannot run Composition pipeline step") is not yet done.
+// functionRan reports whether Crossplane has run the XR's pipeline to its end: the XR is Synced (no function
+// returned a fatal result, no step failed to reach its function) and carries the condition only kiso's
+// isolation function sets, ReferencesResolved (False here: the smoke claim's reference NodePool need not
+// exist, which is a condition, not a failure). A function that fails on every call never passes.
 func functionRan(u *unstructured.Unstructured) (bool, string) {
 	synced, ok := Condition(u, "Synced")
+	_, resolved := Condition(u, "ReferencesResolved")
 	switch {
 	case !ok:
 		return false, "XR not yet reconciled"
-	case synced.Status == "True", strings.Contains(synced.Message, "returned a fatal result"):
+	case synced.Status == "True" && resolved:
 		return true, ""
 	default:
-		return false, fmt.Sprintf("Synced=%s reason=%s message=%q", synced.Status, synced.Reason, synced.Message)
+		return false, fmt.Sprintf("Synced=%s reason=%s message=%q, ReferencesResolved set: %t", synced.Status, synced.Reason, synced.Message, resolved)
 	}
 }
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -13,32 +12,34 @@ import (
 // ConfigMapKind is the kind of the kiso-placement object in each namespace an organization serves.
 var ConfigMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 
-// TestNamespaceOfAnotherOrganizationIsRefused proves on a real control plane that a namespace belongs to one
-// organization: the namespace's kiso-placement ConfigMap tells its teams what their pods carry, and a claim
-// that lists a namespace another organization serves is refused with a condition naming the field and that
-// organization, while nothing of the serving organization changes. A namespace created after the claim gets
-// its ConfigMap then, without anything else waiting for it.
-func TestNamespaceOfAnotherOrganizationIsRefused(t *testing.T) {
+// TestANamespaceFollowsThePlatformsLabel proves on a real control plane that a namespace is an
+// organization's because the platform labels it so, never because a claim lists it: the namespace's
+// kiso-placement ConfigMap tells its teams what their pods carry once it exists and is labelled; a claim that
+// lists a namespace another organization is given gets nothing there, says so on its claim, and nothing of
+// the other organization changes; and when the platform relabels the namespace, the grant moves: the first
+// organization withdraws its objects and the second composes its own.
+func TestANamespaceFollowsThePlatformsLabel(t *testing.T) {
 	useReferenceObjectsT(t)
 	wayne := tenant{Namespace: "e2e-wayne", Name: "wayne", Organization: "wayne", Isolation: "stack", Stacks: []string{"gotham"}}
 	env.ApplyT(t, wayne.claim())
 	wayneXR := wayne.xrName(t)
 	env.Cluster.WaitForT(t, 60*time.Second, NodePoolKind, "", wayne.pool("gotham"), nil)
 
-	// The stack's namespace appears after the claim; its ConfigMap follows.
-	gotham := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: wayne-gotham\n")
+	// The stack's namespace appears after the claim, given to wayne; its ConfigMap follows.
+	gotham := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: wayne-gotham\n  labels: {kiso.dev/organization: wayne}\n")
 	env.ApplyT(t, gotham)
 	t.Cleanup(func() { deleteAtCleanup(t, gotham) })
 	cm := env.Cluster.WaitForT(t, 90*time.Second, ConfigMapKind, "wayne-gotham", "kiso-placement", nil)
 	wantData := map[string]any{
 		"organization": "wayne", "stack": "gotham", "pool": "kiso-wayne.gotham",
-		"nodeSelector": `{"kiso.dev/organization":"wayne","kiso.dev/stack":"gotham"}`,
+		"nodeSelector": `{"node-restriction.kubernetes.io/kiso.dev.organization":"wayne","node-restriction.kubernetes.io/kiso.dev.stack":"gotham"}`,
 		"tolerations": `[{"key":"kiso.dev/organization","operator":"Equal","value":"wayne","effect":"NoSchedule"},` +
 			`{"key":"kiso.dev/stack","operator":"Equal","value":"gotham","effect":"NoSchedule"}]`,
 	}
 	if diff := cmp.Diff(wantData, nested(cm, "data")); diff != "" {
 		t.Errorf("ConfigMap wayne-gotham/kiso-placement data: -want, +got:\n%s", diff)
 	}
+	env.Cluster.WaitForT(t, 90*time.Second, RBACRoleKind, "wayne-gotham", "kiso-placement", nil)
 
 	// Crossplane labels the NodeClass in use once the Usage is ready: its write, not kiso's, done before the baseline.
 	waitForUsageT(t, wayne.pool("gotham"))
@@ -48,6 +49,7 @@ func TestNamespaceOfAnotherOrganizationIsRefused(t *testing.T) {
 			"NodePool":     versions(t, NodePoolKind, selector),
 			"EC2NodeClass": versions(t, EC2NodeClassKind, selector),
 			"ConfigMap":    versions(t, ConfigMapKind, selector),
+			"Role":         versions(t, RBACRoleKind, selector),
 		}
 	}
 	before := snapshot()
@@ -56,25 +58,25 @@ func TestNamespaceOfAnotherOrganizationIsRefused(t *testing.T) {
 		Namespaces: map[string][]string{"metropolis": {"lex-metropolis", "wayne-gotham"}}}
 	env.ApplyT(t, lex.claim())
 	lexXR := lex.xrName(t)
-	want := `spec.stacks[0].namespaces[1]: Invalid value: "wayne-gotham": namespace is served by organization "wayne" (XKarpenterIsolation ` +
-		wayneXR + `); a namespace's pods run on one organization's pools only`
-	claim := env.Cluster.WaitForT(t, 60*time.Second, IsolationClaimKind, lex.Namespace, lex.Name, func(u *unstructured.Unstructured) (bool, string) {
-		c, ok := Condition(u, "NamesAvailable")
-		return ok && c.Status == "False", "no NamesAvailable=False yet: " + conditionSummary(u)
-	})
-	if c, _ := Condition(claim, "NamesAvailable"); c.Reason != "NameConflict" || c.Message != want {
-		t.Errorf("claim condition NamesAvailable: reason %q message %q;\nwant NameConflict, %q", c.Reason, c.Message, want)
-	}
+	assertClaimConditionT(t, lex, "NamespacesAssigned", "NotAssigned",
+		"namespaces lex-metropolis, wayne-gotham are not labelled kiso.dev/organization=lex by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
 
-	// Let Crossplane reconcile both again, then check that neither organization got anything new.
+	// Let Crossplane reconcile both again, then check that lex got nothing in wayne's namespace and wayne lost nothing.
 	touchXR(t, lexXR)
 	touchXR(t, wayneXR)
-	if _, err := env.Cluster.Get(context.Background(), NodePoolKind, "", lex.pool("metropolis")); err == nil {
-		t.Errorf("the refused organization got a NodePool")
-	}
 	if diff := cmp.Diff(before, snapshot()); diff != "" {
 		t.Errorf("the serving organization's objects changed: -before, +after:\n%s", diff)
 	}
+	if n := len(env.Cluster.ListT(t, RBACRoleKind, "wayne-gotham", "kiso.dev/organization=lex")); n != 0 {
+		t.Errorf("lex got %d Roles in wayne-gotham by listing it", n)
+	}
+
+	// The platform gives the namespace to lex: wayne withdraws its grant, lex composes its own.
+	env.TryT(t, nil, "label", "namespace", "wayne-gotham", "--overwrite", "kiso.dev/organization=lex")
+	env.Cluster.WaitForT(t, xrSettleTimeout, RBACRoleKind, "wayne-gotham", "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetLabels()["kiso.dev/organization"] == "lex", "held by " + u.GetLabels()["kiso.dev/organization"]
+	})
+	assertClaimConditionT(t, wayne, "NamespacesAssigned", "NotAssigned", "")
 
 	env.DeleteT(t, lex.claim())
 	env.DeleteT(t, wayne.claim())

@@ -46,11 +46,13 @@ func Managed(oc resource.ObservedComposed) bool {
 // controller has seen it, which never happens where Crossplane runs without
 // webhooks): they are ready once they exist. Anything else (NodePools,
 // NodeClasses) is ready when it says Ready. Not yet observed means not
-// ready.
+// ready, and so does being deleted, whatever the object says: Karpenter
+// keeps a NodeClass, still saying Ready, until its nodes are gone, and no
+// new node starts on it.
 func Of(desired *composed.Unstructured, oc resource.ObservedComposed, observed bool) resource.Ready {
 	group := desired.GetObjectKind().GroupVersionKind().Group
 	switch {
-	case !observed:
+	case !observed, oc.Resource.GetDeletionTimestamp() != nil:
 		return resource.ReadyFalse
 	case readyOnceExists(group):
 		return resource.ReadyTrue

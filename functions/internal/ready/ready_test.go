@@ -2,12 +2,20 @@ package ready
 
 import (
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
+
+// deleting marks an object as being deleted, as the API server does while finalizers hold it.
+func deleting(cd *composed.Unstructured) *composed.Unstructured {
+	cd.SetDeletionTimestamp(&metav1.Time{Time: time.Unix(1, 0)})
+	return cd
+}
 
 func TestOf(t *testing.T) {
 	object := func(apiVersion, kind string, conditions ...string) *composed.Unstructured {
@@ -37,6 +45,12 @@ func TestOf(t *testing.T) {
 			desired:  object("karpenter.sh/v1", "NodePool"),
 			observed: object("karpenter.sh/v1", "NodePool", "Ready"),
 			want:     resource.ReadyTrue,
+		},
+		"NodeClassBeingDeletedIsNotReady": {
+			reason:   "Karpenter keeps a NodeClass, still saying Ready, until its nodes are gone; no new node starts on it, so it is not ready.",
+			desired:  object("karpenter.k8s.aws/v1", "EC2NodeClass"),
+			observed: deleting(object("karpenter.k8s.aws/v1", "EC2NodeClass", "Ready")),
+			want:     resource.ReadyFalse,
 		},
 		"NodePoolWithoutReadyIsNotReady": {
 			reason:   "A NodePool Karpenter has not validated is not ready.",

@@ -1,0 +1,355 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+// The identity scenario's organization, its namespaces, and the people who would break its boundary.
+const (
+	umbraClaimNamespace = "e2e-umbra"
+	umbraWeb            = "umbra-web"
+	umbraSecond         = "e2e-umbra-second" // given to umbra too: where a second claim of umbra is tried
+	malloryNamespace    = "e2e-mallory"      // another organization's
+	// tenantAdmin holds ClusterRole admin in umbra-web, tenantEditor edit there.
+	tenantAdmin  = "e2e-umbra-admin"
+	tenantEditor = "e2e-umbra-editor"
+	// namespaceCreator may create and patch namespaces, as many platforms let teams do.
+	namespaceCreator = "e2e-namespace-creator"
+	// binder is a tenant's ServiceAccount allowed to create pods/binding in its namespace: a scheduler of its own.
+	binder         = "binder"
+	bindingPolicy  = "kiso-placement-binding"
+	identityPolicy = "kiso-namespace-identity"
+	// missingGrant is the apiserver's refusal when a namespace the platform gives an organization has no Role.
+	missingGrant = "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
+)
+
+// identityFixtures are the scenario's namespaces and the RBAC the platform gives its people.
+var identityFixtures = []byte(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: e2e-umbra
+  labels: {kiso.dev/organization: umbra}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: umbra-web
+  labels: {kiso.dev/organization: umbra}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: e2e-umbra-second
+  labels: {kiso.dev/organization: umbra}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: e2e-mallory
+  labels: {kiso.dev/organization: mallory}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-admin, namespace: umbra-web}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-umbra-admin}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-editor, namespace: umbra-web}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-umbra-editor}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-namespace-creator}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [create, get, patch, update, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-namespace-creator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-creator}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-creator}]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: binder, namespace: e2e-mallory}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: binder, namespace: e2e-mallory}
+rules:
+- {apiGroups: [""], resources: [pods, pods/binding], verbs: [create, get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: binder, namespace: e2e-mallory}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: binder}
+subjects: [{kind: ServiceAccount, name: binder, namespace: e2e-mallory}]
+`)
+
+// umbra is the organization whose boundary the scenario tries, with one shared pool.
+var umbra = tenant{Namespace: umbraClaimNamespace, Name: "umbra", Organization: "umbra", Isolation: "organization", Stacks: []string{"web"}}
+
+// tolerateUmbra is the toleration umbra's pods carry.
+var tolerateUmbra = corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "umbra", Effect: corev1.TaintEffectNoSchedule}
+
+// TestTheBoundaryIsThePlatforms proves on the real apiserver, with the authorizers and admission plugins EKS
+// runs, that who may claim an organization, a namespace, a node, an exemption or a pod binding is the
+// platform's say: each step is taken with the credentials of whoever would break the boundary (a second
+// claim, a tenant admin, a tenant editor, a user who may create namespaces, a tenant's own scheduler, a
+// kubelet), and is refused with the message that user reads, while umbra's own pods keep being admitted.
+func TestTheBoundaryIsThePlatforms(t *testing.T) {
+	useReferenceObjectsT(t)
+	usePlacementClusterT(t)
+	waitForTypeCheckedT(t, placementPolicy)
+	waitForTypeCheckedT(t, poolsPolicy)
+	env.ApplyT(t, identityFixtures)
+	t.Cleanup(func() { deleteAtCleanup(t, identityFixtures) })
+	env.ApplyT(t, umbra.claimOnly())
+	t.Cleanup(func() { deleteAtCleanup(t, umbra.claimOnly()) })
+	umbraXR := umbra.xrName(t)
+	waitForDefaultServiceAccountT(t, umbraWeb)
+	assertClaimConditionT(t, umbra, "PlacementEnforced", "Enforced", "")
+	own := newPod("probe", umbraWeb, selectStack("umbra", ""), tolerateUmbra)
+	waitUntilAdmittedT(t, own)
+
+	t.Run("AnOrganizationIsHeldByOneClaimWhateverItsMode", func(t *testing.T) {
+		// A second claim of umbra, in stack isolation: its pool names (kiso-umbra.web) are free, the organization is not.
+		second := tenant{Namespace: umbraSecond, Name: "umbra-stacks", Organization: "umbra", Isolation: "stack", Stacks: []string{"web"}}
+		env.ApplyT(t, second.claimOnly())
+		t.Cleanup(func() { deleteAtCleanup(t, second.claimOnly()) })
+		assertClaimConditionT(t, second, "NamesAvailable", "NameConflict",
+			`spec.organization: Invalid value: "umbra": organization is held by XKarpenterIsolation `+umbraXR+` (claim e2e-umbra/umbra); one claim only holds an organization, whatever its isolation mode`)
+		touchXR(t, second.xrName(t))
+		if _, err := env.Cluster.Get(t.Context(), NodePoolKind, "", "kiso-umbra.web"); err == nil {
+			t.Errorf("the second claim of umbra got a NodePool")
+		}
+		waitUntilAdmittedT(t, own)
+	})
+
+	t.Run("AClaimClaimsOnlyTheOrganizationOfItsNamespace", func(t *testing.T) {
+		// A tenant of mallory claims an organization its namespace is not given.
+		takeover := tenant{Namespace: malloryNamespace, Name: "initrode", Organization: "initrode", Isolation: "organization", Stacks: []string{"web"},
+			Namespaces: map[string][]string{"web": {malloryNamespace}}}
+		env.ApplyT(t, takeover.claimOnly())
+		t.Cleanup(func() { deleteAtCleanup(t, takeover.claimOnly()) })
+		assertClaimConditionT(t, takeover, "SpecValid", "InvalidSpec",
+			`spec.organization: Forbidden: the claim's namespace e2e-mallory is not organization "initrode"'s: a claim may claim only the organization the platform labels its namespace with (kiso.dev/organization=initrode)`)
+		if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=initrode"); len(pools) != 0 {
+			t.Errorf("a claim in another organization's namespace got %d NodePools", len(pools))
+		}
+	})
+
+	t.Run("ANamespaceIsAnOrganizationsOnlyWhenThePlatformSaysSo", func(t *testing.T) {
+		for _, label := range []string{"kiso.dev/organization: umbra", `kiso.dev/placement-exempt: "true"`} {
+			ns := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-grab\n  labels: {" + label + "}\n")
+			key, _, _ := strings.Cut(label, ":")
+			assertIdentityRefusedT(t, env.TryT(t, ns, "create", "-f", "-", "--as="+namespaceCreator), "e2e-grab", key)
+		}
+		// Created without them, the namespace cannot be labelled afterwards by its creator, nor is "false" an exemption.
+		plain := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-grab\n")
+		if out := env.TryT(t, plain, "create", "-f", "-", "--as="+namespaceCreator); out.ExitCode != 0 {
+			t.Fatalf("the namespace creator cannot create a plain namespace: %s", out.Stderr)
+		}
+		t.Cleanup(func() { deleteAtCleanup(t, plain) })
+		assertIdentityRefusedT(t, env.TryT(t, nil, "label", "namespace", "e2e-grab", "kiso.dev/organization=umbra", "--as="+namespaceCreator), "e2e-grab", "kiso.dev/organization")
+		env.TryT(t, nil, "label", "namespace", "e2e-grab", "kiso.dev/placement-exempt=false")
+		waitForDefaultServiceAccountT(t, "e2e-grab")
+		assertRefusedT(t, newPod("tolerates-everything", "e2e-grab", nil, tolerateEveryone), placementPolicy, everyTaint("e2e-grab"))
+
+		// A claim lists a platform namespace no one gave it (cert-manager): it gets nothing there, the claim
+		// says so, and the namespace's pods are left alone.
+		certManager := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cert-manager\n")
+		env.ApplyT(t, certManager)
+		t.Cleanup(func() { deleteAtCleanup(t, certManager) })
+		patchClaimT(t, umbra, `{"spec":{"stacks":[{"name":"web","namespaces":["umbra-web","cert-manager"]}]}}`)
+		t.Cleanup(func() { patchClaimT(t, umbra, `{"spec":{"stacks":[{"name":"web","namespaces":["umbra-web"]}]}}`) })
+		assertClaimConditionT(t, umbra, "NamespacesAssigned", "NotAssigned",
+			"namespaces cert-manager are not labelled kiso.dev/organization=umbra by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
+		for _, kind := range []struct{ gvk, name string }{{"Role", "kiso-placement"}, {"ConfigMap", "kiso-placement"}} {
+			gvk := RBACRoleKind
+			if kind.gvk == "ConfigMap" {
+				gvk = ConfigMapKind
+			}
+			if _, err := env.Cluster.Get(t.Context(), gvk, "cert-manager", kind.name); err == nil {
+				t.Errorf("a claim's listing gave it %s cert-manager/%s", kind.gvk, kind.name)
+			}
+		}
+		waitForDefaultServiceAccountT(t, "cert-manager")
+		if out := submitPod(t, newPod("webhook", "cert-manager", nil), true); out.ExitCode != 0 {
+			t.Errorf("a pod of cert-manager, which a claim listed, is refused: %s", strings.TrimSpace(out.Stderr))
+		}
+		assertRefusedT(t, newPod("tolerates-umbra", "cert-manager", nil, tolerateUmbra), placementPolicy,
+			"pod in namespace cert-manager tolerates organization umbra's taint (toleration kiso.dev/organization=umbra), but the namespace is not that organization's "+
+				"(the platform labels it with no organization): remove the toleration; "+platformHint)
+	})
+
+	t.Run("ATenantWhoDeletesOrChangesItsGrantSwitchesNothingOff", func(t *testing.T) {
+		role := env.Cluster.GetT(t, RBACRoleKind, umbraWeb, "kiso-placement")
+		// The tenant admin may delete the Role: the namespace's pods are then refused, not let through.
+		if out := env.TryT(t, nil, "delete", "role", "kiso-placement", "-n", umbraWeb, "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot delete its namespace's Role: %s", out.Stderr)
+		}
+		assertRefusedByPoolsT(t, newPod("no-placement", umbraWeb, nil), missingGrant, "pods in namespace umbra-web run on pool kiso-umbra")
+		restored := waitForRoleRestoredT(t, umbraWeb, string(role.GetUID()))
+		waitUntilAdmittedT(t, own)
+
+		// It may not give its namespace another organization's tolerations: RBAC refuses the escalation.
+		grab := `[{"op":"add","path":"/rules/0/resourceNames/-","value":"mallory"}]`
+		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=json", "-p", grab, "--as="+tenantAdmin); out.ExitCode == 0 ||
+			!strings.Contains(out.Stderr, "is attempting to grant RBAC permissions not currently held") {
+			t.Errorf("the tenant admin widened its grant: exit %d %s", out.ExitCode, strings.TrimSpace(out.Stderr))
+		}
+		// It may empty the Role: the pods are refused until Crossplane restores it.
+		empty := `[{"op":"replace","path":"/rules","value":[]}]`
+		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=json", "-p", empty, "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot empty its namespace's Role: %s", out.Stderr)
+		}
+		assertRefusedByPoolsT(t, newPod("no-placement", umbraWeb, nil),
+			"pods in namespace umbra-web are refused: its placement grant (Role kiso-placement) was changed and names no pool; Crossplane restores it at its next reconcile of organization umbra's claim",
+			"pods in namespace umbra-web run on pool kiso-umbra")
+		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
+			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+			return len(rules) > 0, "rules still empty"
+		})
+		waitUntilAdmittedT(t, own)
+
+		// The tenant editor deletes the ConfigMap: Crossplane composes it again, and the grant is never withdrawn.
+		configMap := env.Cluster.GetT(t, ConfigMapKind, umbraWeb, "kiso-placement")
+		if out := env.TryT(t, nil, "delete", "configmap", "kiso-placement", "-n", umbraWeb, "--as="+tenantEditor); out.ExitCode != 0 {
+			t.Fatalf("the tenant editor cannot delete the ConfigMap: %s", out.Stderr)
+		}
+		env.Cluster.WaitForT(t, policyInForceTimeout, ConfigMapKind, umbraWeb, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
+			return u.GetUID() != configMap.GetUID(), "not composed again yet"
+		})
+		touchXR(t, umbraXR)
+		if now := env.Cluster.GetT(t, RBACRoleKind, umbraWeb, "kiso-placement"); string(now.GetUID()) != restored || now.GetDeletionTimestamp() != nil {
+			t.Errorf("the Role was withdrawn after the tenant editor deleted the ConfigMap (uid %s, was %s)", now.GetUID(), restored)
+		}
+		waitUntilAdmittedT(t, own)
+	})
+
+	t.Run("OnlyThePlatformsSchedulersBindPods", func(t *testing.T) {
+		waitForDefaultServiceAccountT(t, malloryNamespace)
+		// A pod of mallory's that tolerates nothing, and selects a label no pool has, so no one schedules it.
+		pending := newPod("bound-by-hand", malloryNamespace, map[string]string{"e2e.kiso.dev/unschedulable": "true"})
+		createPodT(t, pending)
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", pending.Name, "-n", malloryNamespace, "--ignore-not-found", "--wait=false")
+		})
+		user := "system:serviceaccount:" + malloryNamespace + ":" + binder
+		binding := fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},"target":{"kind":"Node","name":%q}}`, pending.Name, someNode)
+		out := env.TryT(t, []byte(binding), "create", "--raw", "/api/v1/namespaces/"+malloryNamespace+"/pods/"+pending.Name+"/binding", "-f", "-", "--as="+user)
+		want := "ValidatingAdmissionPolicy '" + bindingPolicy + "' with binding '" + bindingPolicy + "' denied request: " + user + " may not bind pod " + malloryNamespace + "/" + pending.Name +
+			" to node " + someNode + ": a binding skips the taints that keep organizations apart, so outside platform namespaces only the platform's schedulers (system:kube-scheduler) bind pods; " +
+			"the platform grants others create on bindings.placement.kiso.dev"
+		if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+			t.Errorf("a tenant's scheduler bound a pod to a node: exit %d\n got %s\nwant it to contain %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
+		}
+		// RBAC alone would have let it: the refusal is kiso's.
+		if can := env.TryT(t, nil, "auth", "can-i", "create", "pods/binding", "-n", malloryNamespace, "--as="+user); strings.TrimSpace(can.Stdout) != "yes" {
+			t.Errorf("the binder may not create pods/binding by RBAC (%s): the test would prove nothing", strings.TrimSpace(can.Stdout))
+		}
+	})
+
+	t.Run("NoKubeletGivesItselfAnOrganizationsIdentity", func(t *testing.T) {
+		// A kubelet registers its Node with umbra's selection label: NodeRestriction refuses it.
+		const rogue = "e2e-rogue"
+		asNode := []string{"--as=system:node:" + rogue, "--as-group=system:nodes", "--as-group=system:authenticated"}
+		node := func(labels string) []byte {
+			return []byte("apiVersion: v1\nkind: Node\nmetadata:\n  name: " + rogue + "\n  labels: {" + labels + "}\n")
+		}
+		out := env.TryT(t, node(nodeOrganizationKey+": umbra"), append([]string{"create", "--dry-run=server", "-f", "-"}, asNode...)...)
+		if want := `node "` + rogue + `" is not allowed to set the following labels: ` + nodeOrganizationKey; out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+			t.Errorf("a kubelet registered with umbra's node identity: exit %d %s; want %q", out.ExitCode, strings.TrimSpace(out.Stderr), want)
+		}
+		// The report label kiso.dev/organization it may set (so pods never select it).
+		if out := env.TryT(t, node("kiso.dev/organization: umbra"), append([]string{"create", "--dry-run=server", "-f", "-"}, asNode...)...); out.ExitCode != 0 {
+			t.Errorf("a kubelet may register with kiso.dev/organization, which is why no pod selects it; refused here: %s", strings.TrimSpace(out.Stderr))
+		}
+		// Selecting it, or umbra's nodes in any way, is refused outside umbra's namespaces.
+		assertRefusedT(t, newPod("selects-umbra", malloryNamespace, map[string]string{"kiso.dev/organization": "umbra"}), placementPolicy,
+			"pod in namespace e2e-mallory selects the nodes of an organization ("+nodeOrganizationKey+" or kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not "+
+				"(the platform labels it kiso.dev/organization=mallory): remove that selector; "+platformHint)
+	})
+
+	t.Run("PodsChartsProduceStayWithinCELCost", func(t *testing.T) {
+		// The worst case the README allows: 40 tolerations (umbra's twice, as a chart's default plus the
+		// status's, the rest NoExecute), and a required node affinity of 10 terms of 5 expressions, each term
+		// selecting umbra's pool.
+		pod := newPod("heavy", umbraWeb, nil)
+		for i := range 40 {
+			tol := tolerateUmbra
+			if i >= 2 {
+				tol = corev1.Toleration{Key: fmt.Sprintf("example.com/taint-%d", i), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}
+			}
+			pod.Spec.Tolerations = append(pod.Spec.Tolerations, tol)
+		}
+		terms := make([]corev1.NodeSelectorTerm, 0, 10)
+		for i := range 10 {
+			terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: nodeOrganizationKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"umbra"}},
+				{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}},
+				{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{fmt.Sprintf("eu-west-3%c", 'a'+i%3)}},
+				{Key: "karpenter.sh/capacity-type", Operator: corev1.NodeSelectorOpIn, Values: []string{"spot", "on-demand"}},
+				{Key: "kiso.dev/organization", Operator: corev1.NodeSelectorOpIn, Values: []string{"umbra"}},
+			}})
+		}
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
+		if out := submitPod(t, pod, true); out.ExitCode != 0 {
+			t.Errorf("umbra's own pod with 40 tolerations and 10 affinity terms is refused: %s", strings.TrimSpace(out.Stderr))
+		}
+	})
+}
+
+// patchClaimT changes a claim as its owner would.
+func patchClaimT(t *testing.T, tn tenant, patch string) {
+	t.Helper()
+	if out := env.TryT(t, nil, "patch", "karpenterisolation", tn.Name, "-n", tn.Namespace, "--type=merge", "-p", patch); out.ExitCode != 0 {
+		t.Fatalf("cannot patch claim %s/%s: %s", tn.Namespace, tn.Name, out.Stderr)
+	}
+}
+
+// assertIdentityRefusedT checks that a request setting a namespace's identity label was refused by the
+// namespace policy, with the message the user reads.
+func assertIdentityRefusedT(t *testing.T, out Outcome, namespace, label string) {
+	t.Helper()
+	want := "ValidatingAdmissionPolicy '" + identityPolicy + "' with binding '" + identityPolicy + "' denied request: only the platform may set, change or remove " + label +
+		" on namespace " + namespace + ": they say which organization the namespace is and whether placement exempts it (the platform holds label on namespaces.placement.kiso.dev)"
+	if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+		t.Errorf("a namespace's %s was set by someone other than the platform: exit %d\n got %s\nwant it to contain %s", label, out.ExitCode, strings.TrimSpace(out.Stderr), want)
+	}
+}
+
+// assertRefusedByPoolsT checks that the pools policy refuses a pod with one of the messages: which one
+// depends on whether Crossplane has restored the namespace's Role yet, and either refuses.
+func assertRefusedByPoolsT(t *testing.T, pod *corev1.Pod, messages ...string) {
+	t.Helper()
+	out := submitPod(t, pod, true)
+	got := strings.TrimSpace(out.Stderr)
+	for _, m := range messages {
+		if out.ExitCode != 0 && got == refusal(pod, poolsPolicy, m) {
+			return
+		}
+	}
+	t.Errorf("pod %s/%s: exit %d\n got %s\nwant the pools policy's refusal, one of %q", pod.Namespace, pod.Name, out.ExitCode, got, messages)
+}
+
+// waitForRoleRestoredT waits until Crossplane has composed a namespace's Role kiso-placement again, with a
+// new UID, and returns that UID.
+func waitForRoleRestoredT(t *testing.T, namespace, deletedUID string) string {
+	t.Helper()
+	u := env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, namespace, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
+		return string(u.GetUID()) != deletedUID && u.GetDeletionTimestamp() == nil, "not composed again yet"
+	})
+	return string(u.GetUID())
+}
