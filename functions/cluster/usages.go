@@ -14,9 +14,6 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
-// admissionGroup is the API group of the placement policies.
-const admissionGroup = "admissionregistration.k8s.io"
-
 // maxUsageName is the longest a ClusterUsage's name may be.
 const maxUsageName = 253
 
@@ -29,8 +26,10 @@ const maxUsageName = 253
 // identity's access entry and policy attachments hang on the node role.
 // The controller role detaches its own policies when it is deleted, so
 // keeping its attachments until then cannot deadlock. The placement
-// policies and their bindings hang on the controller role too: the
-// boundary between organizations stays while any tenant pool does.
+// policies get no Usage: Kubernetes sends no admission request for
+// admission policies to a webhook, so none would be enforced; they stay
+// because every tenant pool uses the XKarpenterCluster itself (the
+// isolation function composes those Usages).
 func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
 	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)
 	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
@@ -45,7 +44,7 @@ func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[
 	}
 	for name, o := range objects {
 		gvk := o.GetObjectKind().GroupVersionKind()
-		if name == crControllerRole || hangsOnNodeRole[name] || !strings.HasSuffix(gvk.Group, ".aws.upbound.io") && gvk.Group != admissionGroup {
+		if name == crControllerRole || hangsOnNodeRole[name] || !strings.HasSuffix(gvk.Group, ".aws.upbound.io") {
 			continue
 		}
 		u := usage.Usage{

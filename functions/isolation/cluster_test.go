@@ -62,6 +62,8 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 		"usage-kiso-acme-node-role":        {"Role/kiso-acme-node", "EC2NodeClass/kiso-acme"},
 		"usage-kiso-acme-instance-profile": {"InstanceProfile/kiso-acme-node", "EC2NodeClass/kiso-acme"},
 		"usage-kiso-acme-controller-role":  {"Role/prod-eu-karpenter-controller", "NodePool/kiso-acme"},
+		// The cluster's admission policies stay while its XR does, which the pool keeps.
+		"usage-kiso-acme-cluster": {"XKarpenterCluster/prod", "NodePool/kiso-acme"},
 	}
 	// The access entry and the policy attachments stay while the role does.
 	usages["node-usage-node-access-entry"] = [2]string{"AccessEntry/kiso-acme-node", "Role/kiso-acme-node"}

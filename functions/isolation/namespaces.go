@@ -240,12 +240,15 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 	for _, ns := range specNamespaces(spec) {
 		pathOf[ns.Name] = ns.Path
 	}
-	out := make([]string, 0, len(conflicts))
+	// Another XR holding the organization explains every other conflict: it
+	// holds the organization's pools and namespaces too.
 	for _, c := range conflicts {
 		if c.Planned.Resource == organizationLockResource {
-			out = append(out, organizationConflict(spec, c.Holder))
-			continue
+			return []string{organizationConflict(spec, c.Holder)}
 		}
+	}
+	out := make([]string, 0, len(conflicts))
+	for _, c := range conflicts {
 		path, ok := pathOf[c.Planned.Namespace]
 		if c.Planned.GVK != configMapGVK && c.Planned.GVK != roleGVK || !ok {
 			out = append(out, c.String())
@@ -258,7 +261,10 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 				holder += fmt.Sprintf(" (%s %s)", owner.Kind, owner.Name)
 			}
 		}
-		out = append(out, field.Invalid(path, c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error())
+		// The namespace's ConfigMap and Role are held alike: one message.
+		if msg := field.Invalid(path, c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error(); !slices.Contains(out, msg) {
+			out = append(out, msg)
+		}
 	}
 	return out
 }

@@ -15,7 +15,10 @@ import (
 // Usages order an organization's deletion: nodes go before their NodeClass,
 // a NodeClass before its IAM identity, and every tenant pool before the
 // controller's permissions, so Karpenter can still terminate the last tenant
-// node.
+// node. Every tenant pool also uses its XKarpenterCluster itself: the
+// cluster's admission policies, which keep organizations apart, are objects
+// Kubernetes sends to no admission webhook (so no Usage of them is enforced),
+// and they stay only while the XR that composes them does.
 var usageGVK = schema.FromAPIVersionAndKind(usage.APIVersion, usage.Kind)
 
 // A poolUsage is one usage of a pool, under its composed resource name.
@@ -48,8 +51,11 @@ func poolUsages(spec v1alpha1.XKarpenterIsolationSpec, p pool, used usedObjects)
 				Of: usage.RefOf(iamv1beta1.InstanceProfile_GroupVersionKind, used.NodeProfile), By: nc}})
 	}
 	if spec.ClusterRef != nil {
-		out = append(out, poolUsage{Resource: usageResourceName(p, usageOfControllerRole), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-controller-role"),
-			Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: np}})
+		out = append(out,
+			poolUsage{Resource: usageResourceName(p, usageOfControllerRole), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-controller-role"),
+				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: np}},
+			poolUsage{Resource: usageResourceName(p, usageOfCluster), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-cluster"),
+				Of: usage.RefOf(clusterGVK, spec.ClusterRef.Name), By: np}})
 	}
 	return out
 }
@@ -62,6 +68,7 @@ const (
 	usageOfNodeRole        = "-node-role"
 	usageOfInstanceProfile = "-instance-profile"
 	usageOfControllerRole  = "-controller-role"
+	usageOfCluster         = "-cluster"
 )
 
 func usageResourceName(p pool, suffix string) resource.Name {
@@ -75,7 +82,7 @@ func nodeClassUsageResourceName(p pool) resource.Name { return usageResourceName
 // poolObjectNames are the composed resource names of everything one pool is: its NodeClass, its NodePool and
 // every Usage it may have.
 func poolObjectNames(p pool) []resource.Name {
-	suffixes := []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole}
+	suffixes := []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole, usageOfCluster}
 	out := make([]resource.Name, 0, 2+len(suffixes))
 	out = append(out, nodeClassResourceName(p), nodePoolResourceName(p))
 	for _, suffix := range suffixes {

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,8 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,14 +48,6 @@ const (
 	nodeOrganizationKey = "node-restriction.kubernetes.io/kiso.dev.organization"
 	nodeStackKey        = "node-restriction.kubernetes.io/kiso.dev.stack"
 )
-
-// selectStack is the node selector of a stack's pool; stack "" selects the organization's.
-func selectStack(organization, stack string) map[string]string {
-	if stack == "" {
-		return map[string]string{nodeOrganizationKey: organization}
-	}
-	return map[string]string{nodeOrganizationKey: organization, nodeStackKey: stack}
-}
 
 // The tolerations a pod of organization globex carries, as the claim's status tells it.
 var (
@@ -148,340 +136,324 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	waitUntilAdmittedT(t, newPod("probe", globexAPI, selectStack("globex", "api"), tolerateGlobex, tolerateAPI))
 	waitUntilAdmittedT(t, newPod("probe", globexBatch, selectStack("globex", "batch"), tolerateGlobex, tolerateBatch))
 
-	// (i) A stack's pod that selects nothing is refused, and told what to add.
-	assertRefusedT(t, newPod("no-selector", globexAPI, nil), poolsPolicy, wantAPISelectors)
-
-	// (ii) The same pod with its stack's node selector and tolerations is admitted, unchanged.
 	ownSelector := selectStack("globex", "api")
-	selecting := createPodT(t, newPod("selects-api", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
-	wantSelecting := podPlacement{NodeSelector: ownSelector, Tolerations: append([]corev1.Toleration{tolerateGlobex, tolerateAPI}, defaultTolerations...)}
-	if diff := cmp.Diff(wantSelecting, placementOf(selecting)); diff != "" {
-		t.Errorf("admitted pod %s/%s placement: -want, +got:\n%s", globexAPI, selecting.Name, diff)
-	}
+	var selecting *corev1.Pod
+	var xr string
+
+	// (i) A stack's pod that selects nothing is refused, and told what to add.
+	t.Run("AStacksPodSelectsItsPoolOrIsToldWhatToAdd", func(t *testing.T) {
+		assertRefusedT(t, newPod("no-selector", globexAPI, nil), poolsPolicy, wantAPISelectors)
+
+		// (ii) The same pod with its stack's node selector and tolerations is admitted, unchanged.
+		selecting = createPodT(t, newPod("selects-api", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
+		wantSelecting := podPlacement{NodeSelector: ownSelector, Tolerations: append([]corev1.Toleration{tolerateGlobex, tolerateAPI}, defaultTolerations...)}
+		if diff := cmp.Diff(wantSelecting, placementOf(selecting)); diff != "" {
+			t.Errorf("admitted pod %s/%s placement: -want, +got:\n%s", globexAPI, selecting.Name, diff)
+		}
+	})
 
 	// (iii) Selecting another stack of the same organization is refused: each stack has its own pool. So is
 	// selecting the organization without the stack, and tolerating another stack's taint.
 	// Each pod breaks one policy only: the apiserver reports the first policy that refuses, in no set order.
-	assertRefusedT(t, newPod("selects-batch", globexAPI, selectStack("globex", "batch"), tolerateGlobex, tolerateAPI),
-		poolsPolicy, wantAPISelectors)
-	assertRefusedT(t, newPod("tolerates-batch", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
-		poolsPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organization globex whose pods do not run in this namespace: tolerate only your own stack")
-	assertRefusedT(t, newPod("selects-organization", globexAPI, selectStack("globex", ""), tolerateGlobex), poolsPolicy, wantAPISelectors)
+	t.Run("AnotherStacksPoolIsRefused", func(t *testing.T) {
+		assertRefusedT(t, newPod("selects-batch", globexAPI, selectStack("globex", "batch"), tolerateGlobex, tolerateAPI),
+			poolsPolicy, wantAPISelectors)
+		assertRefusedT(t, newPod("tolerates-batch", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
+			poolsPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organization globex whose pods do not run in this namespace: tolerate only your own stack")
+		assertRefusedT(t, newPod("selects-organization", globexAPI, selectStack("globex", ""), tolerateGlobex), poolsPolicy, wantAPISelectors)
+	})
 
 	// (iv) Outside platform namespaces, tolerating the organization's taint, every taint or every
 	// organization's is refused, DaemonSet pods included; a toleration that cannot match a NoSchedule taint
 	// is none of kiso's business, nor is a pod that tolerates nothing of kiso's.
-	assertRefusedT(t, newPod("tolerates-globex", outsiderNamespace, nil, tolerateGlobex), placementPolicy, foreignToleration(outsiderNamespace))
-	assertRefusedT(t, newPod("tolerates-everything", outsiderNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(outsiderNamespace))
-	assertRefusedT(t, newPod("tolerates-every-organization", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpExists}),
-		placementPolicy, "pod in namespace e2e-outsider tolerates every value of kiso.dev/organization (operator Exists), every organization's nodes: tolerate your own with operator Equal and its value; "+platformHint)
-	daemonSet := createDaemonSetT(t, outsiderNamespace, "node-agent")
-	agent := newPod("node-agent-x7k2p", outsiderNamespace, nil, tolerateEveryone)
-	agent.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: "apps/v1", Kind: "DaemonSet", Name: daemonSet.Name, UID: daemonSet.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}}
-	// Created by the DaemonSet controller itself (no node exists for the real controller to create one, so the
-	// test creates it as the controller's identity), it is refused all the same: only a platform namespace
-	// runs agents on every node.
-	assertRefusedAsT(t, agent, daemonSetControllerUser, placementPolicy, everyTaint(outsiderNamespace))
-	// The aws-ebs-csi-driver controller's default toleration: NoExecute only, so no NoSchedule taint is tolerated.
-	createPodT(t, newPod("tolerates-noexecute", outsiderNamespace, nil, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))
-	createPodT(t, newPod("tolerates-globex-noexecute", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "globex", Effect: corev1.TaintEffectPreferNoSchedule}))
-	createPodT(t, newPod("unrelated", outsiderNamespace, nil))
-	for _, key := range []string{nodeOrganizationKey, "kiso.dev/organization"} {
-		assertRefusedT(t, newPod("selects-globex", outsiderNamespace, map[string]string{key: "globex"}), placementPolicy,
-			"pod in namespace e2e-outsider selects the nodes of an organization ("+nodeOrganizationKey+" or kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not "+
-				"(the platform labels it with no organization): remove that selector; "+platformHint)
-	}
-	// Platform namespaces are left alone, whatever their pods tolerate: kube-system (a cilium-operator-style
-	// toleration, unlabelled) and one the platform labels exempt.
-	createPodT(t, newPod("operator", "kube-system", nil, tolerateEveryone))
-	t.Cleanup(func() {
-		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "operator", "-n", "kube-system", "--ignore-not-found")
+	t.Run("OutsidersMayNotTolerateOrSelectAnOrganization", func(t *testing.T) {
+		assertRefusedT(t, newPod("tolerates-globex", outsiderNamespace, nil, tolerateGlobex), placementPolicy, foreignToleration(outsiderNamespace))
+		assertRefusedT(t, newPod("tolerates-everything", outsiderNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(outsiderNamespace))
+		assertRefusedT(t, newPod("tolerates-every-organization", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpExists}),
+			placementPolicy, "pod in namespace e2e-outsider tolerates every value of kiso.dev/organization (operator Exists), every organization's nodes: tolerate your own with operator Equal and its value; "+platformHint)
+		daemonSet := createDaemonSetT(t, outsiderNamespace, "node-agent")
+		agent := newPod("node-agent-x7k2p", outsiderNamespace, nil, tolerateEveryone)
+		agent.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "apps/v1", Kind: "DaemonSet", Name: daemonSet.Name, UID: daemonSet.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}}
+		// Created by the DaemonSet controller itself (no node exists for the real controller to create one, so the
+		// test creates it as the controller's identity), it is refused all the same: only a platform namespace
+		// runs agents on every node.
+		assertRefusedAsT(t, agent, daemonSetControllerUser, placementPolicy, everyTaint(outsiderNamespace))
+		// The aws-ebs-csi-driver controller's default toleration: NoExecute only, so no NoSchedule taint is tolerated.
+		createPodT(t, newPod("tolerates-noexecute", outsiderNamespace, nil, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))
+		createPodT(t, newPod("tolerates-globex-noexecute", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "globex", Effect: corev1.TaintEffectPreferNoSchedule}))
+		createPodT(t, newPod("unrelated", outsiderNamespace, nil))
+		for _, key := range []string{nodeOrganizationKey, "kiso.dev/organization"} {
+			assertRefusedT(t, newPod("selects-globex", outsiderNamespace, map[string]string{key: "globex"}), placementPolicy,
+				"pod in namespace e2e-outsider selects the nodes of an organization ("+nodeOrganizationKey+" or kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not "+
+					"(the platform labels it with no organization): remove that selector; "+platformHint)
+		}
+		// Platform namespaces are left alone, whatever their pods tolerate: kube-system (a cilium-operator-style
+		// toleration, unlabelled) and one the platform labels exempt.
+		createPodT(t, newPod("operator", "kube-system", nil, tolerateEveryone))
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "operator", "-n", "kube-system", "--ignore-not-found")
+		})
+		createPodT(t, newPod("platform-agent", exemptNamespace, nil, tolerateEveryone))
 	})
-	createPodT(t, newPod("platform-agent", exemptNamespace, nil, tolerateEveryone))
 
 	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
 	// node creates it (a mirror pod of its static pod).
-	assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil)), placementPolicy, namedNode(outsiderNamespace, someNode))
-	assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)), placementPolicy, namedNode(globexAPI, someNode))
-	mirror := onNode(newPod("static-web-"+someNode, outsiderNamespace, nil))
-	if out := env.TryT(t, mustJSON(t, mirror), "create", "--dry-run=server", "-f", "-", "--as=system:node:"+someNode, "--as-group=system:masters"); out.ExitCode != 0 {
-		t.Errorf("a node's mirror pod was refused: %s", strings.TrimSpace(out.Stderr))
-	}
-	createPodT(t, onNode(newPod("on-node", "kube-system", nil)))
-	t.Cleanup(func() {
-		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "on-node", "-n", "kube-system", "--ignore-not-found")
+	t.Run("OnlyAKubeletsMirrorPodNamesANode", func(t *testing.T) {
+		assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil)), placementPolicy, namedNode(outsiderNamespace, someNode))
+		assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)), placementPolicy, namedNode(globexAPI, someNode))
+		// As the kubelet makes it, under NodeRestriction: annotated a mirror pod, owned by its Node.
+		node := createNodeT(t, someNode)
+		mirror := onNode(newPod("static-web-"+someNode, outsiderNamespace, nil))
+		mirror.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-web"}
+		mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID, Controller: ptr.To(true)}}
+		asKubelet := []string{"--as=system:node:" + someNode, "--as-group=system:nodes", "--as-group=system:authenticated"}
+		if out := env.TryT(t, mustJSON(t, mirror), append([]string{"create", "--dry-run=server", "-f", "-"}, asKubelet...)...); out.ExitCode != 0 {
+			t.Errorf("a node's mirror pod was refused: %s", strings.TrimSpace(out.Stderr))
+		}
+		createPodT(t, onNode(newPod("on-node", "kube-system", nil)))
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "on-node", "-n", "kube-system", "--ignore-not-found")
+		})
 	})
 
 	// (vi) An UPDATE is checked only for the tolerations it adds.
-	plain := createPodT(t, newPod("plain", outsiderNamespace, nil))
-	out := env.TryT(t, nil, "patch", "pod", plain.Name, "-n", outsiderNamespace, "--type=json", "-p",
-		`[{"op":"add","path":"/spec/tolerations/-","value":{"key":"kiso.dev/organization","operator":"Equal","value":"globex","effect":"NoSchedule"}}]`)
-	if want := `Error from server (Forbidden): pods "plain" is forbidden: ValidatingAdmissionPolicy 'kiso-placement' with binding 'kiso-placement' denied request: ` + foreignToleration(outsiderNamespace); strings.TrimSpace(out.Stderr) != want {
-		t.Errorf("adding a foreign toleration to a pod: exit %d\n got %s\nwant %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
-	}
-	// A pod that predates the policy (here: created while its namespace was exempt, with the finalizer the Job
-	// controller tracks its pods by) can still be labelled, freed of its finalizer, and deleted.
-	legacy := newPod("legacy", exemptNamespace, nil, tolerateEveryone, tolerateGlobex)
-	legacy.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
-	createPodT(t, legacy)
-	env.TryT(t, nil, "label", "namespace", exemptNamespace, "kiso.dev/placement-exempt-")
-	t.Cleanup(func() {
-		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "legacy", "-n", exemptNamespace, "--ignore-not-found", "--wait=false")
-	})
-	waitUntilRefusedT(t, newPod("probe", exemptNamespace, nil, tolerateEveryone), placementPolicy)
-	for _, args := range [][]string{
-		{"label", "pod", "legacy", "-n", exemptNamespace, "reviewed=true"},
-		{"patch", "pod", "legacy", "-n", exemptNamespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`},
-		{"delete", "pod", "legacy", "-n", exemptNamespace, "--wait=true"},
-	} {
-		if out := env.TryT(t, nil, args...); out.ExitCode != 0 {
-			t.Errorf("kubectl %s on a pod that predates the policy: exit %d: %s", strings.Join(args, " "), out.ExitCode, strings.TrimSpace(out.Stderr))
+	t.Run("AnUpdateIsCheckedOnlyForTheTolerationsItAdds", func(t *testing.T) {
+		plain := createPodT(t, newPod("plain", outsiderNamespace, nil))
+		out := env.TryT(t, nil, "patch", "pod", plain.Name, "-n", outsiderNamespace, "--type=json", "-p",
+			`[{"op":"add","path":"/spec/tolerations/-","value":{"key":"kiso.dev/organization","operator":"Equal","value":"globex","effect":"NoSchedule"}}]`)
+		if want := `Error from server (Forbidden): pods "plain" is forbidden: ValidatingAdmissionPolicy 'kiso-placement' with binding 'kiso-placement' denied request: ` + foreignToleration(outsiderNamespace); strings.TrimSpace(out.Stderr) != want {
+			t.Errorf("adding a foreign toleration to a pod: exit %d\n got %s\nwant %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
 		}
-	}
-	env.TryT(t, nil, "label", "namespace", exemptNamespace, "kiso.dev/placement-exempt=true")
+		// A pod that predates the policy (here: created while its namespace was exempt, with the finalizer the Job
+		// controller tracks its pods by) can still be labelled, freed of its finalizer, and deleted.
+		legacy := newPod("legacy", exemptNamespace, nil, tolerateEveryone, tolerateGlobex)
+		legacy.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+		createPodT(t, legacy)
+		env.TryT(t, nil, "label", "namespace", exemptNamespace, "kiso.dev/placement-exempt-")
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "legacy", "-n", exemptNamespace, "--ignore-not-found", "--wait=false")
+		})
+		waitUntilRefusedT(t, newPod("probe", exemptNamespace, nil, tolerateEveryone), placementPolicy)
+		for _, args := range [][]string{
+			{"label", "pod", "legacy", "-n", exemptNamespace, "reviewed=true"},
+			{"patch", "pod", "legacy", "-n", exemptNamespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`},
+			{"delete", "pod", "legacy", "-n", exemptNamespace, "--wait=true"},
+		} {
+			if out := env.TryT(t, nil, args...); out.ExitCode != 0 {
+				t.Errorf("kubectl %s on a pod that predates the policy: exit %d: %s", strings.Join(args, " "), out.ExitCode, strings.TrimSpace(out.Stderr))
+			}
+		}
+		env.TryT(t, nil, "label", "namespace", exemptNamespace, "kiso.dev/placement-exempt=true")
+	})
 
 	// (vii) A Job's pod is held to the same rule: the Job controller's pod is refused, and the Job says why.
-	refusedJob := createJobT(t, globexBatch, "reindex")
-	event := waitForJobEventT(t, refusedJob, "FailedCreate")
-	// The Job controller names its pods <job>-<five random characters>.
-	wantEvent := regexp.MustCompile(`^Error creating: pods "reindex-[a-z0-9]{5}" is forbidden: ` +
-		regexp.QuoteMeta("ValidatingAdmissionPolicy 'kiso-placement-pools' with binding 'kiso-placement-pools' denied request: "+wantBatchSelectors) + `$`)
-	if event.Type != corev1.EventTypeWarning || !wantEvent.MatchString(event.Message) {
-		t.Errorf("Job %s/%s event FailedCreate: %s %q; want a Warning matching %s", globexBatch, refusedJob.Name, event.Type, event.Message, wantEvent)
-	}
-	if pods := jobPodsT(t, refusedJob); len(pods) != 0 {
-		t.Errorf("Job %s/%s has pods %v; the policy should have refused every one", globexBatch, refusedJob.Name, podNames(pods))
-	}
-	// Deleted now, so its retries cannot succeed once injection is on and confuse what follows.
-	deleteJobT(t, refusedJob)
+	t.Run("AJobsPodsAreHeldToTheSameRule", func(t *testing.T) {
+		refusedJob := createJobT(t, globexBatch, "reindex")
+		event := waitForJobEventT(t, refusedJob, "FailedCreate")
+		// The Job controller names its pods <job>-<five random characters>.
+		wantEvent := regexp.MustCompile(`^Error creating: pods "reindex-[a-z0-9]{5}" is forbidden: ` +
+			regexp.QuoteMeta("ValidatingAdmissionPolicy 'kiso-placement-pools' with binding 'kiso-placement-pools' denied request: "+wantBatchSelectors) + `$`)
+		if event.Type != corev1.EventTypeWarning || !wantEvent.MatchString(event.Message) {
+			t.Errorf("Job %s/%s event FailedCreate: %s %q; want a Warning matching %s", globexBatch, refusedJob.Name, event.Type, event.Message, wantEvent)
+		}
+		if pods := jobPodsT(t, refusedJob); len(pods) != 0 {
+			t.Errorf("Job %s/%s has pods %v; the policy should have refused every one", globexBatch, refusedJob.Name, podNames(pods))
+		}
+		// Deleted now, so its retries cannot succeed once injection is on and confuse what follows.
+		deleteJobT(t, refusedJob)
+	})
 
 	// (viii) Injection asked for where the apiserver serves no MutatingAdmissionPolicy: the claim says so.
-	patchGlobexT(t, `{"spec":{"placement":{"inject":true}}}`)
-	wantUnavailable := `spec.placement.inject: XKarpenterCluster "e2e-placement" says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: ` +
-		`pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 ` +
-		`with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true`
-	if c := waitGlobexConditionT(t, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
-		t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
-	}
-	// kiso's own composition finds the v1beta1 API this apiserver serves.
-	if out := env.TryT(t, nil, "patch", "xkarpentercluster", placementCluster, "--type=merge", "-p", `{"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`); out.ExitCode != 0 {
-		t.Fatalf("cannot switch XKarpenterCluster %s to kiso's composition: %s", placementCluster, out.Stderr)
-	}
-	waitGlobexConditionT(t, "PlacementInjected", "True", "Injected")
-	waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
-	injected := createPodT(t, newPod("injected", globexAPI, nil))
-	wantInjected := podPlacement{NodeSelector: ownSelector, Tolerations: append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateAPI)}
-	if diff := cmp.Diff(wantInjected, placementOf(injected)); diff != "" {
-		t.Errorf("pod %s/%s as injected: -want, +got:\n%s", globexAPI, injected.Name, diff)
-	}
-	// A pod that already carries them is stored exactly as without injection: nothing added twice.
-	again := createPodT(t, newPod("selects-api-injected", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
-	if diff := cmp.Diff(placementOf(selecting), placementOf(again)); diff != "" {
-		t.Errorf("injection changed a pod that already selects its pool: -without injection, +with:\n%s", diff)
-	}
-	// A pod that asks for another stack's pool is not silently moved: injection leaves its selector, and the
-	// policies refuse it.
-	assertRefusedT(t, newPod("selects-batch-injected", globexAPI, selectStack("globex", "batch")), poolsPolicy, wantAPISelectors)
-	// Injecting into an injected pod changes nothing.
-	reinjected := createPodT(t, newPod("injected-twice", globexAPI, injected.Spec.NodeSelector, injected.Spec.Tolerations...))
-	if diff := cmp.Diff(placementOf(injected), placementOf(reinjected)); diff != "" {
-		t.Errorf("injecting twice changed the pod: -injected once, +twice:\n%s", diff)
-	}
-	// A Job's pod, as the Job controller creates it, is injected too.
-	injectedJob := createJobT(t, globexBatch, "reindex-injected")
-	jobPod := waitForJobPodT(t, injectedJob)
-	wantJobPod := podPlacement{
-		NodeSelector: selectStack("globex", "batch"),
-		Tolerations:  append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateBatch),
-	}
-	if diff := cmp.Diff(wantJobPod, placementOf(jobPod)); diff != "" {
-		t.Errorf("Job %s/%s pod %s as injected: -want, +got:\n%s", globexBatch, injectedJob.Name, jobPod.Name, diff)
-	}
-	patchGlobexT(t, `{"spec":{"placement":{"inject":false}}}`)
-	waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
+	t.Run("InjectionAddsExactlyWhatIsMissing", func(t *testing.T) {
+		patchGlobexT(t, `{"spec":{"placement":{"inject":true}}}`)
+		wantUnavailable := `spec.placement.inject: XKarpenterCluster "e2e-placement" says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: ` +
+			`pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 ` +
+			`with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true`
+		if c := waitGlobexConditionT(t, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
+			t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
+		}
+		// kiso's own composition finds the v1beta1 API this apiserver serves.
+		if out := env.TryT(t, nil, "patch", "xkarpentercluster", placementCluster, "--type=merge", "-p", `{"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`); out.ExitCode != 0 {
+			t.Fatalf("cannot switch XKarpenterCluster %s to kiso's composition: %s", placementCluster, out.Stderr)
+		}
+		waitGlobexConditionT(t, "PlacementInjected", "True", "Injected")
+		waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
+		injected := createPodT(t, newPod("injected", globexAPI, nil))
+		wantInjected := podPlacement{NodeSelector: ownSelector, Tolerations: append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateAPI)}
+		if diff := cmp.Diff(wantInjected, placementOf(injected)); diff != "" {
+			t.Errorf("pod %s/%s as injected: -want, +got:\n%s", globexAPI, injected.Name, diff)
+		}
+		// A pod that already carries them is stored exactly as without injection: nothing added twice.
+		again := createPodT(t, newPod("selects-api-injected", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
+		if selecting == nil {
+			t.Fatal("the pod without injection was not admitted (AStacksPodSelectsItsPoolOrIsToldWhatToAdd): nothing to compare with")
+		}
+		if diff := cmp.Diff(placementOf(selecting), placementOf(again)); diff != "" {
+			t.Errorf("injection changed a pod that already selects its pool: -without injection, +with:\n%s", diff)
+		}
+		// A pod that asks for another stack's pool is not silently moved: injection leaves its selector, and the
+		// policies refuse it.
+		assertRefusedT(t, newPod("selects-batch-injected", globexAPI, selectStack("globex", "batch")), poolsPolicy, wantAPISelectors)
+		// Injecting into an injected pod changes nothing.
+		reinjected := createPodT(t, newPod("injected-twice", globexAPI, injected.Spec.NodeSelector, injected.Spec.Tolerations...))
+		if diff := cmp.Diff(placementOf(injected), placementOf(reinjected)); diff != "" {
+			t.Errorf("injecting twice changed the pod: -injected once, +twice:\n%s", diff)
+		}
+		// A Job's pod, as the Job controller creates it, is injected too.
+		injectedJob := createJobT(t, globexBatch, "reindex-injected")
+		jobPod := waitForJobPodT(t, injectedJob)
+		wantJobPod := podPlacement{
+			NodeSelector: selectStack("globex", "batch"),
+			Tolerations:  append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateBatch),
+		}
+		if diff := cmp.Diff(wantJobPod, placementOf(jobPod)); diff != "" {
+			t.Errorf("Job %s/%s pod %s as injected: -want, +got:\n%s", globexBatch, injectedJob.Name, jobPod.Name, diff)
+		}
+		patchGlobexT(t, `{"spec":{"placement":{"inject":false}}}`)
+		waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
+	})
 
 	// (ix) Make before break for workloads. Switching to organization isolation: the stack pools are kept
 	// until the organization's pool is Ready, and pods of either placement are admitted meanwhile. Karpenter
 	// keeps a retired NodeClass until the nodes that use it are gone: a finalizer stands in for it on the stack
 	// pools' NodeClasses.
-	organizationOnly := selectStack("globex", "")
-	stackPools := []string{"kiso-globex.api", "kiso-globex.batch"}
-	retiredNodeClasses := map[string]types.UID{}
-	for _, pool := range stackPools {
-		retiredNodeClasses[pool] = env.Cluster.GetT(t, EC2NodeClassKind, "", pool).GetUID()
-		holdObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
-		t.Cleanup(func() { releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool) })
-	}
-	patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
-	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
-	waitUntilAdmittedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex))
-	createPodT(t, newPod("old-placement", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
-	markReady(t, NodePoolKind, "kiso-globex")
-	markReady(t, EC2NodeClassKind, "kiso-globex")
-	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
-	for _, pool := range stackPools {
-		env.Cluster.WaitForT(t, xrSettleTimeout, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
-			return u.GetDeletionTimestamp() != nil, "not being deleted yet"
-		})
-	}
+	t.Run("MakeBeforeBreakThroughASwitchAndBack", func(t *testing.T) {
+		organizationOnly := selectStack("globex", "")
+		stackPools := []string{"kiso-globex.api", "kiso-globex.batch"}
+		retiredNodeClasses := map[string]types.UID{}
+		for _, pool := range stackPools {
+			retiredNodeClasses[pool] = env.Cluster.GetT(t, EC2NodeClassKind, "", pool).GetUID()
+			holdObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
+			t.Cleanup(func() { releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool) })
+		}
+		patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
+		waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
+		waitUntilAdmittedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex))
+		createPodT(t, newPod("old-placement", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
+		markReady(t, NodePoolKind, "kiso-globex")
+		markReady(t, EC2NodeClassKind, "kiso-globex")
+		waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+		for _, pool := range stackPools {
+			env.Cluster.WaitForT(t, xrSettleTimeout, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+				return u.GetDeletionTimestamp() != nil, "not being deleted yet"
+			})
+		}
 
-	// And back to stack isolation while the stack NodeClasses are still being deleted, still saying Ready.
-	// The stack NodePools are composed again and Karpenter reports them Ready beside those NodeClasses; the
-	// organization's pool is kept all the same, since no new node would use a NodeClass being deleted.
-	// Meanwhile the organization's pods are still admitted in globex-api; once the stack's pool is Ready and
-	// the old one gone, only the stack's placement is.
-	patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)
-	waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
-	waitForSelectGrantT(t, globexAPI, "globex.api")
-	createPodT(t, newPod("organization-placement-while-kept", globexAPI, organizationOnly, tolerateGlobex))
-	// Karpenter reports the NodePools composed again Ready and counts what their nodes hold, the NodeClasses
-	// being deleted still saying Ready. Once kiso reports what the NodePools count, it has seen all of it, and
-	// Crossplane has applied (or deleted) what it rendered from it.
-	bound := env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim)
-	xr, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
-	for _, pool := range stackPools {
-		reportReady(t, env.Cluster.GetT(t, EC2NodeClassKind, "", pool))
-		markReady(t, NodePoolKind, pool)
-		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", pool, "--subresource=status", "--type=merge",
-			"-p", `{"status":{"resources":{"cpu":"3"}}}`); err != nil {
-			t.Fatalf("cannot set what NodePool %s counts: %v", pool, err)
-		}
-	}
-	waitTouchingXRT(t, xr, "kiso to report what the stack NodePools count", func(ctx context.Context) (bool, string, error) {
-		u, err := env.Cluster.Get(ctx, IsolationKind, "", xr)
-		if err != nil {
-			return false, "", err
-		}
-		pools, _, _ := unstructured.NestedSlice(u.Object, "status", "pools")
-		counted := 0
-		for _, p := range pools {
-			p, _ := p.(map[string]any)
-			cpu, _, _ := unstructured.NestedString(p, "resources", "cpu")
-			if slices.Contains(stackPools, fmt.Sprint(p["name"])) && cpu == "3" {
-				counted++
+		// And back to stack isolation while the stack NodeClasses are still being deleted, still saying Ready.
+		// The stack NodePools are composed again and Karpenter reports them Ready beside those NodeClasses; the
+		// organization's pool is kept all the same, since no new node would use a NodeClass being deleted.
+		// Meanwhile the organization's pods are still admitted in globex-api; once the stack's pool is Ready and
+		// the old one gone, only the stack's placement is.
+		patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)
+		waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
+		waitForSelectGrantT(t, globexAPI, "globex.api")
+		createPodT(t, newPod("organization-placement-while-kept", globexAPI, organizationOnly, tolerateGlobex))
+		// Karpenter reports the NodePools composed again Ready and counts what their nodes hold, the NodeClasses
+		// being deleted still saying Ready. Once kiso reports what the NodePools count, it has seen all of it, and
+		// Crossplane has applied (or deleted) what it rendered from it.
+		bound := env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim)
+		xr, _, _ = unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
+		for _, pool := range stackPools {
+			reportReady(t, env.Cluster.GetT(t, EC2NodeClassKind, "", pool))
+			markReady(t, NodePoolKind, pool)
+			if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", pool, "--subresource=status", "--type=merge",
+				"-p", `{"status":{"resources":{"cpu":"3"}}}`); err != nil {
+				t.Fatalf("cannot set what NodePool %s counts: %v", pool, err)
 			}
 		}
-		return counted == len(stackPools), fmt.Sprintf("%d of %d stack pools counted", counted, len(stackPools)), nil
-	})
-	for _, kind := range []schema.GroupVersionKind{NodePoolKind, EC2NodeClassKind} {
-		kept, err := env.Cluster.Get(t.Context(), kind, "", "kiso-globex")
-		if err != nil || kept.GetDeletionTimestamp() != nil {
-			t.Errorf("the organization's %s kiso-globex is given up while the stack NodeClasses are being deleted (%v)", kind.Kind, err)
-		}
-	}
-	if c, _ := Condition(env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim), "PoolsSettled"); c.Status != "False" {
-		t.Errorf("PoolsSettled is %s (%s) while the stack NodeClasses are being deleted", c.Status, c.Message)
-	}
-	// Karpenter's nodes are gone: the NodeClasses go, kiso composes them anew, and they become Ready.
-	composedAgain := map[string]types.UID{}
-	for _, pool := range stackPools {
-		releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
-		waitTouchingXRT(t, xr, "NodeClass "+pool+" composed anew", func(ctx context.Context) (bool, string, error) {
-			u, err := env.Cluster.Get(ctx, EC2NodeClassKind, "", pool)
-			if err != nil || u.GetUID() == retiredNodeClasses[pool] || u.GetDeletionTimestamp() != nil {
-				return false, fmt.Sprintf("not composed anew yet (%v)", err), nil
+		waitTouchingXRT(t, xr, "kiso to report what the stack NodePools count", func(ctx context.Context) (bool, string, error) {
+			u, err := env.Cluster.Get(ctx, IsolationKind, "", xr)
+			if err != nil {
+				return false, "", err
 			}
-			composedAgain[pool] = u.GetUID()
+			pools, _, _ := unstructured.NestedSlice(u.Object, "status", "pools")
+			counted := 0
+			for _, p := range pools {
+				p, _ := p.(map[string]any)
+				cpu, _, _ := unstructured.NestedString(p, "resources", "cpu")
+				if slices.Contains(stackPools, fmt.Sprint(p["name"])) && cpu == "3" {
+					counted++
+				}
+			}
+			return counted == len(stackPools), fmt.Sprintf("%d of %d stack pools counted", counted, len(stackPools)), nil
+		})
+		for _, kind := range []schema.GroupVersionKind{NodePoolKind, EC2NodeClassKind} {
+			kept, err := env.Cluster.Get(t.Context(), kind, "", "kiso-globex")
+			if err != nil || kept.GetDeletionTimestamp() != nil {
+				t.Errorf("the organization's %s kiso-globex is given up while the stack NodeClasses are being deleted (%v)", kind.Kind, err)
+			}
+		}
+		if c, _ := Condition(env.Cluster.GetT(t, IsolationClaimKind, globexClaimNamespace, globexClaim), "PoolsSettled"); c.Status != "False" {
+			t.Errorf("PoolsSettled is %s (%s) while the stack NodeClasses are being deleted", c.Status, c.Message)
+		}
+		// Karpenter's nodes are gone: the NodeClasses go, kiso composes them anew, and they become Ready.
+		composedAgain := map[string]types.UID{}
+		for _, pool := range stackPools {
+			releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
+			waitTouchingXRT(t, xr, "NodeClass "+pool+" composed anew", func(ctx context.Context) (bool, string, error) {
+				u, err := env.Cluster.Get(ctx, EC2NodeClassKind, "", pool)
+				if err != nil || u.GetUID() == retiredNodeClasses[pool] || u.GetDeletionTimestamp() != nil {
+					return false, fmt.Sprintf("not composed anew yet (%v)", err), nil
+				}
+				composedAgain[pool] = u.GetUID()
+				return true, "", nil
+			})
+			markReady(t, EC2NodeClassKind, pool)
+		}
+		waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+		// Once no Usage of globex's is being deleted any more, nothing can replay a deletion: the NodeClasses
+		// composed anew are still there.
+		waitForT(t, xrSettleTimeout, "globex's retired Usages to be gone", func(context.Context) (bool, string, error) {
+			for _, u := range env.Cluster.ListT(t, ClusterUsageKind, "", "kiso.dev/organization=globex") {
+				if u.GetDeletionTimestamp() != nil {
+					return false, "ClusterUsage " + u.GetName() + " is being deleted", nil
+				}
+			}
 			return true, "", nil
 		})
-		markReady(t, EC2NodeClassKind, pool)
-	}
-	waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
-	// Once no Usage of globex's is being deleted any more, nothing can replay a deletion: the NodeClasses
-	// composed anew are still there.
-	waitForT(t, xrSettleTimeout, "globex's retired Usages to be gone", func(context.Context) (bool, string, error) {
-		for _, u := range env.Cluster.ListT(t, ClusterUsageKind, "", "kiso.dev/organization=globex") {
-			if u.GetDeletionTimestamp() != nil {
-				return false, "ClusterUsage " + u.GetName() + " is being deleted", nil
+		for pool, uid := range composedAgain {
+			if u := env.Cluster.GetT(t, EC2NodeClassKind, "", pool); u.GetUID() != uid || u.GetDeletionTimestamp() != nil {
+				t.Errorf("EC2NodeClass %s was deleted after the stack pools settled (uid %s, composed anew as %s)", pool, u.GetUID(), uid)
 			}
 		}
-		return true, "", nil
+		waitUntilRefusedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy)
+		assertRefusedT(t, newPod("organization-placement-after", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy, wantAPISelectors)
 	})
-	for pool, uid := range composedAgain {
-		if u := env.Cluster.GetT(t, EC2NodeClassKind, "", pool); u.GetUID() != uid || u.GetDeletionTimestamp() != nil {
-			t.Errorf("EC2NodeClass %s was deleted after the stack pools settled (uid %s, composed anew as %s)", pool, u.GetUID(), uid)
-		}
-	}
-	waitUntilRefusedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy)
-	assertRefusedT(t, newPod("organization-placement-after", globexAPI, organizationOnly, tolerateGlobex), poolsPolicy, wantAPISelectors)
 
 	// Moving a namespace into a stack: the claim lists it, and its pods are the organization's once the
 	// platform gives it to the organization. Before, a pod there tolerating the organization is a
 	// foreigner's, the claim's listing notwithstanding; after, it is the organization's own.
-	batchSelector := selectStack("globex", "batch")
-	patchGlobexT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
-	waitGlobexConditionT(t, "NamespacesAssigned", "False", "NotAssigned")
-	assertRefusedT(t, newPod("reports-before", globexReports, batchSelector, tolerateGlobex, tolerateBatch), placementPolicy, foreignToleration(globexReports))
-	if _, err := env.Cluster.Get(t.Context(), RBACRoleKind, globexReports, "kiso-placement"); err == nil {
-		t.Errorf("namespace %s is granted to globex because its claim lists it, before the platform gives it", globexReports)
-	}
-	env.TryT(t, nil, "label", "namespace", globexReports, "kiso.dev/organization=globex")
-	waitGlobexConditionT(t, "NamespacesAssigned", "True", "Assigned")
-	waitUntilAdmittedT(t, newPod("probe", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
-	createPodT(t, newPod("reports-after", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
+	t.Run("ANamespaceJoinsOnlyWhenThePlatformGivesIt", func(t *testing.T) {
+		batchSelector := selectStack("globex", "batch")
+		patchGlobexT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
+		waitGlobexConditionT(t, "NamespacesAssigned", "False", "NotAssigned")
+		assertRefusedT(t, newPod("reports-before", globexReports, batchSelector, tolerateGlobex, tolerateBatch), placementPolicy, foreignToleration(globexReports))
+		if _, err := env.Cluster.Get(t.Context(), RBACRoleKind, globexReports, "kiso-placement"); err == nil {
+			t.Errorf("namespace %s is granted to globex because its claim lists it, before the platform gives it", globexReports)
+		}
+		env.TryT(t, nil, "label", "namespace", globexReports, "kiso.dev/organization=globex")
+		waitGlobexConditionT(t, "NamespacesAssigned", "True", "Assigned")
+		waitUntilAdmittedT(t, newPod("probe", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
+		createPodT(t, newPod("reports-after", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
+	})
 
 	// Deleting the claim takes its grants with it. The namespaces are still globex's, as the platform says:
 	// they refuse every pod (a grant fails closed) until a claim of globex grants them again.
-	env.DeleteT(t, claim)
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-	for _, ns := range []string{globexAPI, globexBatch, globexReports} {
-		env.Cluster.WaitForDeletionT(t, 90*time.Second, RBACRoleKind, ns, "kiso-placement")
-	}
-	waitUntilRefusedT(t, newPod("probe", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), poolsPolicy)
+	t.Run("DeletingTheClaimLeavesItsNamespacesClosed", func(t *testing.T) {
+		env.DeleteT(t, claim)
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
+		for _, ns := range []string{globexAPI, globexBatch, globexReports} {
+			env.Cluster.WaitForDeletionT(t, 90*time.Second, RBACRoleKind, ns, "kiso-placement")
+		}
+		waitUntilRefusedT(t, newPod("probe", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), poolsPolicy)
+	})
 }
 
 // RBACRoleKind is the kind of the Role kiso-placement in each namespace an organization holds.
 var RBACRoleKind = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}
-
-// waitForTypeCheckedT waits until the apiserver has type-checked a policy against Pod, and fails on any
-// warning: a warning means an expression refers to something a Pod does not have.
-func waitForTypeCheckedT(t *testing.T, name string) {
-	t.Helper()
-	api := env.Cluster.Typed.AdmissionregistrationV1()
-	var policy *admissionregistrationv1.ValidatingAdmissionPolicy
-	waitForT(t, 90*time.Second, "ValidatingAdmissionPolicy "+name+" type-checked by the apiserver", func(ctx context.Context) (bool, string, error) {
-		p, err := api.ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			// Why the cluster has not composed it, if it says.
-			xr, _ := env.Cluster.Get(ctx, ClusterKind, "", placementCluster)
-			if xr != nil {
-				synced, _ := Condition(xr, "Synced")
-				return false, err.Error() + "; XKarpenterCluster " + placementCluster + ": " + conditionSummary(xr) + ": " + synced.Message, nil
-			}
-			return false, err.Error(), nil
-		}
-		policy = p
-		if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
-			return false, fmt.Sprintf("status of generation %d, policy at %d", p.Status.ObservedGeneration, p.Generation), nil
-		}
-		return true, "", nil
-	})
-	if warnings := policy.Status.TypeChecking.ExpressionWarnings; len(warnings) > 0 {
-		t.Errorf("ValidatingAdmissionPolicy %s does not type-check against Pod: %+v", name, warnings)
-	}
-}
-
-// waitForSelectGrantT waits until a namespace's Role kiso-placement lets its pods select a pool: a rule
-// granting select on that pool, not merely a rule naming it (the tolerations rule names the stack too).
-func waitForSelectGrantT(t *testing.T, namespace, pool string) {
-	t.Helper()
-	env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, namespace, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
-		rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
-		for _, r := range rules {
-			rule, _ := r.(map[string]any)
-			resources, _, _ := unstructured.NestedStringSlice(rule, "resources")
-			verbs, _, _ := unstructured.NestedStringSlice(rule, "verbs")
-			names, _, _ := unstructured.NestedStringSlice(rule, "resourceNames")
-			if slices.Contains(resources, "pools") && slices.Contains(verbs, "select") && slices.Contains(names, pool) {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprint(rules)
-	})
-}
 
 // waitGlobexConditionT waits until the claim's condition has the status and reason.
 func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) ConditionStatus {
@@ -498,293 +470,20 @@ func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) Co
 // comes first.
 const someNode = "ip-10-0-1-7"
 
-// onNode makes a pod name someNode in spec.nodeName, skipping the scheduler.
-func onNode(p *corev1.Pod) *corev1.Pod {
-	p.Spec.NodeName = someNode
-	return p
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // podPlacement is what decides where a pod may run: what the policies check and inject.
 type podPlacement struct {
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration
 }
 
-func placementOf(p *corev1.Pod) podPlacement {
-	return podPlacement{NodeSelector: p.Spec.NodeSelector, Tolerations: p.Spec.Tolerations}
-}
-
-// newPod is the smallest pod a team would submit. Its image is never pulled: no kubelet runs.
-func newPod(name, namespace string, nodeSelector map[string]string, tolerations ...corev1.Toleration) *corev1.Pod {
-	return &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: corev1.PodSpec{
-			Containers:   []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
-			NodeSelector: nodeSelector,
-			Tolerations:  tolerations,
-		},
-	}
-}
-
-// submitPod runs `kubectl create` with the pod, as a user would, with --dry-run=server if dryRun (the
-// apiserver admits or refuses it exactly as it would, and stores nothing).
-func submitPod(t *testing.T, pod *corev1.Pod, dryRun bool) Outcome {
-	t.Helper()
-	manifest, err := json.Marshal(pod)
-	if err != nil {
-		t.Fatalf("cannot encode pod %s: %v", pod.Name, err)
-	}
-	args := []string{"create", "-f", "-", "-o", "json"}
-	if dryRun {
-		args = append(args, "--dry-run=server")
-	}
-	return env.TryT(t, manifest, args...)
-}
-
 // daemonSetControllerUser is who the DaemonSet controller creates pods as (kube-controller-manager runs
 // with --use-service-account-credentials).
 const daemonSetControllerUser = "system:serviceaccount:kube-system:daemon-set-controller"
-
-// createPodT creates a pod that admission must allow and returns it as the apiserver stored it.
-func createPodT(t *testing.T, pod *corev1.Pod) *corev1.Pod {
-	t.Helper()
-	out := submitPod(t, pod, false)
-	if out.ExitCode != 0 {
-		t.Fatalf("kubectl create pod %s/%s: exit %d, want it admitted: %s", pod.Namespace, pod.Name, out.ExitCode, strings.TrimSpace(out.Stderr))
-	}
-	stored := &corev1.Pod{}
-	if err := json.Unmarshal([]byte(out.Stdout), stored); err != nil {
-		t.Fatalf("cannot decode the pod kubectl printed: %v", err)
-	}
-	return stored
-}
-
-// refusal is what kubectl prints when a validating policy refuses a pod.
-func refusal(pod *corev1.Pod, policy, message string) string {
-	return fmt.Sprintf(`Error from server (Forbidden): error when creating "STDIN": pods %q is forbidden: ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s`,
-		pod.Name, policy, policy, message)
-}
-
-// assertRefusedT submits a pod that admission must refuse with exactly this message.
-func assertRefusedT(t *testing.T, pod *corev1.Pod, policy, message string) {
-	t.Helper()
-	assertOutcomeRefusedT(t, pod, submitPod(t, pod, false), policy, message)
-}
-
-// assertRefusedAsT submits a pod as another user (kubectl --as) that admission must refuse.
-func assertRefusedAsT(t *testing.T, pod *corev1.Pod, user, policy, message string) {
-	t.Helper()
-	assertOutcomeRefusedT(t, pod, env.TryT(t, mustJSON(t, pod), "create", "-f", "-", "-o", "json", "--as="+user), policy, message)
-}
-
-func assertOutcomeRefusedT(t *testing.T, pod *corev1.Pod, out Outcome, policy, message string) {
-	t.Helper()
-	if out.ExitCode == 0 {
-		t.Errorf("kubectl create pod %s/%s succeeded; want it refused with %q", pod.Namespace, pod.Name, message)
-		return
-	}
-	if got, want := strings.TrimSpace(out.Stderr), refusal(pod, policy, message); got != want {
-		t.Errorf("kubectl create pod %s/%s: exit %d,\n got %s\nwant %s", pod.Namespace, pod.Name, out.ExitCode, got, want)
-	}
-}
-
-// waitUntilRefusedT waits until the apiserver enforces a policy: it loads policies, and the grants the
-// authorizer reads, asynchronously, a moment after they are written.
-func waitUntilRefusedT(t *testing.T, pod *corev1.Pod, policy string) {
-	t.Helper()
-	waitForT(t, policyInForceTimeout, "policy "+policy+" to refuse pod "+pod.Namespace+"/"+pod.Name, func(context.Context) (bool, string, error) {
-		out := submitPod(t, pod, true)
-		if out.ExitCode == 0 {
-			return false, "admitted", nil
-		}
-		return strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+policy+"'"), strings.TrimSpace(out.Stderr), nil
-	})
-}
-
-// waitUntilAdmittedT waits until the apiserver admits the pod (dry run).
-func waitUntilAdmittedT(t *testing.T, pod *corev1.Pod) {
-	t.Helper()
-	waitForT(t, policyInForceTimeout, "the policies to admit pod "+pod.Namespace+"/"+pod.Name, func(context.Context) (bool, string, error) {
-		out := submitPod(t, pod, true)
-		return out.ExitCode == 0, strings.TrimSpace(out.Stderr), nil
-	})
-}
 
 // patchGlobexT changes the claim as its owner would.
 func patchGlobexT(t *testing.T, patch string) {
 	t.Helper()
 	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", globexClaim, "-n", globexClaimNamespace, "--type=merge", "-p", patch); err != nil {
 		t.Fatalf("cannot patch claim %s/%s with %s: %v", globexClaimNamespace, globexClaim, patch, err)
-	}
-}
-
-// createDaemonSetT creates a DaemonSet for pods to name as their owner. No DaemonSet controller runs, so it
-// makes no pods itself.
-func createDaemonSetT(t *testing.T, namespace, name string) *appsv1.DaemonSet {
-	t.Helper()
-	labels := map[string]string{"app": name}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					Containers:  []corev1.Container{{Name: "agent", Image: "registry.k8s.io/pause:3.10"}},
-					Tolerations: []corev1.Toleration{tolerateEveryone},
-				},
-			},
-		},
-	}
-	created, err := env.Cluster.Typed.AppsV1().DaemonSets(namespace).Create(t.Context(), ds, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("cannot create DaemonSet %s/%s: %v", namespace, name, err)
-	}
-	return created
-}
-
-// createJobT creates a Job whose pods select nothing, as a team that never heard of kiso would write it.
-func createJobT(t *testing.T, namespace, name string) *batchv1.Job {
-	t.Helper()
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To[int32](0),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "reindex", Image: "registry.k8s.io/pause:3.10"}},
-			}},
-		},
-	}
-	created, err := env.Cluster.Typed.BatchV1().Jobs(namespace).Create(t.Context(), job, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("cannot create Job %s/%s: %v", namespace, name, err)
-	}
-	return created
-}
-
-func deleteJobT(t *testing.T, job *batchv1.Job) {
-	t.Helper()
-	err := env.Cluster.Typed.BatchV1().Jobs(job.Namespace).Delete(t.Context(), job.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-	if err != nil {
-		t.Fatalf("cannot delete Job %s/%s: %v", job.Namespace, job.Name, err)
-	}
-}
-
-// waitForJobEventT waits for the Job controller to record an event of this reason on the Job.
-func waitForJobEventT(t *testing.T, job *batchv1.Job, reason string) corev1.Event {
-	t.Helper()
-	var found corev1.Event
-	waitForT(t, 60*time.Second, "event "+reason+" on Job "+job.Namespace+"/"+job.Name, func(ctx context.Context) (bool, string, error) {
-		events, err := env.Cluster.Typed.CoreV1().Events(job.Namespace).List(ctx, metav1.ListOptions{
-			FieldSelector: "involvedObject.kind=Job,involvedObject.name=" + job.Name + ",involvedObject.uid=" + string(job.UID),
-		})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		reasons := make([]string, 0, len(events.Items))
-		for _, e := range events.Items {
-			if e.Reason == reason {
-				found = e
-				return true, "", nil
-			}
-			reasons = append(reasons, e.Reason)
-		}
-		return false, fmt.Sprintf("events %v", reasons), nil
-	})
-	return found
-}
-
-// jobPodsT lists the pods the Job controller created for a Job, by the label it gives them.
-func jobPodsT(t *testing.T, job *batchv1.Job) []corev1.Pod {
-	t.Helper()
-	pods, err := env.Cluster.Typed.CoreV1().Pods(job.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + job.Name})
-	if err != nil {
-		t.Fatalf("cannot list the pods of Job %s/%s: %v", job.Namespace, job.Name, err)
-	}
-	return pods.Items
-}
-
-func waitForJobPodT(t *testing.T, job *batchv1.Job) *corev1.Pod {
-	t.Helper()
-	var pod *corev1.Pod
-	waitForT(t, 60*time.Second, "the Job controller to create a pod for Job "+job.Namespace+"/"+job.Name, func(context.Context) (bool, string, error) {
-		pods := jobPodsT(t, job)
-		if len(pods) == 0 {
-			return false, "no pod yet", nil
-		}
-		pod = &pods[0]
-		return true, "", nil
-	})
-	return pod
-}
-
-func podNames(pods []corev1.Pod) []string {
-	names := make([]string, 0, len(pods))
-	for _, p := range pods {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-// waitForDefaultServiceAccountT waits for the service account controller to create a namespace's default
-// account.
-func waitForDefaultServiceAccountT(t *testing.T, namespace string) {
-	t.Helper()
-	waitForT(t, 30*time.Second, "service account "+namespace+"/default", func(ctx context.Context) (bool, string, error) {
-		_, err := env.Cluster.Typed.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return true, "", nil
-	})
-}
-
-// waitForT polls check until it reports done, failing the test on timeout with the last "not yet" reason.
-func waitForT(t *testing.T, timeout time.Duration, what string, check func(context.Context) (bool, string, error)) {
-	t.Helper()
-	if err := waitFor(t.Context(), timeout, what, check); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// useReferenceObjectsT applies the platform's reference NodeClass and NodePool that pools are cloned from,
-// and deletes them at the end of the test if it created them.
-func useReferenceObjectsT(t *testing.T) {
-	t.Helper()
-	references := readTestdataT(t, "isolation", "references.yaml")
-	_, err := env.Cluster.Get(t.Context(), NodePoolKind, "", "tenant-reference")
-	existed := err == nil
-	env.ApplyT(t, references)
-	if !existed {
-		t.Cleanup(func() { deleteAtCleanup(t, references) })
-	}
-}
-
-func readTestdataT(t *testing.T, scenario, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile("testdata/" + scenario + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-// deleteAtCleanup deletes what a manifest names, waiting until it is gone; the test's context is done by
-// then, so it has its own.
-func deleteAtCleanup(t *testing.T, manifest []byte) {
-	t.Helper()
-	if err := env.Kubectl.Delete(context.Background(), manifest, true); err != nil {
-		t.Errorf("cannot clean up: %v", err)
 	}
 }

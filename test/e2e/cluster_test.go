@@ -134,10 +134,6 @@ func wantClusterComposed() []wantComposed {
 		placement = append(placement, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
 	}
 	placement = append(placement, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
-	// They too wait for the controller role: the boundary stays while any tenant pool does.
-	for _, p := range placement {
-		want = append(want, wantComposed{Kind: ClusterUsageKind, Name: strings.ToLower(p.Kind.Kind) + "-" + p.Name + "-used-by-controller-role"})
-	}
 	return append(want, placement...)
 }
 

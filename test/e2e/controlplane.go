@@ -140,7 +140,9 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 			"--service-account-key-file=" + filepath.Join(pki, "service-account.key"),
 			"--service-account-signing-key-file=" + filepath.Join(pki, "service-account.key"),
 			"--service-cluster-ip-range=10.0.0.0/24",
-			"--authorization-mode=RBAC",
+			// EKS's authorizers and the admission plugin that confines each kubelet to its own Node and mirror pods.
+			"--authorization-mode=Node,RBAC",
+			"--enable-admission-plugins=NodeRestriction",
 			// The default admission plugins are on; these make MutatingAdmissionPolicy servable too.
 			"--feature-gates=" + admissionFeatureGates,
 			"--runtime-config=" + admissionRuntimeAPIs,

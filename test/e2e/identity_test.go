@@ -16,7 +16,8 @@ const (
 	umbraClaimNamespace = "e2e-umbra"
 	umbraWeb            = "umbra-web"
 	umbraSecond         = "e2e-umbra-second" // given to umbra too: where a second claim of umbra is tried
-	malloryNamespace    = "e2e-mallory"      // another organization's
+	malloryNamespace    = "e2e-mallory"      // another organization's, which has no claim yet
+	nobodysNamespace    = "e2e-nobody"       // the platform gave it to no organization
 	// tenantAdmin holds ClusterRole admin in umbra-web, tenantEditor edit there.
 	tenantAdmin  = "e2e-umbra-admin"
 	tenantEditor = "e2e-umbra-editor"
@@ -80,21 +81,29 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-name
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-creator}]
 ---
 apiVersion: v1
+kind: Namespace
+metadata:
+  name: e2e-nobody
+---
+apiVersion: v1
 kind: ServiceAccount
-metadata: {name: binder, namespace: e2e-mallory}
+metadata: {name: binder, namespace: e2e-nobody}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
-metadata: {name: binder, namespace: e2e-mallory}
+metadata: {name: binder, namespace: e2e-nobody}
 rules:
 - {apiGroups: [""], resources: [pods, pods/binding], verbs: [create, get]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {name: binder, namespace: e2e-mallory}
+metadata: {name: binder, namespace: e2e-nobody}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: binder}
-subjects: [{kind: ServiceAccount, name: binder, namespace: e2e-mallory}]
+subjects: [{kind: ServiceAccount, name: binder, namespace: e2e-nobody}]
 `)
+
+// umbraPools is the pools policy's refusal of a pod of umbra-web that selects no pool.
+const umbraPools = "pods in namespace umbra-web run on pool kiso-umbra: add nodeSelector " + nodeOrganizationKey + "=umbra (or a required node affinity on them) and tolerations kiso.dev/organization=umbra:NoSchedule"
 
 // umbra is the organization whose boundary the scenario tries, with one shared pool.
 var umbra = tenant{Namespace: umbraClaimNamespace, Name: "umbra", Organization: "umbra", Isolation: "organization", Stacks: []string{"web"}}
@@ -127,6 +136,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		second := tenant{Namespace: umbraSecond, Name: "umbra-stacks", Organization: "umbra", Isolation: "stack", Stacks: []string{"web"}}
 		env.ApplyT(t, second.claimOnly())
 		t.Cleanup(func() { deleteAtCleanup(t, second.claimOnly()) })
+		// The organization's holder explains the rest (its namespaces' grants are held too): one message.
 		assertClaimConditionT(t, second, "NamesAvailable", "NameConflict",
 			`spec.organization: Invalid value: "umbra": organization is held by XKarpenterIsolation `+umbraXR+` (claim e2e-umbra/umbra); one claim only holds an organization, whatever its isolation mode`)
 		touchXR(t, second.xrName(t))
@@ -194,12 +204,25 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 	})
 
 	t.Run("ATenantWhoDeletesOrChangesItsGrantSwitchesNothingOff", func(t *testing.T) {
+		// A namespace the platform gives an organization, without its Role (mallory has no claim yet), refuses
+		// every pod: a missing grant fails closed.
+		waitForDefaultServiceAccountT(t, malloryNamespace)
+		for _, pod := range []*corev1.Pod{
+			newPod("no-grant", malloryNamespace, nil),
+			newPod("no-grant-tolerating", malloryNamespace, selectStack("mallory", ""),
+				corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "mallory", Effect: corev1.TaintEffectNoSchedule}),
+		} {
+			if out := submitPod(t, pod, true); out.ExitCode == 0 || strings.TrimSpace(out.Stderr) != missingGrantRefusal(pod) {
+				t.Errorf("pod %s/%s in a namespace without its grant: exit %d\n got %s\nwant %s", pod.Namespace, pod.Name, out.ExitCode, strings.TrimSpace(out.Stderr), missingGrantRefusal(pod))
+			}
+		}
 		role := env.Cluster.GetT(t, RBACRoleKind, umbraWeb, "kiso-placement")
 		// The tenant admin may delete the Role: the namespace's pods are then refused, not let through.
 		if out := env.TryT(t, nil, "delete", "role", "kiso-placement", "-n", umbraWeb, "--as="+tenantAdmin); out.ExitCode != 0 {
 			t.Fatalf("the tenant admin cannot delete its namespace's Role: %s", out.Stderr)
 		}
-		assertRefusedByPoolsT(t, newPod("no-placement", umbraWeb, nil), missingGrant, "pods in namespace umbra-web run on pool kiso-umbra")
+		// Crossplane may have composed it again already: either way the pod is refused, never let through.
+		assertRefusedByPoolsT(t, newPod("no-placement", umbraWeb, nil), missingGrant, umbraPools)
 		restored := waitForRoleRestoredT(t, umbraWeb, string(role.GetUID()))
 		waitUntilAdmittedT(t, own)
 
@@ -216,7 +239,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		}
 		assertRefusedByPoolsT(t, newPod("no-placement", umbraWeb, nil),
 			"pods in namespace umbra-web are refused: its placement grant (Role kiso-placement) was changed and names no pool; Crossplane restores it at its next reconcile of organization umbra's claim",
-			"pods in namespace umbra-web run on pool kiso-umbra")
+			umbraPools)
 		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
 			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
 			return len(rules) > 0, "rules still empty"
@@ -239,24 +262,24 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 	})
 
 	t.Run("OnlyThePlatformsSchedulersBindPods", func(t *testing.T) {
-		waitForDefaultServiceAccountT(t, malloryNamespace)
-		// A pod of mallory's that tolerates nothing, and selects a label no pool has, so no one schedules it.
-		pending := newPod("bound-by-hand", malloryNamespace, map[string]string{"e2e.kiso.dev/unschedulable": "true"})
+		waitForDefaultServiceAccountT(t, nobodysNamespace)
+		// A pod that tolerates nothing, and selects a label no pool has, so no scheduler binds it.
+		pending := newPod("bound-by-hand", nobodysNamespace, map[string]string{"e2e.kiso.dev/unschedulable": "true"})
 		createPodT(t, pending)
 		t.Cleanup(func() {
-			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", pending.Name, "-n", malloryNamespace, "--ignore-not-found", "--wait=false")
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", pending.Name, "-n", nobodysNamespace, "--ignore-not-found", "--wait=false")
 		})
-		user := "system:serviceaccount:" + malloryNamespace + ":" + binder
+		user := "system:serviceaccount:" + nobodysNamespace + ":" + binder
 		binding := fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},"target":{"kind":"Node","name":%q}}`, pending.Name, someNode)
-		out := env.TryT(t, []byte(binding), "create", "--raw", "/api/v1/namespaces/"+malloryNamespace+"/pods/"+pending.Name+"/binding", "-f", "-", "--as="+user)
-		want := "ValidatingAdmissionPolicy '" + bindingPolicy + "' with binding '" + bindingPolicy + "' denied request: " + user + " may not bind pod " + malloryNamespace + "/" + pending.Name +
+		out := env.TryT(t, []byte(binding), "create", "--raw", "/api/v1/namespaces/"+nobodysNamespace+"/pods/"+pending.Name+"/binding", "-f", "-", "--as="+user)
+		want := "ValidatingAdmissionPolicy '" + bindingPolicy + "' with binding '" + bindingPolicy + "' denied request: " + user + " may not bind pod " + nobodysNamespace + "/" + pending.Name +
 			" to node " + someNode + ": a binding skips the taints that keep organizations apart, so outside platform namespaces only the platform's schedulers (system:kube-scheduler) bind pods; " +
 			"the platform grants others create on bindings.placement.kiso.dev"
 		if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
 			t.Errorf("a tenant's scheduler bound a pod to a node: exit %d\n got %s\nwant it to contain %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
 		}
 		// RBAC alone would have let it: the refusal is kiso's.
-		if can := env.TryT(t, nil, "auth", "can-i", "create", "pods/binding", "-n", malloryNamespace, "--as="+user); strings.TrimSpace(can.Stdout) != "yes" {
+		if can := env.TryT(t, nil, "auth", "can-i", "create", "pods/binding", "-n", nobodysNamespace, "--as="+user); strings.TrimSpace(can.Stdout) != "yes" {
 			t.Errorf("the binder may not create pods/binding by RBAC (%s): the test would prove nothing", strings.TrimSpace(can.Stdout))
 		}
 	})
@@ -277,9 +300,9 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			t.Errorf("a kubelet may register with kiso.dev/organization, which is why no pod selects it; refused here: %s", strings.TrimSpace(out.Stderr))
 		}
 		// Selecting it, or umbra's nodes in any way, is refused outside umbra's namespaces.
-		assertRefusedT(t, newPod("selects-umbra", malloryNamespace, map[string]string{"kiso.dev/organization": "umbra"}), placementPolicy,
-			"pod in namespace e2e-mallory selects the nodes of an organization ("+nodeOrganizationKey+" or kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not "+
-				"(the platform labels it kiso.dev/organization=mallory): remove that selector; "+platformHint)
+		assertRefusedT(t, newPod("selects-umbra", nobodysNamespace, map[string]string{"kiso.dev/organization": "umbra"}), placementPolicy,
+			"pod in namespace e2e-nobody selects the nodes of an organization ("+nodeOrganizationKey+" or kiso.dev/organization in its nodeSelector or required node affinity) that the namespace is not "+
+				"(the platform labels it with no organization): remove that selector; "+platformHint)
 	})
 
 	t.Run("PodsChartsProduceStayWithinCELCost", func(t *testing.T) {
@@ -337,11 +360,17 @@ func assertRefusedByPoolsT(t *testing.T, pod *corev1.Pod, messages ...string) {
 	out := submitPod(t, pod, true)
 	got := strings.TrimSpace(out.Stderr)
 	for _, m := range messages {
-		if out.ExitCode != 0 && got == refusal(pod, poolsPolicy, m) {
+		if out.ExitCode != 0 && (got == refusal(pod, poolsPolicy, m) || m == missingGrant && got == missingGrantRefusal(pod)) {
 			return
 		}
 	}
 	t.Errorf("pod %s/%s: exit %d\n got %s\nwant the pools policy's refusal, one of %q", pod.Namespace, pod.Name, out.ExitCode, got, messages)
+}
+
+// missingGrantRefusal is what kubectl prints when the pools policy finds no Role in the pod's namespace: the
+// apiserver refuses the request as invalid, with its own message.
+func missingGrantRefusal(pod *corev1.Pod) string {
+	return fmt.Sprintf("The pods %q is invalid: : ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", pod.Name, poolsPolicy, poolsPolicy, missingGrant)
 }
 
 // waitForRoleRestoredT waits until Crossplane has composed a namespace's Role kiso-placement again, with a

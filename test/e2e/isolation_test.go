@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Karpenter's kinds, as the isolation function composes them.
@@ -93,59 +91,6 @@ func (tn tenant) pool(stack string) string {
 		return "kiso-" + tn.Organization
 	}
 	return "kiso-" + tn.Organization + "." + stack
-}
-
-// markReady sets a Karpenter object's Ready condition as Karpenter would once
-// it has validated the object (no Karpenter runs here). A merge patch of the
-// status subresource, not an update: Crossplane's usage controller labels the
-// same objects meanwhile, and an update would conflict with it. It waits for the
-// object first: Crossplane applies a pool's NodeClass and NodePool in one
-// reconcile but not atomically, so seeing one does not mean the other exists.
-func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
-	t.Helper()
-	// An object of that name still being deleted (a pool retired a moment ago, its deletion held by a Usage or
-	// by Karpenter) is not the one Crossplane composes next: mark the live one, once Crossplane has composed it.
-	u := env.Cluster.WaitForT(t, xrSettleTimeout, gvk, "", name, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetDeletionTimestamp() == nil, "still being deleted"
-	})
-	reportReady(t, u)
-}
-
-// reportReady sets an object's Ready condition for its current generation, as Karpenter does for any object it
-// still reconciles, one being deleted included.
-func reportReady(t *testing.T, u *unstructured.Unstructured) {
-	t.Helper()
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "Ready", "message": "",
-		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339), "observedGeneration": u.GetGeneration(),
-	}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := env.Cluster.Resource(u.GroupVersionKind(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Patch(context.Background(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		t.Fatalf("cannot mark %s %s Ready: %v", u.GetKind(), u.GetName(), err)
-	}
-}
-
-// markPoolReady marks a pool's NodeClass and NodePool Ready.
-func markPoolReady(t *testing.T, pool string) {
-	t.Helper()
-	markReady(t, EC2NodeClassKind, pool)
-	markReady(t, NodePoolKind, pool)
-}
-
-// versions maps each object's name to its UID and resourceVersion.
-func versions(t *testing.T, gvk schema.GroupVersionKind, labelSelector string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, u := range env.Cluster.ListT(t, gvk, "", labelSelector) {
-		out[u.GetName()] = string(u.GetUID()) + "@" + u.GetResourceVersion()
-	}
-	return out
 }
 
 // TestStackIsolationLifecycle is scenarios 1, 2 and 6 of the end-to-end issue: an organization's claim in
@@ -396,89 +341,9 @@ func waitForGarbageCollectionT(t *testing.T) {
 	}
 }
 
-// waitForUsageT waits until Crossplane's usage controller has readied a pool's NodePool-uses-NodeClass Usage
-// and labelled the NodeClass in use: writes to the pool's objects that are Crossplane's, not kiso's.
-func waitForUsageT(t *testing.T, pool string) {
-	t.Helper()
-	env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterUsageKind, "", pool+"-nodepool-uses-nodeclass", "Ready")
-	env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
-	})
-}
-
 // isolationFunction is the installed Function that composes XKarpenterIsolations.
 const isolationFunction = "kiso-dev-function-isolation"
 
 // touches counts the touches of XRs, to make each annotation value new: an unchanged annotation is no update,
 // and Crossplane would not reconcile.
 var touches atomic.Int64
-
-// touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and
-// returns once the isolation function has been called for it and the calls have stopped, so the reconcile
-// has run to its end rather than for a guessed time.
-func touchXR(t *testing.T, xr string) {
-	t.Helper()
-	calls, err := env.FunctionCalls(isolationFunction, xr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitTouchingXRT(t, xr, "Crossplane to reconcile XR "+xr, func(context.Context) (bool, string, error) {
-		n, err := env.FunctionCalls(isolationFunction, xr)
-		if err != nil {
-			return false, "", err
-		}
-		return n > calls, fmt.Sprintf("%d function calls, none since the touch", n), nil
-	})
-	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
-}
-
-// waitTouchingXRT waits for check, annotating the XR every 10 s meanwhile: after a burst of events (a mode
-// switch), Crossplane's watch circuit breaker drops an XR's events and lets one through every 30 s.
-func waitTouchingXRT(t *testing.T, xr, what string, check func(context.Context) (bool, string, error)) {
-	t.Helper()
-	var touched time.Time
-	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
-		done, notYet, err := check(ctx)
-		if done || err != nil {
-			return done, notYet, err
-		}
-		if time.Since(touched) >= 10*time.Second {
-			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
-			if _, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
-				return false, "", err
-			}
-			touched = time.Now()
-		}
-		return false, notYet, nil
-	})
-}
-
-func withoutCrossplaneLabels(in map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range in {
-		if !strings.HasPrefix(k, "crossplane.io/") {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// nested reads a field by path; a numeric element indexes a list.
-func nested(u *unstructured.Unstructured, path ...string) any {
-	var v any = u.Object
-	for _, p := range path {
-		switch c := v.(type) {
-		case map[string]any:
-			v = c[p]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(p, &i); err != nil || i >= len(c) {
-				return nil
-			}
-			v = c[i]
-		default:
-			return nil
-		}
-	}
-	return v
-}

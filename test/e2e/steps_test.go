@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Steps every scenario shares: waiting on a condition, reading a scenario's manifests, cleaning up, the
+// platform's references and cluster, and marking what Karpenter would.
+
+// waitForT polls check until it reports done, failing the test on timeout with the last "not yet" reason.
+func waitForT(t *testing.T, timeout time.Duration, what string, check func(context.Context) (bool, string, error)) {
+	t.Helper()
+	if err := waitFor(t.Context(), timeout, what, check); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// useReferenceObjectsT applies the platform's reference NodeClass and NodePool that pools are cloned from,
+// and deletes them at the end of the test if it created them.
+func useReferenceObjectsT(t *testing.T) {
+	t.Helper()
+	references := readTestdataT(t, "isolation", "references.yaml")
+	_, err := env.Cluster.Get(t.Context(), NodePoolKind, "", "tenant-reference")
+	existed := err == nil
+	env.ApplyT(t, references)
+	if !existed {
+		t.Cleanup(func() { deleteAtCleanup(t, references) })
+	}
+}
+
+func readTestdataT(t *testing.T, scenario, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + scenario + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// deleteAtCleanup deletes what a manifest names, waiting until it is gone; the test's context is done by
+// then, so it has its own.
+func deleteAtCleanup(t *testing.T, manifest []byte) {
+	t.Helper()
+	err := env.Kubectl.Delete(context.Background(), manifest, true)
+	if err != nil && strings.Contains(err.Error(), "is in-use by") {
+		// An XKarpenterCluster is refused while a tenant pool still uses it (the claims deleted before it are
+		// still draining); Crossplane replays the deletion once the last pool is gone.
+		_, err = env.Kubectl.Run(context.Background(), manifest, "wait", "--for=delete", "--timeout=180s", "-f", "-")
+	}
+	if err != nil {
+		t.Errorf("cannot clean up: %v", err)
+	}
+}
+
+// requireNodesT skips a scenario that needs Karpenter, kube-scheduler and kwok where they do not run; under
+// CI (the environment variable CI set, as every CI service sets it) it fails instead: the outcome scenarios
+// are what kiso is for, and a green run without them proves nothing.
+func requireNodesT(t *testing.T) {
+	t.Helper()
+	if env.Nodes {
+		return
+	}
+	const why = "Karpenter, kube-scheduler and kwok run only in a network namespace, which this run could not create (neither as root nor in a user namespace)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(why + "; CI is set, so this outcome scenario may not be skipped")
+	}
+	t.Skip(why)
+}
+
+// usePlacementClusterT applies the XKarpenterCluster whose composition renders the cluster's placement
+// policies, and deletes it at the end of the test if the test created it.
+func usePlacementClusterT(t *testing.T) {
+	t.Helper()
+	cluster := readTestdataT(t, "admission", "cluster.yaml")
+	_, err := env.Cluster.Get(t.Context(), ClusterKind, "", "e2e-placement")
+	existed := err == nil
+	env.ApplyT(t, cluster)
+	if !existed {
+		t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	}
+}
+
+// markReady sets a Karpenter object's Ready condition as Karpenter would once
+// it has validated the object (no Karpenter runs here). A merge patch of the
+// status subresource, not an update: Crossplane's usage controller labels the
+// same objects meanwhile, and an update would conflict with it. It waits for the
+// object first: Crossplane applies a pool's NodeClass and NodePool in one
+// reconcile but not atomically, so seeing one does not mean the other exists.
+func markReady(t *testing.T, gvk schema.GroupVersionKind, name string) {
+	t.Helper()
+	// An object of that name still being deleted (a pool retired a moment ago, its deletion held by a Usage or
+	// by Karpenter) is not the one Crossplane composes next: mark the live one, once Crossplane has composed it.
+	u := env.Cluster.WaitForT(t, xrSettleTimeout, gvk, "", name, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetDeletionTimestamp() == nil, "still being deleted"
+	})
+	reportReady(t, u)
+}
+
+// reportReady sets an object's Ready condition for its current generation, as Karpenter does for any object it
+// still reconciles, one being deleted included.
+func reportReady(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "Ready", "message": "",
+		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339), "observedGeneration": u.GetGeneration(),
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := env.Cluster.Resource(u.GroupVersionKind(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Patch(context.Background(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("cannot mark %s %s Ready: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+// markPoolReady marks a pool's NodeClass and NodePool Ready.
+func markPoolReady(t *testing.T, pool string) {
+	t.Helper()
+	markReady(t, EC2NodeClassKind, pool)
+	markReady(t, NodePoolKind, pool)
+}
+
+// versions maps each object's name to its UID and resourceVersion.
+func versions(t *testing.T, gvk schema.GroupVersionKind, labelSelector string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, u := range env.Cluster.ListT(t, gvk, "", labelSelector) {
+		out[u.GetName()] = string(u.GetUID()) + "@" + u.GetResourceVersion()
+	}
+	return out
+}
+
+// waitForUsageT waits until Crossplane's usage controller has readied a pool's NodePool-uses-NodeClass Usage
+// and labelled the NodeClass in use: writes to the pool's objects that are Crossplane's, not kiso's.
+func waitForUsageT(t *testing.T, pool string) {
+	t.Helper()
+	env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterUsageKind, "", pool+"-nodepool-uses-nodeclass", "Ready")
+	env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
+	})
+}
+
+// touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and
+// returns once the isolation function has been called for it and the calls have stopped, so the reconcile
+// has run to its end rather than for a guessed time.
+func touchXR(t *testing.T, xr string) {
+	t.Helper()
+	calls, err := env.FunctionCalls(isolationFunction, xr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTouchingXRT(t, xr, "Crossplane to reconcile XR "+xr, func(context.Context) (bool, string, error) {
+		n, err := env.FunctionCalls(isolationFunction, xr)
+		if err != nil {
+			return false, "", err
+		}
+		return n > calls, fmt.Sprintf("%d function calls, none since the touch", n), nil
+	})
+	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
+}
+
+// waitTouchingXRT waits for check, annotating the XR every 10 s meanwhile: after a burst of events (a mode
+// switch), Crossplane's watch circuit breaker drops an XR's events and lets one through every 30 s.
+func waitTouchingXRT(t *testing.T, xr, what string, check func(context.Context) (bool, string, error)) {
+	t.Helper()
+	var touched time.Time
+	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
+		done, notYet, err := check(ctx)
+		if done || err != nil {
+			return done, notYet, err
+		}
+		if time.Since(touched) >= 10*time.Second {
+			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
+			if _, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
+				return false, "", err
+			}
+			touched = time.Now()
+		}
+		return false, notYet, nil
+	})
+}
+
+func withoutCrossplaneLabels(in map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range in {
+		if !strings.HasPrefix(k, "crossplane.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// nested reads a field by path; a numeric element indexes a list.
+func nested(u *unstructured.Unstructured, path ...string) any {
+	var v any = u.Object
+	for _, p := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(p, &i); err != nil || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
