@@ -51,6 +51,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	oxr, dxr, observed, desired := st.ObservedXR, st.DesiredXR, st.Observed, st.Desired
 	log := f.log.WithValues("xr", oxr.Resource.GetName())
 
+	claim := claimOfXR(oxr)
 	spec, err := decodeSpec(oxr)
 	if err != nil {
 		response.Fatal(rsp, err)
@@ -75,7 +76,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	planned := planObjects(spec, pools, in, given)
 	composed := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, composed, keys)
-	claim := claimOfXR(oxr)
 
 	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID(), keys)
 	if err != nil {
@@ -99,34 +99,18 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		rendered = keepObserved(observed)
 		unresolved(rsp, dxr, found, len(observed))
 	default:
-		errs := validateAgainstReferences(spec, found, observed)
-		errs = append(errs, validateReferences(spec, found, in, keys)...)
-		errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
-		errs = append(errs, validateClaimedOrganization(spec, claim, found, keys)...)
-		if len(errs) > 0 {
+		if errs := validateFound(spec, found, observed, in, claim, keys); len(errs) > 0 {
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 			return rsp, nil
 		}
-		rendered, err = renderOrganization(spec, pools, status.Stacks, found, observed, keys)
-		if err == nil {
-			rendered[organizationLockResource] = desiredOf(organizationLockResource, renderOrganizationLock(spec, in, claim, keys), observed)
-		}
+		rendered, err = renderOrganization(spec, in, claim, pools, status.Stacks, found, observed, keys)
 		if err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
 		}
 		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
 
-		// A pool still being deleted is rendered anew once it is gone.
-		withoutPools(rendered, pools, draining)
-		tr := planTransition(observed, rendered, pools, draining, poolReady)
-		if tr.Holding() {
-			keepRetiredGrants(rendered, observed)
-			for name, dc := range keepObserved(tr.Retired) {
-				rendered[name] = dc
-			}
-		}
-		reportTransition(rsp, tr)
+		reportTransition(rsp, settle(rendered, observed, pools, draining, poolReady))
 		reportNamespaces(rsp, spec, found, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
 	}
@@ -152,12 +136,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// renderOrganization renders every object of the organization: its
-// dedicated node identity if it has one, each pool's NodeClass, NodePool and
-// the Usages that order their deletion, the admission policies that keep its
-// pods on its pools, and the placement ConfigMap of each of its namespaces.
-func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, stacks []v1alpha1.StackStatus, found lookup, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+// renderOrganization renders every object of the organization: the
+// ConfigMap by which it holds the organization, its dedicated node identity
+// if it has one, each pool's NodeClass, NodePool and the Usages that order
+// their deletion, and the placement Role and ConfigMap of each namespace the
+// platform gives it.
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
+	objects[organizationLockResource] = renderOrganizationLock(spec, in, claim, keys)
 	var used usedObjects
 	var identity *nodeidentity.Identity
 	if c := found.Cluster; c != nil {
@@ -205,16 +191,10 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, sta
 
 	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))
 	for name, o := range objects {
-		out[name] = desiredOf(name, o, observed)
+		oc, ok := observed[name]
+		out[name] = &resource.DesiredComposed{Resource: o, Ready: ready.Of(o, oc, ok)}
 	}
 	return out, nil
-}
-
-// desiredOf is a rendered object as Crossplane is to compose it, ready
-// when its observed state says so.
-func desiredOf(name resource.Name, o *composed.Unstructured, observed map[resource.Name]resource.ObservedComposed) *resource.DesiredComposed {
-	oc, ok := observed[name]
-	return &resource.DesiredComposed{Resource: o, Ready: ready.Of(o, oc, ok)}
 }
 
 // unresolved says why nothing new was rendered. A brand-new XR has nothing

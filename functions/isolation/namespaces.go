@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
@@ -170,56 +168,6 @@ func plannedNamespaceObjects(spec v1alpha1.XKarpenterIsolationSpec, given map[st
 	return out
 }
 
-// requireOrganizationNamespaces is the required resource under which
-// Crossplane returns every namespace the platform gives the organization.
-const requireOrganizationNamespaces = "organization-namespaces"
-
-// requireNamespaces asks Crossplane for the namespaces the platform labels
-// <keyDomain>/organization=<organization>: the platform's statement of which
-// namespaces are the organization's, which no claim can make for itself (the
-// cluster's namespace policy lets only the platform set the label). One
-// selector, whatever the number of namespaces.
-func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) {
-	rs[requireOrganizationNamespaces] = &fnv1.ResourceSelector{
-		ApiVersion: namespaceGVK.GroupVersion().String(),
-		Kind:       namespaceGVK.Kind,
-		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
-			Labels: map[string]string{keys.Organization: spec.Organization},
-		}},
-	}
-}
-
-// givenNamespaces reads which namespaces the platform gives the
-// organization, and which of those it also labels exempt, from Crossplane's
-// answer to requireNamespaces; resolved is false until Crossplane has
-// answered. The objects kiso plans in those namespaces depend on it, so it is
-// read before the plan: Crossplane calls again with the same answer.
-func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) (given, exempt map[string]bool, resolved bool, err error) {
-	given, exempt = map[string]bool{}, map[string]bool{}
-	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
-	if err != nil {
-		return nil, nil, false, errors.Wrap(err, "cannot read required resource Namespaces of the organization")
-	}
-	for _, ns := range found {
-		given[ns.Resource.GetName()] = true
-		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
-			exempt[ns.Resource.GetName()] = true
-		}
-	}
-	return given, exempt, resolved, nil
-}
-
-// resolveNamespaces records which namespaces the platform gives the
-// organization, and which of those it also labels exempt.
-func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) error {
-	given, exempt, resolved, err := givenNamespaces(req, keys)
-	if err != nil {
-		return err
-	}
-	l.Namespaces, l.Exempt, l.Waiting = given, exempt, l.Waiting || !resolved
-	return nil
-}
-
 // unassignedNamespaces lists the spec's namespaces the platform has not
 // given the organization (they may not exist yet): their pods get no grant.
 func unassignedNamespaces(spec v1alpha1.XKarpenterIsolationSpec, assigned map[string]bool) []string {
@@ -267,47 +215,6 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 		}
 	}
 	return out
-}
-
-// validateKarpenterNamespace refuses the namespace Karpenter's controller
-// runs in: Karpenter's own pods must never need a tenant's pool to start.
-func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster) field.ErrorList {
-	if c == nil || c.Spec.Karpenter.Namespace == "" {
-		return nil
-	}
-	var errs field.ErrorList
-	for _, ns := range specNamespaces(spec) {
-		if ns.Name == c.Spec.Karpenter.Namespace {
-			errs = append(errs, field.Invalid(ns.Path, ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
-		}
-	}
-	return errs
-}
-
-// validatePlatformNamespaces refuses namespaces whose pods are the
-// platform's: placement exempts them, so no organization may hold one.
-func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) field.ErrorList {
-	var errs field.ErrorList
-	for _, ns := range specNamespaces(spec) {
-		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
-			errs = append(errs, field.Invalid(ns.Path, ns.Name, why))
-		}
-	}
-	return errs
-}
-
-// platformNamespace says why a namespace is the platform's, or "". The kube-
-// prefix is refused with the spec's other static checks.
-func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys placement.Keys) string {
-	switch {
-	case ns == "default":
-		return "the default namespace is every user's: no organization may hold it"
-	case exempt[ns]:
-		return "the platform labels this namespace " + placement.ExemptLabel(keys.Domain) + ": its pods are exempt from placement"
-	case cp != nil && slices.Contains(cp.PlatformNamespaces, ns):
-		return fmt.Sprintf("a platform namespace of XKarpenterCluster %q (%s): its pods are exempt from placement", cp.Cluster, strings.Join(cp.PlatformNamespaces, ", "))
-	}
-	return ""
 }
 
 // placementConfigMaps renders the ConfigMap of each namespace the platform

@@ -84,14 +84,3 @@ func organizationConflict(spec v1alpha1.XKarpenterIsolationSpec, holder *unstruc
 	}
 	return field.Invalid(field.NewPath("spec", "organization"), spec.Organization, "organization is held by "+who+"; one claim only holds an organization, whatever its isolation mode").Error()
 }
-
-// validateClaimedOrganization refuses a claim whose namespace the platform
-// has not given the organization it claims.
-func validateClaimedOrganization(spec v1alpha1.XKarpenterIsolationSpec, claim claimOf, found lookup, keys placement.Keys) field.ErrorList {
-	if claim.Namespace == "" || found.Namespaces[claim.Namespace] {
-		return nil
-	}
-	return field.ErrorList{field.Forbidden(field.NewPath("spec", "organization"), fmt.Sprintf(
-		"the claim's namespace %s is not organization %q's: a claim may claim only the organization the platform labels its namespace with (%s=%s)",
-		claim.Namespace, spec.Organization, keys.Organization, spec.Organization))}
-}

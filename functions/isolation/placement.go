@@ -2,15 +2,9 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
@@ -67,10 +61,10 @@ type grants struct {
 }
 
 func namespaceGrants(spec v1alpha1.XKarpenterIsolationSpec, stack, pool string) grants {
-	g := grants{Tolerations: []string{spec.Organization, placement.Pool(spec.Organization, stack)}, Pool: pool}
+	g := grants{Tolerations: []string{spec.Organization, placement.GrantName(spec.Organization, stack)}, Pool: pool}
 	own := spec.Organization
 	if spec.Isolation == v1alpha1.IsolationStack {
-		own = placement.Pool(spec.Organization, stack)
+		own = placement.GrantName(spec.Organization, stack)
 	}
 	g.Select = []string{placement.AnyPool}
 	if placementEnforced(spec) {
@@ -119,82 +113,6 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 		out[placementRoleResourceName(ns.Name)] = role
 	}
 	return out
-}
-
-// keepRetiredGrants is make-before-break for workloads: while retired pools
-// are kept, each namespace's Role still grants what it granted before, so
-// pods carrying the old placement are admitted until the old pool goes.
-func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
-	for name, dc := range rendered {
-		oc, ok := observed[name]
-		if !ok || dc.Resource.GetKind() != roleKind {
-			continue
-		}
-		old, _, _ := unstructured.NestedSlice(oc.Resource.Object, "rules")
-		rules, _, _ := unstructured.NestedSlice(dc.Resource.Object, "rules")
-		for _, o := range old {
-			or, ok := o.(map[string]any)
-			if !ok {
-				continue
-			}
-			merged := false
-			for i, r := range rules {
-				rr, ok := r.(map[string]any)
-				if !ok || fmt.Sprint(rr["resources"], rr["verbs"]) != fmt.Sprint(or["resources"], or["verbs"]) {
-					continue
-				}
-				names, _ := rr["resourceNames"].([]any)
-				oldNames, _ := or["resourceNames"].([]any)
-				for _, n := range oldNames {
-					if !slices.Contains(names, n) {
-						names = append(names, n)
-					}
-				}
-				rr["resourceNames"] = names
-				rules[i] = rr
-				merged = true
-			}
-			// Injection is never kept: it follows the spec at once.
-			if !merged && fmt.Sprint(or["verbs"]) != fmt.Sprint([]any{placement.VerbInject}) {
-				rules = append(rules, or)
-			}
-		}
-		_ = unstructured.SetNestedSlice(dc.Resource.Object, rules, "rules")
-	}
-}
-
-// requireClusterPolicy is the required resource under which Crossplane
-// returns the cluster's placement policy, if one exists.
-const requireClusterPolicy = "placement-policy"
-
-var validatingPolicyGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
-
-// clusterPlacement is what the cluster's placement policy says it enforces.
-type clusterPlacement struct {
-	Cluster            string
-	KeyDomain          string
-	PlatformNamespaces []string
-	InjectAPIVersion   string
-}
-
-// resolveClusterPolicy reads the cluster's placement policy, if any.
-func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) error {
-	found, resolved, err := request.GetRequiredResource(req, requireClusterPolicy)
-	switch {
-	case err != nil:
-		return errors.Wrapf(err, "cannot read required resource ValidatingAdmissionPolicy %q", placement.PolicyName)
-	case !resolved:
-		l.Waiting = true
-	case len(found) > 0:
-		a := found[0].Resource.GetAnnotations()
-		l.Placement = &clusterPlacement{
-			Cluster:            a[placement.AnnotationCluster],
-			KeyDomain:          a[placement.AnnotationKeyDomain],
-			PlatformNamespaces: placement.SplitList(a[placement.AnnotationPlatformNamespaces]),
-			InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
-		}
-	}
-	return nil
 }
 
 // Condition types and reasons of placement.

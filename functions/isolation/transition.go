@@ -5,9 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // A transition is what happens to objects the spec no longer asks for: after
@@ -120,4 +124,64 @@ func withoutPools(rendered map[resource.Name]*resource.DesiredComposed, pools []
 			delete(rendered, name)
 		}
 	}
+}
+
+// keepRetiredGrants is make-before-break for workloads: while retired pools
+// are kept, each namespace's Role still grants what it granted before, so
+// pods carrying the old placement are admitted until the old pool goes.
+func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
+	for name, dc := range rendered {
+		oc, ok := observed[name]
+		if !ok || dc.Resource.GetKind() != roleKind {
+			continue
+		}
+		old, _, _ := unstructured.NestedSlice(oc.Resource.Object, "rules")
+		rules, _, _ := unstructured.NestedSlice(dc.Resource.Object, "rules")
+		for _, o := range old {
+			or, ok := o.(map[string]any)
+			if !ok {
+				continue
+			}
+			merged := false
+			for i, r := range rules {
+				rr, ok := r.(map[string]any)
+				if !ok || fmt.Sprint(rr["resources"], rr["verbs"]) != fmt.Sprint(or["resources"], or["verbs"]) {
+					continue
+				}
+				names, _ := rr["resourceNames"].([]any)
+				oldNames, _ := or["resourceNames"].([]any)
+				for _, n := range oldNames {
+					if !slices.Contains(names, n) {
+						names = append(names, n)
+					}
+				}
+				rr["resourceNames"] = names
+				rules[i] = rr
+				merged = true
+			}
+			// Injection is never kept: it follows the spec at once.
+			if !merged && fmt.Sprint(or["verbs"]) != fmt.Sprint([]any{placement.VerbInject}) {
+				rules = append(rules, or)
+			}
+		}
+		_ = unstructured.SetNestedSlice(dc.Resource.Object, rules, "rules")
+	}
+}
+
+// settle is make-before-break, the whole of it: a pool still being deleted
+// is rendered anew once it is gone, and while new pools are not Ready the
+// retired ones are kept exactly as observed, and each namespace's Role still
+// grants what it granted before, so pods of the old placement are admitted
+// until the old pool goes. It changes rendered in place and says what it
+// holds on to.
+func settle(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, pools []pool, draining, ready map[string]bool) transition {
+	withoutPools(rendered, pools, draining)
+	tr := planTransition(observed, rendered, pools, draining, ready)
+	if tr.Holding() {
+		keepRetiredGrants(rendered, observed)
+		for name, dc := range keepObserved(tr.Retired) {
+			rendered[name] = dc
+		}
+	}
+	return tr
 }

@@ -155,9 +155,12 @@ const (
 // the message a refused pod gets.
 const PoolAnnotation = "kiso.dev/pool"
 
-// Pool names a pool in a grant: "o" in organization isolation, "o.s" in stack
-// isolation. Organization and stack names hold no ".".
-func Pool(organization, stack string) string {
+// GrantName is how a grant names a pool, or a toleration: "o" for an
+// organization, "o.s" for its stack s. Organization and stack names hold no
+// ".". It is not the pool's object name (kiso-o, kiso-o.s, or shortened),
+// which names NodePools and NodeClasses: a grant names what a pod carries,
+// which the policies compare with the pod's labels and tolerations.
+func GrantName(organization, stack string) string {
 	if stack == "" {
 		return organization
 	}

@@ -2,23 +2,23 @@ package main
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
+
+// Resolution, in one place: what the function asks Crossplane for
+// (requirements) and what it reads back from the answers (resolve, into a
+// lookup). Nothing here decides what to render.
 
 // Names of the required resources this function asks Crossplane for.
 const (
@@ -29,8 +29,9 @@ const (
 var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
 // requirements asks Crossplane for the two reference objects, the cluster if
-// the spec names one, every organization's XR and, for every object kiso is
-// about to create, for whatever already holds its name.
+// the spec names one, the cluster's placement policy, the namespaces the
+// platform gives the organization and, for every object kiso is about to
+// create, for whatever already holds its name.
 func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, keys placement.Keys) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
@@ -154,81 +155,86 @@ func (l lookup) Unresolved() bool {
 	return l.Waiting || len(l.Missing) > 0 || len(l.NotReady) > 0
 }
 
-// referenceLabel marks a NodeClass or NodePool the platform lets tenants clone.
-func referenceLabel(keys placement.Keys) string { return keys.Domain + "/reference" }
+// requireOrganizationNamespaces is the required resource under which
+// Crossplane returns every namespace the platform gives the organization.
+const requireOrganizationNamespaces = "organization-namespaces"
 
-// validateReferences refuses a reference the platform did not mark: a
-// NodePool or NodeClass is the platform's, and one it never meant for
-// tenants (a privileged role, another team's subnets) must not be cloned.
-func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys placement.Keys) field.ErrorList {
-	var errs field.ErrorList
-	for _, r := range []struct {
-		path   *field.Path
-		kind   string
-		obj    *unstructured.Unstructured
-		listed []string
-	}{
-		{field.NewPath("spec", "nodeClassRef", "name"), spec.NodeClassRef.Kind, found.NodeClass, in.References.NodeClasses},
-		{field.NewPath("spec", "nodePoolRef", "name"), nodePoolKind, found.NodePool, in.References.NodePools},
-	} {
-		if r.obj == nil || r.obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(r.listed, r.obj.GetName()) {
-			continue
-		}
-		errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
-			r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
+// requireNamespaces asks Crossplane for the namespaces the platform labels
+// <keyDomain>/organization=<organization>: the platform's statement of which
+// namespaces are the organization's, which no claim can make for itself (the
+// cluster's namespace policy lets only the platform set the label). One
+// selector, whatever the number of namespaces.
+func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) {
+	rs[requireOrganizationNamespaces] = &fnv1.ResourceSelector{
+		ApiVersion: namespaceGVK.GroupVersion().String(),
+		Kind:       namespaceGVK.Kind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
+			Labels: map[string]string{keys.Organization: spec.Organization},
+		}},
 	}
-	return errs
 }
 
-// validateAgainstReferences returns spec errors that only show once the
-// reference NodePool and the pools already composed are known.
-func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[resource.Name]resource.ObservedComposed) field.ErrorList {
-	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
-		return errs
+// givenNamespaces reads which namespaces the platform gives the
+// organization, and which of those it also labels exempt, from Crossplane's
+// answer to requireNamespaces; resolved is false until Crossplane has
+// answered. The objects kiso plans in those namespaces depend on it, so it is
+// read before the plan: Crossplane calls again with the same answer.
+func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) (given, exempt map[string]bool, resolved bool, err error) {
+	given, exempt = map[string]bool{}, map[string]bool{}
+	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
+	if err != nil {
+		return nil, nil, false, errors.Wrap(err, "cannot read required resource Namespaces of the organization")
 	}
-	var errs field.ErrorList
-	sp := field.NewPath("spec")
-
-	// A static NodePool (spec.replicas) allows only limits.nodes and no
-	// weight; say so on the claim rather than fail every clone's apply.
-	if _, static, _ := unstructured.NestedFieldNoCopy(found.NodePool.Object, "spec", "replicas"); static {
-		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
-			if s == nil {
-				return
-			}
-			if s.Weight != nil {
-				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
-			}
-			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
-				if k != "nodes" {
-					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
-				}
-			}
-		}
-		check(sp.Child("pool"), spec.Pool)
-		for i := range spec.Stacks {
-			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
+	for _, ns := range found {
+		given[ns.Resource.GetName()] = true
+		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+			exempt[ns.Resource.GetName()] = true
 		}
 	}
+	return given, exempt, resolved, nil
+}
 
-	errs = append(errs, validateKarpenterNamespace(spec, found.Cluster)...)
-
-	// Only a cluster whose controller may pass per-organization roles can
-	// host a Dedicated one.
-	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
-		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
+// resolveNamespaces records which namespaces the platform gives the
+// organization, and which of those it also labels exempt.
+func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) error {
+	given, exempt, resolved, err := givenNamespaces(req, keys)
+	if err != nil {
+		return err
 	}
+	l.Namespaces, l.Exempt, l.Waiting = given, exempt, l.Waiting || !resolved
+	return nil
+}
 
-	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
-	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
-	for _, name := range slices.Sorted(maps.Keys(observed)) {
-		oc := observed[name]
-		if oc.Resource.GetKind() != nodePoolKind {
-			continue
-		}
-		if got, ok := observedNodeClassRef(oc); ok && got != want {
-			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
+// requireClusterPolicy is the required resource under which Crossplane
+// returns the cluster's placement policy, if one exists.
+const requireClusterPolicy = "placement-policy"
+
+var validatingPolicyGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
+
+// clusterPlacement is what the cluster's placement policy says it enforces.
+type clusterPlacement struct {
+	Cluster            string
+	KeyDomain          string
+	PlatformNamespaces []string
+	InjectAPIVersion   string
+}
+
+// resolveClusterPolicy reads the cluster's placement policy, if any.
+func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) error {
+	found, resolved, err := request.GetRequiredResource(req, requireClusterPolicy)
+	switch {
+	case err != nil:
+		return errors.Wrapf(err, "cannot read required resource ValidatingAdmissionPolicy %q", placement.PolicyName)
+	case !resolved:
+		l.Waiting = true
+	case len(found) > 0:
+		a := found[0].Resource.GetAnnotations()
+		l.Placement = &clusterPlacement{
+			Cluster:            a[placement.AnnotationCluster],
+			KeyDomain:          a[placement.AnnotationKeyDomain],
+			PlatformNamespaces: placement.SplitList(a[placement.AnnotationPlatformNamespaces]),
+			InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
 		}
 	}
-	return errs
+	return nil
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+)
+
+// Validating what was found, in one place: the spec errors that only show
+// once Crossplane has returned what the spec names (validateFound).
+
+// referenceLabel marks a NodeClass or NodePool the platform lets tenants clone.
+func referenceLabel(keys placement.Keys) string { return keys.Domain + "/reference" }
+
+// validateReferences refuses a reference the platform did not mark: a
+// NodePool or NodeClass is the platform's, and one it never meant for
+// tenants (a privileged role, another team's subnets) must not be cloned.
+func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys placement.Keys) field.ErrorList {
+	var errs field.ErrorList
+	for _, r := range []struct {
+		path   *field.Path
+		kind   string
+		obj    *unstructured.Unstructured
+		listed []string
+	}{
+		{field.NewPath("spec", "nodeClassRef", "name"), spec.NodeClassRef.Kind, found.NodeClass, in.References.NodeClasses},
+		{field.NewPath("spec", "nodePoolRef", "name"), nodePoolKind, found.NodePool, in.References.NodePools},
+	} {
+		if r.obj == nil || r.obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(r.listed, r.obj.GetName()) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
+			r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
+	}
+	return errs
+}
+
+// validateAgainstReferences returns spec errors that only show once the
+// reference NodePool and the pools already composed are known.
+func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[resource.Name]resource.ObservedComposed) field.ErrorList {
+	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
+		return errs
+	}
+	var errs field.ErrorList
+	sp := field.NewPath("spec")
+
+	// A static NodePool (spec.replicas) allows only limits.nodes and no
+	// weight; say so on the claim rather than fail every clone's apply.
+	if _, static, _ := unstructured.NestedFieldNoCopy(found.NodePool.Object, "spec", "replicas"); static {
+		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
+			if s == nil {
+				return
+			}
+			if s.Weight != nil {
+				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
+			}
+			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
+				if k != "nodes" {
+					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
+				}
+			}
+		}
+		check(sp.Child("pool"), spec.Pool)
+		for i := range spec.Stacks {
+			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
+		}
+	}
+
+	errs = append(errs, validateKarpenterNamespace(spec, found.Cluster)...)
+
+	// Only a cluster whose controller may pass per-organization roles can
+	// host a Dedicated one.
+	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
+		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
+	}
+
+	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
+	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		oc := observed[name]
+		if oc.Resource.GetKind() != nodePoolKind {
+			continue
+		}
+		if got, ok := observedNodeClassRef(oc); ok && got != want {
+			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
+		}
+	}
+	return errs
+}
+
+// validateFound returns the spec errors that only show once what the spec
+// names has been fetched: the references, the cluster, the namespaces the
+// platform gives the organization and the claim's own namespace.
+func validateFound(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[resource.Name]resource.ObservedComposed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
+	errs := validateAgainstReferences(spec, found, observed)
+	errs = append(errs, validateReferences(spec, found, in, keys)...)
+	errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
+	return append(errs, validateClaimedOrganization(spec, claim, found, keys)...)
+}
+
+// validateKarpenterNamespace refuses the namespace Karpenter's controller
+// runs in: Karpenter's own pods must never need a tenant's pool to start.
+func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster) field.ErrorList {
+	if c == nil || c.Spec.Karpenter.Namespace == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, ns := range specNamespaces(spec) {
+		if ns.Name == c.Spec.Karpenter.Namespace {
+			errs = append(errs, field.Invalid(ns.Path, ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
+		}
+	}
+	return errs
+}
+
+// validatePlatformNamespaces refuses namespaces whose pods are the
+// platform's: placement exempts them, so no organization may hold one.
+func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) field.ErrorList {
+	var errs field.ErrorList
+	for _, ns := range specNamespaces(spec) {
+		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
+			errs = append(errs, field.Invalid(ns.Path, ns.Name, why))
+		}
+	}
+	return errs
+}
+
+// platformNamespace says why a namespace is the platform's, or "". The kube-
+// prefix is refused with the spec's other static checks.
+func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys placement.Keys) string {
+	switch {
+	case ns == "default":
+		return "the default namespace is every user's: no organization may hold it"
+	case exempt[ns]:
+		return "the platform labels this namespace " + placement.ExemptLabel(keys.Domain) + ": its pods are exempt from placement"
+	case cp != nil && slices.Contains(cp.PlatformNamespaces, ns):
+		return fmt.Sprintf("a platform namespace of XKarpenterCluster %q (%s): its pods are exempt from placement", cp.Cluster, strings.Join(cp.PlatformNamespaces, ", "))
+	}
+	return ""
+}
+
+// validateClaimedOrganization refuses a claim whose namespace the platform
+// has not given the organization it claims.
+func validateClaimedOrganization(spec v1alpha1.XKarpenterIsolationSpec, claim claimOf, found lookup, keys placement.Keys) field.ErrorList {
+	if claim.Namespace == "" || found.Namespaces[claim.Namespace] {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "organization"), fmt.Sprintf(
+		"the claim's namespace %s is not organization %q's: a claim may claim only the organization the platform labels its namespace with (%s=%s)",
+		claim.Namespace, spec.Organization, keys.Organization, spec.Organization))}
+}
