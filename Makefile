@@ -68,6 +68,12 @@ bench: ## Benchmarks of RunFunction (ns/op, allocs/op).
 bench-admission: ## Pod-create latency (p50, p99) with placement enforced, 0, 100 and 1,000 organizations, on the e2e control plane.
 	KISO_BENCH_ADMISSION=1 test/e2e/run.sh -run '^TestAdmissionBenchmark$$'
 
+FLEET_STEPS ?= 100,300,600,1000
+
+.PHONY: bench-fleet
+bench-fleet: ## Onboard organizations in steps (FLEET_STEPS, default 100,300,600,1000) on the e2e control plane with Crossplane at its default poll; prints apply and Ready times, objects per organization, CPU-seconds and memory per server, pending pod -> bound.
+	KISO_BENCH_FLEET=1 KISO_FLEET_STEPS=$(FLEET_STEPS) KISO_E2E_CROSSPLANE_POLL=1m test/e2e/run.sh -run '^TestFleetBenchmark$$' -timeout=240m
+
 ##@ Packages
 
 # Where the packages are pushed; the Configuration depends on the functions there, at the same VERSION.

@@ -223,3 +223,46 @@ func exitReason(waitErr error) string {
 	}
 	return waitErr.Error()
 }
+
+// Usage is what one server has used so far: CPU time (user and system, all its threads) and peak resident
+// memory.
+type Usage struct {
+	Name       string
+	CPUSeconds float64
+	PeakRSSMB  int
+}
+
+// clockTicks is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux on every architecture Go
+// supports).
+const clockTicks = 100
+
+// Usage reads each running server's CPU time and peak memory from /proc, in the order they were started.
+func (g *Group) Usage() []Usage {
+	var out []Usage
+	for _, srv := range g.servers() {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", srv.PID()))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces; the fields after it are space-separated: utime and stime are
+		// the 14th and 15th fields of the line, the 12th and 13th after the ")".
+		_, rest, ok := strings.Cut(string(stat), ") ")
+		fields := strings.Fields(rest)
+		if !ok || len(fields) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		u := Usage{Name: srv.Name, CPUSeconds: (utime + stime) / clockTicks}
+		if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.PID())); err == nil {
+			for _, line := range strings.Split(string(status), "\n") {
+				if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					kib, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
+					u.PeakRSSMB = kib / 1024
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}

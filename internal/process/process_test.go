@@ -100,3 +100,30 @@ func TestFreePortsAreDistinct(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+func TestUsageReadsTheServersCPUAndMemory(t *testing.T) {
+	g, err := NewGroup(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A shell that burns CPU until stopped.
+	srv, err := g.Start("spinner", "/bin/sh", []string{"-c", "while :; do :; done"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.StopAll() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		u := g.Usage()
+		if len(u) != 1 || u[0].Name != srv.Name {
+			t.Fatalf("usage %+v, want one entry for %s", u, srv.Name)
+		}
+		if u[0].CPUSeconds > 0 && u[0].PeakRSSMB >= 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a spinning process shows no CPU time: %+v", u)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

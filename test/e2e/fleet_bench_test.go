@@ -1,0 +1,228 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kiso-dev/kiso/internal/process"
+)
+
+// The fleet benchmark's settings: make bench-fleet sets fleetEnv; the steps are cumulative organization
+// counts (default 100,300,600,1000).
+const (
+	fleetEnv      = "KISO_BENCH_FLEET"
+	fleetStepsEnv = "KISO_FLEET_STEPS"
+	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
+	fleetIdle = time.Minute
+	// fleetReadyTimeout bounds one step's pools becoming Ready; it is a failure bound, not a measurement.
+	fleetReadyTimeout = 40 * time.Minute
+)
+
+// TestFleetBenchmark applies organizations in steps, as a platform onboarding its customers would (organization
+// isolation, one stack each, the claim in the stack's namespace, namespaces given by the platform), on the e2e
+// control plane with the real Karpenter (KWOK) and Crossplane at its default poll, and prints for each step:
+// how long kubectl apply took, how long until every claim's pool was Ready by Karpenter, the objects composed
+// per organization, each server's CPU-seconds while onboarding and over an idle minute, its peak memory, and
+// how long a pending pod of the newest organization takes to be bound on a new node of its pool. Its numbers
+// are its result; it fails only if the fleet does not come up.
+func TestFleetBenchmark(t *testing.T) {
+	if os.Getenv(fleetEnv) != "1" {
+		t.Skipf("set %s=1 (make bench-fleet) to run the fleet benchmark", fleetEnv)
+	}
+	requireNodesT(t)
+	steps, err := fleetSteps(os.Getenv(fleetStepsEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	references := readTestdataT(t, "karpenter", "references.yaml")
+	env.ApplyT(t, references)
+	t.Cleanup(func() { deleteAtCleanup(t, references) })
+	usePlacementClusterT(t)
+
+	fmt.Printf("\nFleet: organization isolation, one stack each; Crossplane polls every %s; %d cores\n", crossplanePollInterval(), numCPU())
+	fmt.Printf("%-6s %10s %12s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
+	created := 0
+	for _, n := range steps {
+		before := usageByServer(env.servers.Usage())
+		start := time.Now()
+		manifest := fleetManifest(created, n)
+		if out := env.TryT(t, manifest, "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
+			t.Fatalf("kubectl apply of organizations %d..%d: %s", created, n-1, out.Stderr)
+		}
+		applied := time.Since(start)
+		waitForFleetReadyT(t, n)
+		ready := time.Since(start)
+		onboarded := usageByServer(env.servers.Usage())
+		objects := composedPerOrganizationT(t)
+
+		idleFrom := usageByServer(env.servers.Usage())
+		idleStart := time.Now()
+		time.Sleep(fleetIdle) // the measurement window itself: nothing changes, and what the servers spend is the result
+		idle := usageByServer(env.servers.Usage())
+		elapsed := time.Since(idleStart).Seconds()
+
+		bound := pendingPodBoundT(t, fleetOrganization(n-1))
+		fmt.Printf("%-6d %10s %12s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), objects,
+			perServer(before, onboarded, float64(n-created)), perServer(idleFrom, idle, elapsed), peakRSS(env.servers.Usage()), bound.Round(100*time.Millisecond))
+		created = n
+	}
+	fmt.Println()
+}
+
+// fleetSteps reads the cumulative organization counts.
+func fleetSteps(v string) ([]int, error) {
+	if v == "" {
+		v = "100,300,600,1000"
+	}
+	var out []int
+	last := 0
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= last {
+			return nil, fmt.Errorf("%s=%q: want increasing organization counts, e.g. 100,300,600,1000", fleetStepsEnv, v)
+		}
+		out = append(out, n)
+		last = n
+	}
+	return out, nil
+}
+
+func fleetOrganization(i int) string { return fmt.Sprintf("fleet-%04d", i) }
+
+// fleetManifest is organizations from..to-1: each a namespace <org>-web the platform gives the organization,
+// holding its claim.
+func fleetManifest(from, to int) []byte {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		org := fleetOrganization(i)
+		fmt.Fprintf(&b, `---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s-web
+  labels: {kiso.dev/organization: %[1]s}
+---
+apiVersion: kiso.dev/v1alpha1
+kind: KarpenterIsolation
+metadata:
+  name: %[1]s
+  namespace: %[1]s-web
+spec:
+  organization: %[1]s
+  stacks: [{name: web}]
+  nodeClassRef: {apiVersion: karpenter.kwok.sh/v1alpha1, kind: KWOKNodeClass, name: kwok-reference}
+  nodePoolRef: {name: kwok-reference}
+  pool: {limits: {cpu: 4}}
+`, org)
+	}
+	return []byte(b.String())
+}
+
+// waitForFleetReadyT waits until n organizations' XRs report every pool Ready (by Karpenter).
+func waitForFleetReadyT(t *testing.T, n int) {
+	t.Helper()
+	waitForT(t, fleetReadyTimeout, fmt.Sprintf("%d organizations' pools Ready", n), func(ctx context.Context) (bool, string, error) {
+		xrs, err := env.Cluster.List(ctx, IsolationKind, "", "")
+		if err != nil {
+			return false, "", err
+		}
+		ready := 0
+		for _, xr := range xrs {
+			pools, _, _ := unstructured.NestedSlice(xr.Object, "status", "pools")
+			all := len(pools) > 0
+			for _, p := range pools {
+				if r, _ := p.(map[string]any)["ready"].(bool); !r {
+					all = false
+				}
+			}
+			if all {
+				ready++
+			}
+		}
+		return ready >= n, fmt.Sprintf("%d of %d organizations Ready", ready, n), nil
+	})
+}
+
+// composedPerOrganizationT is how many objects each organization's XR composes, on average.
+func composedPerOrganizationT(t *testing.T) float64 {
+	t.Helper()
+	xrs := env.Cluster.ListT(t, IsolationKind, "", "")
+	total := 0
+	for _, xr := range xrs {
+		refs, _, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
+		total += len(refs)
+	}
+	if len(xrs) == 0 {
+		return 0
+	}
+	return float64(total) / float64(len(xrs))
+}
+
+// pendingPodBoundT creates a pod of an organization, placed as its claim says, and returns how long it took to
+// be bound on a node (Karpenter launches one for it).
+func pendingPodBoundT(t *testing.T, org string) time.Duration {
+	t.Helper()
+	ns := org + "-web"
+	waitForDefaultServiceAccountT(t, ns)
+	pod := newPod("bound-probe", ns, selectStack(org, ""),
+		corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: org, Effect: corev1.TaintEffectNoSchedule})
+	start := time.Now()
+	createPodT(t, pod)
+	t.Cleanup(func() {
+		_ = env.Cluster.Typed.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
+	})
+	waitForT(t, landTimeout, "pod "+ns+"/"+pod.Name+" bound", func(ctx context.Context) (bool, string, error) {
+		p, err := env.Cluster.Typed.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return p.Spec.NodeName != "", scheduledMessage(*p), nil
+	})
+	return time.Since(start)
+}
+
+func usageByServer(us []process.Usage) map[string]process.Usage {
+	out := make(map[string]process.Usage, len(us))
+	for _, u := range us {
+		out[u.Name] = u
+	}
+	return out
+}
+
+// perServer prints the CPU-seconds each server used between two readings, divided by per (new organizations,
+// or seconds for cores), the busiest first three, and the total.
+func perServer(from, to map[string]process.Usage, per float64) string {
+	total := 0.0
+	var parts []string
+	for _, name := range []string{"kube-apiserver", "crossplane", "karpenter", "etcd", "kiso-dev-function-isolation"} {
+		d := to[name].CPUSeconds - from[name].CPUSeconds
+		parts = append(parts, fmt.Sprintf("%s %.2f", strings.TrimPrefix(name, "kiso-dev-function-"), d/per))
+	}
+	for name, u := range to {
+		total += u.CPUSeconds - from[name].CPUSeconds
+	}
+	return fmt.Sprintf("all %.2f: %s", total/per, strings.Join(parts, ", "))
+}
+
+func peakRSS(us []process.Usage) string {
+	var parts []string
+	for _, u := range us {
+		switch u.Name {
+		case "kube-apiserver", "crossplane", "karpenter", "etcd":
+			parts = append(parts, fmt.Sprintf("%s %d", u.Name, u.PeakRSSMB))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func numCPU() int { return runtime.NumCPU() }
