@@ -110,7 +110,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
 
-		reportTransition(rsp, settle(rendered, observed, pools, draining, poolReady))
+		reportTransition(rsp, settle(rendered, observed, pools, draining, poolReady, found.Namespaces))
 		reportNamespaces(rsp, spec, found, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
 	}

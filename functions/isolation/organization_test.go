@@ -107,3 +107,28 @@ func TestPlacementIsEnforcedOnlyOnceEveryGrantIsThere(t *testing.T) {
 		}
 	}
 }
+
+func TestANamespaceTakenAwayLosesItsGrantWhilePoolsWait(t *testing.T) {
+	// Composed with acme-web and batch given; the pools are not Ready yet (nothing marks them), so a
+	// transition would hold on to what is retired.
+	world := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web"), namespace("batch")}
+	spec := placementSpec(v1alpha1.IsolationStack, nil)
+	observed := map[string]string{}
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), nil), world)) {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	// The spec drops stack jobs while its new pools wait, and the platform gives batch to globex.
+	dropped := strings.Replace(spec, `,{"name":"jobs","namespaces":["batch","reindex"]}`, "", 1)
+	relabelled := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web"), namespaceOf("batch", "globex")}
+	rsp := run(t, newRequest(t, input, xr(dropped), observed), relabelled)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	if _, kept := got["nodepool-kiso-acme.jobs"]; !kept {
+		t.Errorf("make before break: the retired pool kiso-acme.jobs is not kept while the new pools wait")
+	}
+	for _, name := range []string{"placement-role-batch", "placement-configmap-batch"} {
+		if _, kept := got[name]; kept {
+			t.Errorf("%s is kept in a namespace the platform gave another organization", name)
+		}
+	}
+}

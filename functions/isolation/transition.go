@@ -172,14 +172,19 @@ func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, obs
 // is rendered anew once it is gone, and while new pools are not Ready the
 // retired ones are kept exactly as observed, and each namespace's Role still
 // grants what it granted before, so pods of the old placement are admitted
-// until the old pool goes. It changes rendered in place and says what it
-// holds on to.
-func settle(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, pools []pool, draining, ready map[string]bool) transition {
+// until the old pool goes. A namespace the platform no longer gives the
+// organization is not the organization's to keep: its Role and ConfigMap go
+// at once, whatever the pools wait for. It changes rendered in place and
+// says what it holds on to.
+func settle(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, pools []pool, draining, ready, given map[string]bool) transition {
 	withoutPools(rendered, pools, draining)
 	tr := planTransition(observed, rendered, pools, draining, ready)
 	if tr.Holding() {
 		keepRetiredGrants(rendered, observed)
 		for name, dc := range keepObserved(tr.Retired) {
+			if ns := dc.Resource.GetNamespace(); ns != "" && !given[ns] {
+				continue
+			}
 			rendered[name] = dc
 		}
 	}

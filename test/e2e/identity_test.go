@@ -182,7 +182,13 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		env.ApplyT(t, certManager)
 		t.Cleanup(func() { deleteAtCleanup(t, certManager) })
 		patchClaimT(t, umbra, `{"spec":{"stacks":[{"name":"web","namespaces":["umbra-web","cert-manager"]}]}}`)
-		t.Cleanup(func() { patchClaimT(t, umbra, `{"spec":{"stacks":[{"name":"web","namespaces":["umbra-web"]}]}}`) })
+		t.Cleanup(func() {
+			// The test's context is done by now.
+			if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "karpenterisolation", umbra.Name, "-n", umbra.Namespace, "--type=merge",
+				"-p", `{"spec":{"stacks":[{"name":"web","namespaces":["umbra-web"]}]}}`); err != nil {
+				t.Errorf("cannot restore claim %s/%s: %v", umbra.Namespace, umbra.Name, err)
+			}
+		})
 		assertClaimConditionT(t, umbra, "NamespacesAssigned", "NotAssigned",
 			"namespaces cert-manager are not labelled kiso.dev/organization=umbra by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
 		for _, kind := range []struct{ gvk, name string }{{"Role", "kiso-placement"}, {"ConfigMap", "kiso-placement"}} {

@@ -148,8 +148,10 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	if len(identityObjects) == 0 {
 		t.Fatalf("XR %s composed no dedicated identity", xr)
 	}
-	// Every AWS object is in use, by the tenant's NodePool or NodeClass or, through them, by the roles.
-	for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
+	// Every AWS object is in use, by the tenant's NodePool or NodeClass or, through them, by the roles; the
+	// XKarpenterCluster itself, by the tenant's NodePool (its admission policies have no Usage: Kubernetes
+	// sends no admission request for those to a webhook).
+	for _, r := range append(append(awsRefs(clusterObjects), identityObjects...), composedRef{GVK: ClusterKind, Name: safetyCluster}) {
 		waitInUseT(t, r)
 	}
 
