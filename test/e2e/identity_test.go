@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
@@ -119,10 +121,9 @@ var tolerateUmbra = corev1.Toleration{Key: "kiso.dev/organization", Operator: co
 func TestTheBoundaryIsThePlatforms(t *testing.T) {
 	useReferenceObjectsT(t)
 	usePlacementClusterT(t)
-	waitForTypeCheckedT(t, placementPolicy)
-	waitForTypeCheckedT(t, poolsPolicy)
 	env.ApplyT(t, identityFixtures)
 	t.Cleanup(func() { deleteAtCleanup(t, identityFixtures) })
+	waitForPlacementInForceT(t)
 	env.ApplyT(t, umbra.claimOnly())
 	t.Cleanup(func() { deleteAtCleanup(t, umbra.claimOnly()) })
 	umbraXR := umbra.xrName(t)
@@ -278,6 +279,9 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		user := "system:serviceaccount:" + nobodysNamespace + ":" + binder
 		binding := fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},"target":{"kind":"Node","name":%q}}`, pending.Name, someNode)
 		out := env.TryT(t, []byte(binding), "create", "--raw", "/api/v1/namespaces/"+nobodysNamespace+"/pods/"+pending.Name+"/binding", "-f", "-", "--as="+user)
+		if out.ExitCode == 0 {
+			t.Fatalf("a tenant's scheduler bound pod %s/%s to node %s", nobodysNamespace, pending.Name, someNode)
+		}
 		want := "ValidatingAdmissionPolicy '" + bindingPolicy + "' with binding '" + bindingPolicy + "' denied request: " + user + " may not bind pod " + nobodysNamespace + "/" + pending.Name +
 			" to node " + someNode + ": a binding skips the taints that keep organizations apart, so outside platform namespaces only the platform's schedulers (system:kube-scheduler) bind pods; " +
 			"the platform grants others create on bindings.placement.kiso.dev"
@@ -337,6 +341,30 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		if out := submitPod(t, pod, true); out.ExitCode != 0 {
 			t.Errorf("umbra's own pod with 40 tolerations and 10 affinity terms is refused: %s", strings.TrimSpace(out.Stderr))
 		}
+	})
+}
+
+// waitForPlacementInForceT waits until the apiserver enforces every placement policy the scenario's cluster
+// composes. The previous scenario's cluster may still be going (its policies held names this cluster's take
+// over once they are deleted), and the apiserver loads policies a moment after they are written: each policy
+// is in force once it refuses what only it refuses.
+func waitForPlacementInForceT(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{placementPolicy, poolsPolicy, bindingPolicy, identityPolicy} {
+		env.Cluster.WaitForT(t, policyInForceTimeout, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name, func(u *unstructured.Unstructured) (bool, string) {
+			owner := metav1.GetControllerOf(u)
+			return owner != nil && owner.Name == placementCluster && u.GetDeletionTimestamp() == nil, fmt.Sprintf("composed by %v", owner)
+		})
+		waitForTypeCheckedT(t, name)
+	}
+	waitForDefaultServiceAccountT(t, malloryNamespace)
+	waitForDefaultServiceAccountT(t, nobodysNamespace)
+	waitUntilRefusedT(t, newPod("probe", malloryNamespace, nil), poolsPolicy)
+	waitUntilRefusedT(t, newPod("probe", nobodysNamespace, nil, tolerateEveryone), placementPolicy)
+	labelled := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-probe\n  labels: {kiso.dev/organization: umbra}\n")
+	waitForT(t, policyInForceTimeout, "policy "+identityPolicy+" to refuse a labelled namespace", func(context.Context) (bool, string, error) {
+		out := env.TryT(t, labelled, "create", "--dry-run=server", "-f", "-", "--as="+namespaceCreator)
+		return out.ExitCode != 0 && strings.Contains(out.Stderr, identityPolicy), strings.TrimSpace(out.Stderr), nil
 	})
 }
 
