@@ -163,13 +163,20 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 	return out, nil
 }
 
-var podsMatch = func(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
+// coreMatch matches requests on a core (v1) resource, or subresource such as
+// pods/binding, for the operations given.
+func coreMatch(resource string, ops ...admissionv1.OperationType) *admissionv1.MatchResources {
 	return &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 		RuleWithOperations: admissionv1.RuleWithOperations{
 			Operations: ops,
-			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}},
 		},
 	}}}
+}
+
+// podsMatch matches requests on pods for the operations given.
+func podsMatch(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
+	return coreMatch("pods", ops...)
 }
 
 // outsidePlatform selects every namespace but the platform's: those listed
@@ -436,13 +443,8 @@ func (pp placementPlan) bindingPolicy() (*admissionv1.ValidatingAdmissionPolicy,
 		TypeMeta:   validatingPolicyType,
 		ObjectMeta: metav1.ObjectMeta{Name: placement.BindingPolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods/binding"}},
-				},
-			}}},
+			FailurePolicy:    ptr.To(admissionv1.Fail),
+			MatchConstraints: coreMatch("pods/binding", admissionv1.Create),
 			MatchConditions: []admissionv1.MatchCondition{
 				{Name: "not-a-scheduler", Expression: "!(request.userInfo.username in " + celList(pp.Schedulers) + ")"},
 			},
@@ -469,13 +471,8 @@ func (pp placementPlan) namespacePolicy() (*admissionv1.ValidatingAdmissionPolic
 		TypeMeta:   validatingPolicyType,
 		ObjectMeta: metav1.ObjectMeta{Name: placement.NamespacePolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"namespaces"}},
-				},
-			}}},
+			FailurePolicy:    ptr.To(admissionv1.Fail),
+			MatchConstraints: coreMatch("namespaces", admissionv1.Create, admissionv1.Update),
 			Variables: []admissionv1.Variable{
 				{Name: "labels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
 				{Name: "old", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},

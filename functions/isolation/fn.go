@@ -68,16 +68,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	pools := planPools(spec, keys)
-	given, _, _, err := givenNamespaces(req, keys)
+	given, err := givenNamespaces(req, keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	planned := planObjects(spec, pools, in, given)
+	planned := planObjects(spec, pools, in, given.Namespaces)
 	composed := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, composed, keys)
 
-	found, err := resolve(req, spec, planned, composed, oxr.Resource.GetUID(), keys)
+	found, err := resolve(req, spec, planned, composed, given, oxr.Resource.GetUID(), keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil

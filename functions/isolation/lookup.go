@@ -81,7 +81,7 @@ type lookup struct {
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, xrUID types.UID, keys placement.Keys) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, keys placement.Keys) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -111,9 +111,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			return l, err
 		}
 	}
-	if err := l.resolveNamespaces(req, keys); err != nil {
-		return l, err
-	}
+	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
 	if err := l.resolveClusterPolicy(req); err != nil {
 		return l, err
 	}
@@ -174,35 +172,32 @@ func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarp
 	}
 }
 
-// givenNamespaces reads which namespaces the platform gives the
-// organization, and which of those it also labels exempt, from Crossplane's
-// answer to requireNamespaces; resolved is false until Crossplane has
-// answered. The objects kiso plans in those namespaces depend on it, so it is
-// read before the plan: Crossplane calls again with the same answer.
-func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) (given, exempt map[string]bool, resolved bool, err error) {
-	given, exempt = map[string]bool{}, map[string]bool{}
-	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
-	if err != nil {
-		return nil, nil, false, errors.Wrap(err, "cannot read required resource Namespaces of the organization")
-	}
-	for _, ns := range found {
-		given[ns.Resource.GetName()] = true
-		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
-			exempt[ns.Resource.GetName()] = true
-		}
-	}
-	return given, exempt, resolved, nil
+// givenSet is what the platform gives the organization: its namespaces
+// (labelled <keyDomain>/organization=<organization>) and which of those it
+// also labels exempt. Resolved is false until Crossplane has answered.
+type givenSet struct {
+	Namespaces, Exempt map[string]bool
+	Resolved           bool
 }
 
-// resolveNamespaces records which namespaces the platform gives the
-// organization, and which of those it also labels exempt.
-func (l *lookup) resolveNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) error {
-	given, exempt, resolved, err := givenNamespaces(req, keys)
+// givenNamespaces reads the namespaces the platform gives the organization
+// from Crossplane's answer to requireNamespaces. The objects kiso plans in
+// them depend on it, so it is read once, before the plan, and handed to
+// resolve.
+func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) (givenSet, error) {
+	g := givenSet{Namespaces: map[string]bool{}, Exempt: map[string]bool{}}
+	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
 	if err != nil {
-		return err
+		return g, errors.Wrap(err, "cannot read required resource Namespaces of the organization")
 	}
-	l.Namespaces, l.Exempt, l.Waiting = given, exempt, l.Waiting || !resolved
-	return nil
+	g.Resolved = resolved
+	for _, ns := range found {
+		g.Namespaces[ns.Resource.GetName()] = true
+		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+			g.Exempt[ns.Resource.GetName()] = true
+		}
+	}
+	return g, nil
 }
 
 // requireClusterPolicy is the required resource under which Crossplane

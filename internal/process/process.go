@@ -150,18 +150,10 @@ func (g *Group) servers() []*Server {
 // PrintPeakMemory prints each running server's peak resident memory (VmHWM), so that memory growth shows in
 // CI logs.
 func (g *Group) PrintPeakMemory(w io.Writer, prefix string) {
-	var parts []string
-	for _, srv := range g.servers() {
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.PID()))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kib, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
-				parts = append(parts, fmt.Sprintf("%s %d MB", srv.Name, kib/1024))
-			}
-		}
+	usage := g.Usage()
+	parts := make([]string, 0, len(usage))
+	for _, u := range usage {
+		parts = append(parts, fmt.Sprintf("%s %d MB", u.Name, u.PeakRSSMB))
 	}
 	fmt.Fprintf(w, "%speak RSS: %s\n", prefix, strings.Join(parts, ", "))
 }

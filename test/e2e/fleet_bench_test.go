@@ -51,7 +51,7 @@ func TestFleetBenchmark(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, references) })
 	usePlacementClusterT(t)
 
-	fmt.Printf("\nFleet: organization isolation, one stack each; Crossplane polls every %s; %d cores\n", crossplanePollInterval(), numCPU())
+	fmt.Printf("\nFleet: organization isolation, one stack each; Crossplane polls every %s; %d cores\n", crossplanePollInterval(), runtime.NumCPU())
 	fmt.Printf("%-6s %10s %12s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
 	created := 0
 	for _, n := range steps {
@@ -232,5 +232,3 @@ func peakRSS(us []process.Usage) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-func numCPU() int { return runtime.NumCPU() }
