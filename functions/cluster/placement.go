@@ -28,12 +28,12 @@ import (
 
 // Placement is enforced at admission, for every pod of the cluster, by
 // policies whose cost does not grow with the number of organizations: none
-// of them lists an organization. What a namespace's pods may tolerate and
-// must select is in the namespace itself, in the Role kiso-placement that the
-// isolation function composes there; the policies read it through the
-// authorizer (for tolerations and selectors) and as their parameter (for the
-// pool to select and inject). A pod's admission costs the same with one
-// organization or a thousand.
+// of them lists an organization. Which organization a namespace is comes
+// from its label, which only the platform may set (the namespace policy);
+// which stacks and pool its pods may use is in the namespace itself, in the
+// Role kiso-placement that the isolation function composes there, which the
+// policies read as their parameter. Pod policies make no authorizer call: a
+// pod's admission costs the same with one organization or a thousand.
 
 // Composed resource names of the placement policies.
 const (

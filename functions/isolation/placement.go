@@ -41,7 +41,7 @@ func placementInjected(spec v1alpha1.XKarpenterIsolationSpec) bool {
 	return spec.Placement != nil && spec.Placement.Inject
 }
 
-// The RBAC API of the Role and RoleBinding.
+// The RBAC API of the Role.
 const (
 	rbacGroup      = "rbac.authorization.k8s.io"
 	rbacAPIVersion = rbacGroup + "/v1"
