@@ -20,6 +20,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/refusal"
+	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
@@ -35,7 +36,7 @@ type Function struct {
 // RunFunction renders one XKarpenterCluster. It never returns an error:
 // failures are Fatal results and a condition on the XR.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := response.To(req, requeue.Settling)
 
 	in, err := getInput(req)
 	if err != nil {
@@ -125,6 +126,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
+	requeue.After(rsp, notReady == 0 && !verdict.Waiting)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
 	return rsp, nil
 }

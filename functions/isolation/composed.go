@@ -100,3 +100,15 @@ func observedNodeClassRef(oc resource.ObservedComposed) (schema.GroupKind, bool)
 	kind, _, _ := unstructured.NestedString(oc.Resource.Object, "spec", "template", "spec", "nodeClassRef", "kind")
 	return schema.GroupKind{Group: group, Kind: kind}, kind != ""
 }
+
+// allObserved reports whether Crossplane has observed every object rendered:
+// an object rendered for the first time is applied after this call, and its
+// creation is an event Crossplane may still drop.
+func allObserved(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) bool {
+	for name := range rendered {
+		if _, ok := observed[name]; !ok {
+			return false
+		}
+	}
+	return true
+}

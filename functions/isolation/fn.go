@@ -19,6 +19,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/refusal"
+	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
@@ -34,7 +35,7 @@ type Function struct {
 // failures are Fatal results and conditions on the XR and its claim, and on
 // any path where it cannot render it keeps what it composed before.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := response.To(req, requeue.Settling)
 
 	in, err := getInput(req)
 	if err != nil {
@@ -110,9 +111,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
 
-		reportTransition(rsp, settle(rendered, observed, pools, draining, poolReady, found.Namespaces))
+		tr := settle(rendered, observed, pools, draining, poolReady, found.Namespaces)
+		reportTransition(rsp, tr)
 		reportNamespaces(rsp, spec, found, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
+		requeue.After(rsp, tr.Settled() && allObserved(rendered, observed))
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 

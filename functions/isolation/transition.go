@@ -91,6 +91,12 @@ func reportTransition(rsp *fnv1.RunFunctionResponse, t transition) {
 	response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).WithMessage(strings.Join(waits, "; ")).TargetCompositeAndClaim()
 }
 
+// Settled reports whether the organization's pools are all Ready and nothing
+// is being replaced or retired.
+func (t transition) Settled() bool {
+	return len(t.Retired) == 0 && len(t.Waiting) == 0 && len(t.Draining) == 0
+}
+
 // Holding reports whether retired objects must stay for now.
 func (t transition) Holding() bool {
 	return len(t.Retired) > 0 && len(t.Waiting) > 0

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/requeue"
+)
+
+// A cluster whose every object is observed Ready is left alone for an hour (Crossplane reconciles it when any
+// of them changes); one that waits on an object is looked at again within a minute.
+func TestAClusterIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
+	observed := func(notReady ...string) map[string]string {
+		out := map[string]string{}
+		for name, o := range fntest.Desired(t, run(t, newRequest(t, xr(podIdentitySpec), nil))) {
+			status := "True"
+			for _, n := range notReady {
+				if n == name {
+					status = "False"
+				}
+			}
+			o["status"] = map[string]any{"conditions": []any{
+				map[string]any{"type": "Ready", "status": status},
+				map[string]any{"type": "Synced", "status": "True"},
+			}}
+			out[name] = fntest.ToJSON(t, o)
+		}
+		return out
+	}
+	cases := map[string]struct {
+		observed map[string]string
+		want     time.Duration
+	}{
+		"EveryObjectReady":      {observed: observed(), want: requeue.Settled},
+		"TheQueueIsNotReadyYet": {observed: observed("queue"), want: requeue.Settling},
+		"NothingComposedYet":    {want: requeue.Settling},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, xr(podIdentitySpec), tc.observed))
+			fntest.AssertNoFatal(t, rsp)
+			if got := rsp.GetMeta().GetTtl().AsDuration(); got != tc.want {
+				t.Errorf("TTL %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,45 @@
+// Package requeue says how soon Crossplane reconciles an XR again when
+// nothing about it changes.
+//
+// Crossplane v2 reconciles an XR at once when the XR, an object it composes
+// or an object its function requires changes (realtime composition watches
+// all three), and otherwise only when the TTL of the function's response has
+// passed. So the TTL is not how kiso notices a change: it is the backstop for
+// an event Crossplane dropped (its per-XR circuit breaker drops events while
+// an XR receives too many), and it is the idle cost, since every XR is
+// reconciled once per TTL: a function call and an apply of every object it
+// composes. An XR that waits on nothing gets a long TTL, one that waits on
+// something outside its spec a short one.
+package requeue
+
+import (
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+const (
+	// Settled is the TTL of an XR that waits on nothing: everything it
+	// composes is observed and Ready and nothing is being replaced. A fleet
+	// of 1,000 idle organizations costs one reconcile each per hour, as
+	// Crossplane's own resync of every object would anyway.
+	Settled = time.Hour
+	// Settling is the TTL of an XR that waits on something (an object not
+	// yet observed or Ready, pools being replaced, a reference not found):
+	// an event dropped meanwhile delays it by a minute at most.
+	Settling = time.Minute
+)
+
+// After sets how soon Crossplane reconciles the XR again if nothing changes:
+// Settled if settled, Settling otherwise.
+func After(rsp *fnv1.RunFunctionResponse, settled bool) {
+	ttl := Settling
+	if settled {
+		ttl = Settled
+	}
+	if rsp.Meta == nil {
+		rsp.Meta = &fnv1.ResponseMeta{}
+	}
+	rsp.Meta.Ttl = durationpb.New(ttl)
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/requeue"
+)
+
+// Crossplane reconciles an XR when anything it composes or requires changes; the TTL only bounds how long a
+// dropped event goes unnoticed. An organization that waits on nothing is left alone for an hour, one that
+// waits on something is looked at again within a minute.
+func TestAnOrganizationIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")}
+	cases := map[string]struct {
+		spec     string
+		observed map[string]string
+		world    cluster
+		want     time.Duration
+	}{
+		"EverythingComposedAndReady":     {spec: orgSpec, observed: composedOrg(t, true), world: world, want: requeue.Settled},
+		"PoolsNotReadyYet":               {spec: orgSpec, observed: composedOrg(t, false), world: world, want: requeue.Settling},
+		"NothingComposedYet":             {spec: orgSpec, world: world, want: requeue.Settling},
+		"PoolsBeingReplaced":             {spec: stackSwitch, observed: composedOrg(t, true), world: world, want: requeue.Settling},
+		"AReferenceIsMissing":            {spec: orgSpec, observed: composedOrg(t, true), world: cluster{refNodeClass, namespace("acme-web"), namespace("acme-jobs")}, want: requeue.Settling},
+		"ANamespaceTakenAwayIsStillHeld": {spec: orgSpec, observed: composedOrg(t, true), world: cluster{refNodeClass, refNodePool, namespace("acme-web")}, want: requeue.Settling},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(tc.spec), tc.observed), tc.world)
+			fntest.AssertNoFatal(t, rsp)
+			if got := rsp.GetMeta().GetTtl().AsDuration(); got != tc.want {
+				t.Errorf("TTL %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
