@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,58 +28,72 @@ func BenchmarkRunFunction(b *testing.B) {
 		{"organization", []int{1, 10, 100, 1000}},
 	} {
 		for _, n := range bc.stacks {
-			stacks := make([]string, n)
-			for i := range stacks {
-				stacks[i] = fmt.Sprintf(`{"name":"stack-%d"}`, i)
-			}
-			spec := `{"organization":"acme","customer":"acme-corp","isolation":"` + bc.isolation + `","stacks":[` + strings.Join(stacks, ",") + `],
-				"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"},"tags":{"cost-center":"42"}}`
-
-			newReq := benchRequest(b, spec, nil)
+			newReq, steadyReq := benchRequests(b, bc.isolation, n)
 			b.Run(fmt.Sprintf("%s/stacks=%d/new", bc.isolation, n), func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, newReq) })
-
-			observed := map[string]*fnv1.Resource{}
-			rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), newReq)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for name, r := range rsp.GetDesired().GetResources() {
-				o := r.GetResource().AsMap()
-				o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-				st, err := structpb.NewStruct(o)
-				if err != nil {
-					b.Fatal(err)
-				}
-				observed[name] = &fnv1.Resource{Resource: st}
-			}
-			steadyReq := benchRequest(b, spec, observed)
 			b.Run(fmt.Sprintf("%s/stacks=%d/steady", bc.isolation, n), func(b *testing.B) { fntest.Bench(b, &Function{log: logging.NewNopLogger()}, steadyReq) })
 		}
 	}
 }
 
-// benchRequest builds a request whose requirements are all resolved: the
-// references and namespaces exist and no foreign object holds a name.
-func benchRequest(b *testing.B, spec string, observed map[string]*fnv1.Resource) *fnv1.RunFunctionRequest {
+// BenchmarkCallOverFloor measures the function's own share of a call, as
+// Crossplane pays for it over gRPC: the request decoded, RunFunction and the
+// response encoded ("call"), over what decoding the same request and
+// encoding the same response costs any function ("floor"). x-floor is their
+// ratio.
+func BenchmarkCallOverFloor(b *testing.B) {
+	for _, bc := range []struct {
+		isolation string
+		stacks    int
+	}{
+		{"stack", 100},
+		{"stack", 200},
+		{"organization", 1000},
+	} {
+		newReq, steadyReq := benchRequests(b, bc.isolation, bc.stacks)
+		b.Run(fmt.Sprintf("%s/stacks=%d/new", bc.isolation, bc.stacks), func(b *testing.B) { fntest.BenchOverFloor(b, &Function{log: logging.NewNopLogger()}, newReq) })
+		b.Run(fmt.Sprintf("%s/stacks=%d/steady", bc.isolation, bc.stacks), func(b *testing.B) { fntest.BenchOverFloor(b, &Function{log: logging.NewNopLogger()}, steadyReq) })
+	}
+}
+
+// benchRequests builds the two requests of an organization of n stacks,
+// each in its default namespace, which the platform gives it: "new" has
+// nothing composed yet, "steady" has everything "new" renders observed Ready.
+func benchRequests(b *testing.B, isolation string, n int) (newReq, steadyReq *fnv1.RunFunctionRequest) {
+	b.Helper()
+	stacks := make([]string, n)
+	world := fntest.Cluster{refNodeClass, refNodePool}
+	for i := range stacks {
+		stacks[i] = fmt.Sprintf(`{"name":"stack-%d"}`, i)
+		world = append(world, namespace(defaultNamespace("acme", fmt.Sprintf("stack-%d", i))))
+	}
+	spec := `{"organization":"acme","customer":"acme-corp","isolation":"` + isolation + `","stacks":[` + strings.Join(stacks, ",") + `],
+		"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"},"tags":{"cost-center":"42"}}`
+
+	newReq, rsp := benchRequest(b, spec, nil, world)
+	observed := map[string]*fnv1.Resource{}
+	for name, r := range rsp.GetDesired().GetResources() {
+		o := r.GetResource().AsMap()
+		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		st, err := structpb.NewStruct(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		observed[name] = &fnv1.Resource{Resource: st}
+	}
+	steadyReq, _ = benchRequest(b, spec, observed, world)
+	return newReq, steadyReq
+}
+
+// benchRequest builds a request whose requirements are all resolved against
+// the world, with the function's response to it.
+func benchRequest(b *testing.B, spec string, observed map[string]*fnv1.Resource, world fntest.Cluster) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse) {
 	b.Helper()
 	req := &fnv1.RunFunctionRequest{
 		Input:    resource.MustStructJSON(input),
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xr(spec))}, Resources: observed},
 		Desired:  &fnv1.State{},
 	}
-	rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.RequiredResources = map[string]*fnv1.Resources{}
-	for name, sel := range rsp.GetRequirements().GetResources() {
-		req.RequiredResources[name] = &fnv1.Resources{}
-		if sel.GetKind() == "Namespace" {
-			// Every namespace exists, so each gets its ConfigMap.
-			req.RequiredResources[name].Items = []*fnv1.Resource{{Resource: resource.MustStructJSON(namespace(sel.GetMatchName()))}}
-		}
-	}
-	req.RequiredResources[requireReferenceNodeClass] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resource.MustStructJSON(refNodeClass)}}}
-	req.RequiredResources[requireReferenceNodePool] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: resource.MustStructJSON(refNodePool)}}}
-	return req
+	req, rsp := fntest.Settle(b, &Function{log: logging.NewNopLogger()}, req, world)
+	fntest.AssertNoFatal(b, rsp)
+	return req, rsp
 }
