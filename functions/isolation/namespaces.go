@@ -62,26 +62,37 @@ func defaultNamespace(organization, stack string) string {
 	return organization + "-" + stack
 }
 
-// specNamespace is one namespace of the spec and where the spec lists it.
+// specNamespace is one namespace of the spec and where the spec lists it:
+// in stacks[stack].namespaces[index], or, with index -1, as the stack's
+// default namespace.
 type specNamespace struct {
-	Name  string
-	Stack string
-	Path  *field.Path
+	Name         string
+	Stack        string
+	stack, index int
+}
+
+// Path is the field that lists the namespace; a stack's default namespace is
+// reported at the stack's namespaces field. It is built only for an error:
+// the spec's namespaces are listed many times in a call.
+func (ns specNamespace) Path() *field.Path {
+	p := field.NewPath("spec", "stacks").Index(ns.stack).Child("namespaces")
+	if ns.index < 0 {
+		return p
+	}
+	return p.Index(ns.index)
 }
 
 // specNamespaces lists every namespace of the spec, in spec order. A stack
-// without namespaces has its default one, reported at the stack's
-// namespaces field.
+// without namespaces has its default one.
 func specNamespaces(spec v1alpha1.XKarpenterIsolationSpec) []specNamespace {
 	var out []specNamespace
 	for i, s := range spec.Stacks {
-		p := field.NewPath("spec", "stacks").Index(i).Child("namespaces")
-		for j, ns := range namespacesOf(spec.Organization, s) {
-			path := p
-			if len(s.Namespaces) > 0 {
-				path = p.Index(j)
-			}
-			out = append(out, specNamespace{Name: ns, Stack: s.Name, Path: path})
+		if len(s.Namespaces) == 0 {
+			out = append(out, specNamespace{Name: defaultNamespace(spec.Organization, s.Name), Stack: s.Name, stack: i, index: -1})
+			continue
+		}
+		for j, ns := range s.Namespaces {
+			out = append(out, specNamespace{Name: ns, Stack: s.Name, stack: i, index: j})
 		}
 	}
 	return out
@@ -184,9 +195,9 @@ func unassignedNamespaces(spec v1alpha1.XKarpenterIsolationSpec, assigned map[st
 // holds, which organization serves it, at the field that lists it. Other
 // conflicts are returned as they are.
 func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []ownership.Conflict, keys placement.Keys) []string {
-	pathOf := map[string]*field.Path{}
+	listed := map[string]specNamespace{}
 	for _, ns := range specNamespaces(spec) {
-		pathOf[ns.Name] = ns.Path
+		listed[ns.Name] = ns
 	}
 	// Another XR holding the organization explains every other conflict: it
 	// holds the organization's pools and namespaces too.
@@ -197,7 +208,7 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 	}
 	out := make([]string, 0, len(conflicts))
 	for _, c := range conflicts {
-		path, ok := pathOf[c.Planned.Namespace]
+		ns, ok := listed[c.Planned.Namespace]
 		if c.Planned.GVK != configMapGVK && c.Planned.GVK != roleGVK || !ok {
 			out = append(out, c.String())
 			continue
@@ -210,7 +221,7 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 			}
 		}
 		// The namespace's ConfigMap and Role are held alike: one message.
-		if msg := field.Invalid(path, c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error(); !slices.Contains(out, msg) {
+		if msg := field.Invalid(ns.Path(), c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error(); !slices.Contains(out, msg) {
 			out = append(out, msg)
 		}
 	}

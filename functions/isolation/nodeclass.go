@@ -52,9 +52,9 @@ func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVer
 			tags[k] = v
 		}
 	}
-	if err := unstructured.SetNestedField(spec, toAnyMap(mergeStringMap(tags, keys.Managed(), p.Tags)), "tags"); err != nil {
-		return nil, errors.Wrapf(err, "cannot set spec.tags of %s %q", gvk.Kind, p.Name)
-	}
+	// The clone's top level is its own (clonedSpec): tags, role and
+	// instanceProfile are set on it directly.
+	spec["tags"] = toAnyMap(mergeStringMap(tags, keys.Managed(), p.Tags))
 	if identity != nil {
 		delete(spec, "role")
 		spec["instanceProfile"] = identity.ProfileName

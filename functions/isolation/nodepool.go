@@ -3,9 +3,9 @@ package main
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -35,7 +35,7 @@ func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.Gro
 	np := newObject(nodePoolAPIVersion, nodePoolKind, p, keys)
 	np.Object["spec"] = spec
 
-	w := &writer{obj: spec}
+	w := newWriter(spec)
 	w.set(map[string]any{"group": nodeClass.Group, "kind": nodeClass.Kind, "name": p.Name}, "template", "spec", "nodeClassRef")
 
 	labels, _, lerr := unstructured.NestedStringMap(spec, "template", "metadata", "labels")
@@ -53,7 +53,7 @@ func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.Gro
 	if w.err != nil {
 		return nil, errors.Wrapf(w.err, "cannot clone NodePool %q", ref.GetName())
 	}
-	if err := applySettings(spec, p.Settings); err != nil {
+	if err := applySettings(w, p.Settings); err != nil {
 		return nil, errors.Wrapf(err, "cannot apply pool settings to NodePool %q", p.Name)
 	}
 	return np, nil
@@ -61,8 +61,7 @@ func renderNodePool(ref *unstructured.Unstructured, p pool, nodeClass schema.Gro
 
 // applySettings writes the organization's pool settings over the cloned spec;
 // a setting left empty keeps the reference's value.
-func applySettings(spec map[string]any, s v1alpha1.PoolSettings) error {
-	w := &writer{obj: spec}
+func applySettings(w *writer, s v1alpha1.PoolSettings) error {
 	for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
 		w.set(quantity(s.Limits[k]), "limits", k)
 	}
@@ -85,17 +84,44 @@ func applySettings(spec map[string]any, s v1alpha1.PoolSettings) error {
 	return w.err
 }
 
-// writer sets nested fields of an unstructured object and keeps the first
-// error, so a sequence of writes reads as one.
+// writer sets nested fields of a pool's clone of a reference spec and keeps
+// the first error, so a sequence of writes reads as one. The clone copies the
+// spec's top level only (clonedSpec); writer copies each object along a path
+// before its first write into it. What kiso never writes stays the
+// reference's, shared by every pool's clone and only read, so the request
+// never changes and a pool costs what kiso sets, not the reference's size.
 type writer struct {
-	obj map[string]any
-	err error
+	obj    map[string]any
+	copied map[string]bool // the dotted paths of the objects copied so far
+	err    error
+}
+
+func newWriter(clone map[string]any) *writer {
+	return &writer{obj: clone, copied: map[string]bool{}}
 }
 
 func (w *writer) set(value any, path ...string) {
-	if w.err == nil {
-		w.err = unstructured.SetNestedField(w.obj, value, path...)
+	if w.err != nil {
+		return
 	}
+	obj := w.obj
+	for i, f := range path[:len(path)-1] {
+		at := strings.Join(path[:i+1], ".")
+		v, found := obj[f]
+		child, isObject := v.(map[string]any)
+		switch {
+		case !found:
+			child = map[string]any{}
+		case !isObject:
+			w.err = errors.Errorf("%s is not an object", at)
+			return
+		case !w.copied[at]:
+			child = maps.Clone(child)
+		}
+		obj[f], w.copied[at] = child, true
+		obj = child
+	}
+	obj[path[len(path)-1]] = value
 }
 
 // setString sets a string field unless value is empty.
@@ -131,26 +157,24 @@ func quantity(v intstr.IntOrString) any {
 	return v.StrVal
 }
 
-// clonedSpec deep-copies the reference's spec, so rendering never mutates the
-// request.
+// clonedSpec copies the top level of the reference's spec, for a writer to
+// fill in: rendering never changes the request.
 func clonedSpec(ref *unstructured.Unstructured) (map[string]any, error) {
 	spec, ok := ref.Object["spec"].(map[string]any)
 	if !ok {
 		return nil, errors.Errorf("%s %q has no spec", ref.GetKind(), ref.GetName())
 	}
-	return runtime.DeepCopyJSONValue(spec).(map[string]any), nil
+	return maps.Clone(spec), nil
 }
 
 // newObject starts a cluster-scoped object named after the pool and labelled
 // with its identity.
 func newObject(apiVersion, kind string, p pool, keys placement.Keys) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": apiVersion,
 		"kind":       kind,
-		"metadata":   map[string]any{"name": p.Name},
+		"metadata":   map[string]any{"name": p.Name, "labels": toAnyMap(objectLabels(p, keys))},
 	}}
-	u.SetLabels(objectLabels(p, keys))
-	return u
 }
 
 // objectLabels label every object of a pool with its identity, so

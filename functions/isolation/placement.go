@@ -99,17 +99,24 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 			continue
 		}
 		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
-		labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack}
 		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations), grantRule(placement.Pools, placement.VerbSelect, g.Select)}
 		if len(g.Inject) > 0 {
 			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
 		}
+		// Built as a map, as the namespace's ConfigMap is: there is one per
+		// namespace.
 		role := composed.New()
-		role.Object = map[string]any{"apiVersion": rbacAPIVersion, "kind": roleKind, "rules": rules}
-		role.SetName(placement.Name)
-		role.SetNamespace(ns.Name)
-		role.SetLabels(labels)
-		role.SetAnnotations(map[string]string{placement.PoolAnnotation: g.Pool})
+		role.Object = map[string]any{
+			"apiVersion": rbacAPIVersion,
+			"kind":       roleKind,
+			"metadata": map[string]any{
+				"name":        placement.Name,
+				"namespace":   ns.Name,
+				"labels":      map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
+				"annotations": map[string]any{placement.PoolAnnotation: g.Pool},
+			},
+			"rules": rules,
+		}
 		out[placementRoleResourceName(ns.Name)] = role
 	}
 	return out

@@ -116,7 +116,7 @@ func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundC
 	var errs field.ErrorList
 	for _, ns := range specNamespaces(spec) {
 		if ns.Name == c.Spec.Karpenter.Namespace {
-			errs = append(errs, field.Invalid(ns.Path, ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
+			errs = append(errs, field.Invalid(ns.Path(), ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
 		}
 	}
 	return errs
@@ -128,7 +128,7 @@ func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found loo
 	var errs field.ErrorList
 	for _, ns := range specNamespaces(spec) {
 		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
-			errs = append(errs, field.Invalid(ns.Path, ns.Name, why))
+			errs = append(errs, field.Invalid(ns.Path(), ns.Name, why))
 		}
 	}
 	return errs

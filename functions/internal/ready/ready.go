@@ -13,11 +13,12 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
-// Condition reads a condition's status straight from the object: the SDK's
-// GetCondition round-trips the status through JSON, which shows in
-// reconciles of XRs that compose many resources.
+// Condition reads a condition's status straight from the object, without a
+// copy: the SDK's GetCondition round-trips the status through JSON, which
+// shows in reconciles of XRs that compose many resources.
 func Condition(o *unstructured.Unstructured, t xpv1.ConditionType) corev1.ConditionStatus {
-	conditions, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	v, _, _ := unstructured.NestedFieldNoCopy(o.Object, "status", "conditions")
+	conditions, _ := v.([]any)
 	for _, c := range conditions {
 		if m, ok := c.(map[string]any); ok && m["type"] == string(t) {
 			s, _ := m["status"].(string)

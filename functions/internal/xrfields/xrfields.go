@@ -5,6 +5,7 @@ package xrfields
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -31,11 +32,16 @@ func SetStatus(xr *resource.Composite, status any) error {
 	if err != nil {
 		return errors.Wrap(err, "cannot convert status")
 	}
-	for k, v := range fields {
-		if err := xr.Resource.SetValue("status."+k, v); err != nil {
-			return errors.Wrapf(err, "cannot set status.%s", k)
-		}
+	if _, ok := xr.Resource.Object["status"]; !ok {
+		xr.Resource.Object["status"] = map[string]any{}
 	}
+	st, ok := xr.Resource.Object["status"].(map[string]any)
+	if !ok {
+		return errors.New("cannot set status: the XR's status is not an object")
+	}
+	// The converter's output is JSON data already: it is set as it is, not
+	// through a field path's JSON round trip, which a large status pays dearly.
+	maps.Copy(st, fields)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package xrfields
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,6 +78,15 @@ func TestSetStatus(t *testing.T) {
 				t.Errorf("%s\nstatus: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestSetStatusRefusesAStatusThatIsNotAnObject(t *testing.T) {
+	xr := &resource.Composite{Resource: composite.New()}
+	xr.Resource.Object = map[string]any{"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterCluster", "status": "ready"}
+	err := SetStatus(xr, status{RoleName: "KarpenterNodeRole-prod"})
+	if diff := cmp.Diff("cannot set status: the XR's status is not an object", fmt.Sprint(err)); diff != "" {
+		t.Errorf("SetStatus(...): -want, +got:\n%s", diff)
 	}
 }
 
