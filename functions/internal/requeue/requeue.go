@@ -15,8 +15,9 @@ package requeue
 import (
 	"time"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
 const (
@@ -38,8 +39,8 @@ func After(rsp *fnv1.RunFunctionResponse, settled bool) {
 	if settled {
 		ttl = Settled
 	}
-	if rsp.Meta == nil {
+	if rsp.GetMeta() == nil {
 		rsp.Meta = &fnv1.ResponseMeta{}
 	}
-	rsp.Meta.Ttl = durationpb.New(ttl)
+	rsp.GetMeta().Ttl = durationpb.New(ttl)
 }
