@@ -112,3 +112,14 @@ func allObserved(rendered map[resource.Name]*resource.DesiredComposed, observed 
 	}
 	return true
 }
+
+// objectMap starts an object as a plain map: kiso renders hundreds of
+// ConfigMaps and Roles for a large organization, and converting typed objects
+// cost more than the rest of their rendering. labels holds kiso's labels.
+func objectMap(apiVersion, kind, name, namespace string, labels map[string]any) map[string]any {
+	metadata := map[string]any{"name": name, "labels": labels}
+	if namespace != "" {
+		metadata["namespace"] = namespace
+	}
+	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": metadata}
+}

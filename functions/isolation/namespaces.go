@@ -249,25 +249,15 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 		if err != nil {
 			return nil, errors.Wrap(err, "cannot encode tolerations")
 		}
-		// Built as a map, not converted from a typed ConfigMap: an
-		// organization can have hundreds, and the conversion cost more than
-		// the rest of their rendering.
 		u := composed.New()
-		u.Object = map[string]any{
-			"apiVersion": "v1",
-			"kind":       "ConfigMap",
-			"metadata": map[string]any{
-				"name":      placementConfigMapName,
-				"namespace": ns.Name,
-				"labels":    map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
-			},
-			configMapData: map[string]any{
-				"organization": spec.Organization,
-				"stack":        ns.Stack,
-				"pool":         s.Pool,
-				"nodeSelector": string(selector),
-				"tolerations":  string(tolerations),
-			},
+		u.Object = objectMap("v1", "ConfigMap", placementConfigMapName, ns.Name,
+			map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
+		u.Object[configMapData] = map[string]any{
+			"organization": spec.Organization,
+			"stack":        ns.Stack,
+			"pool":         s.Pool,
+			"nodeSelector": string(selector),
+			"tolerations":  string(tolerations),
 		}
 		out[placementConfigMapResourceName(ns.Name)] = u
 	}

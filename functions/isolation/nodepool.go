@@ -170,11 +170,7 @@ func clonedSpec(ref *unstructured.Unstructured) (map[string]any, error) {
 // newObject starts a cluster-scoped object named after the pool and labelled
 // with its identity.
 func newObject(apiVersion, kind string, p pool, keys placement.Keys) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": apiVersion,
-		"kind":       kind,
-		"metadata":   map[string]any{"name": p.Name, "labels": toAnyMap(objectLabels(p, keys))},
-	}}
+	return &unstructured.Unstructured{Object: objectMap(apiVersion, kind, p.Name, "", toAnyMap(objectLabels(p, keys)))}
 }
 
 // objectLabels label every object of a pool with its identity, so

@@ -59,16 +59,8 @@ func renderOrganizationLock(spec v1alpha1.XKarpenterIsolationSpec, in Input, cla
 		data["claim"] = claim.Namespace + "/" + claim.Name
 	}
 	u := composed.New()
-	u.Object = map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata": map[string]any{
-			"name":      o.Name,
-			"namespace": o.Namespace,
-			"labels":    map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization},
-		},
-		configMapData: data,
-	}
+	u.Object = objectMap("v1", "ConfigMap", o.Name, o.Namespace, map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization})
+	u.Object[configMapData] = data
 	return u
 }
 

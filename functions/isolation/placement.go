@@ -103,20 +103,11 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 		if len(g.Inject) > 0 {
 			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
 		}
-		// Built as a map, as the namespace's ConfigMap is: there is one per
-		// namespace.
 		role := composed.New()
-		role.Object = map[string]any{
-			"apiVersion": rbacAPIVersion,
-			"kind":       roleKind,
-			"metadata": map[string]any{
-				"name":        placement.Name,
-				"namespace":   ns.Name,
-				"labels":      map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack},
-				"annotations": map[string]any{placement.PoolAnnotation: g.Pool},
-			},
-			"rules": rules,
-		}
+		role.Object = objectMap(rbacAPIVersion, roleKind, placement.Name, ns.Name,
+			map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
+		role.Object["metadata"].(map[string]any)["annotations"] = map[string]any{placement.PoolAnnotation: g.Pool}
+		role.Object["rules"] = rules
 		out[placementRoleResourceName(ns.Name)] = role
 	}
 	return out
