@@ -126,7 +126,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
-	requeue.After(rsp, notReady == 0 && !verdict.Waiting)
+	requeue.After(rsp, oxr, notReady == 0 && !verdict.Waiting)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
 	return rsp, nil
 }

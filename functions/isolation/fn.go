@@ -115,7 +115,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		reportTransition(rsp, tr)
 		reportNamespaces(rsp, spec, found, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
-		requeue.After(rsp, tr.Settled() && allObserved(rendered, observed))
+		requeue.After(rsp, oxr, tr.Settled() && allObserved(rendered, observed))
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 

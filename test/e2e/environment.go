@@ -31,6 +31,8 @@ type Environment struct {
 	Timings *timings
 	// ProviderAWSCRDDir holds every CRD provider-aws v2 ships, for the kinds the harness does not install.
 	ProviderAWSCRDDir string
+	// Metrics maps a server (crossplane, karpenter) to the URL of its Prometheus metrics, for benchmarks.
+	Metrics map[string]string
 
 	servers *process.Group
 }
@@ -41,7 +43,7 @@ var env *Environment
 // bootEnvironment starts everything, in order, printing each phase's duration. On error the servers
 // started so far are left for the caller to stop, and their logs to print.
 func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *process.Group, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
-	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, Nodes: isolatedNetwork, Timings: &timings{}}
+	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, Nodes: isolatedNetwork, Timings: &timings{}, Metrics: map[string]string{}}
 	if len(p.ProviderAWSCRDFiles) > 0 {
 		e.ProviderAWSCRDDir = filepath.Dir(p.ProviderAWSCRDFiles[0])
 	}
@@ -80,7 +82,7 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 
 	if e.Nodes {
 		err = phases.run("start kube-scheduler, kwok, Karpenter", func() error {
-			return startNodes(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "nodes"))
+			return startNodes(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "nodes"), e.Metrics)
 		})
 		if err != nil {
 			return e, err
@@ -95,7 +97,7 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 	}
 
 	err = phases.run("init and start Crossplane with its webhooks", func() error {
-		return startCrossplane(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "crossplane"), e.Nodes)
+		return startCrossplane(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "crossplane"), e.Nodes, e.Metrics)
 	})
 	if err != nil {
 		return e, err

@@ -52,10 +52,12 @@ func TestFleetBenchmark(t *testing.T) {
 	usePlacementClusterT(t)
 
 	fmt.Printf("\nFleet: organization isolation, one stack each; Crossplane polls every %s; %d cores\n", crossplanePollInterval(), runtime.NumCPU())
-	fmt.Printf("%-6s %10s %12s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
+	fmt.Printf("%-6s %10s %12s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
+	var requests []string
 	created := 0
 	for _, n := range steps {
 		before := usageByServer(env.servers.Usage())
+		breakerBefore := breakerT(t)
 		start := time.Now()
 		// In batches of fleetBatch organizations, one kubectl apply each, as a platform's pipeline would.
 		for from := created; from < n; from += fleetBatch {
@@ -69,19 +71,110 @@ func TestFleetBenchmark(t *testing.T) {
 		ready := time.Since(start)
 		onboarded := usageByServer(env.servers.Usage())
 		objects := composedPerOrganizationT(t)
+		// Idle starts once every organization waits on nothing and Crossplane has no reconcile queued.
+		waitForFleetSettledT(t, n)
+		settled := time.Since(start)
+		breaker := breakerT(t).since(breakerBefore)
 
 		idleFrom := usageByServer(env.servers.Usage())
+		requestsFrom := fleetRequestsT(t)
 		idleStart := time.Now()
 		time.Sleep(fleetIdle) // the measurement window itself: nothing changes, and what the servers spend is the result
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
+		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, elapsed)+
+			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"]))
 
 		bound := pendingPodBoundT(t, fleetOrganization(n-1))
-		fmt.Printf("%-6d %10s %12s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), objects,
+		fmt.Printf("%-6d %10s %12s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), objects,
 			perServer(before, onboarded, float64(n-created)), perServer(idleFrom, idle, elapsed), peakRSS(env.servers.Usage()), bound.Round(100*time.Millisecond))
 		created = n
 	}
+	fmt.Println("\nRequests per minute over each idle minute: the apiserver's by verb and resource (the busiest), and each client's by method")
+	for _, r := range requests {
+		fmt.Println(r)
+	}
 	fmt.Println()
+}
+
+// waitForFleetSettledT waits until n organizations' latest function calls asked for the settled TTL and
+// Crossplane's XR controllers have nothing queued or running.
+func waitForFleetSettledT(t *testing.T, n int) {
+	t.Helper()
+	waitForT(t, fleetReadyTimeout, fmt.Sprintf("%d organizations settled", n), func(ctx context.Context) (bool, string, error) {
+		settled, all, err := env.SettledXRs(isolationFunction)
+		if err != nil {
+			return false, "", err
+		}
+		if settled < n {
+			return false, fmt.Sprintf("%d of %d organizations' latest calls asked for the settled TTL", settled, all), nil
+		}
+		families, err := env.scrapeMetrics(ctx, "crossplane")
+		if err != nil {
+			return false, "", err
+		}
+		queued := counters(families, "workqueue_depth", "name")
+		running := counters(families, "controller_runtime_active_workers", "controller")
+		busy := 0.0
+		for name, v := range queued {
+			if strings.HasPrefix(name, "composite/") {
+				busy += v
+			}
+		}
+		for name, v := range running {
+			if strings.HasPrefix(name, "composite/") {
+				busy += v
+			}
+		}
+		return busy == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", busy), nil
+	})
+}
+
+// breakerT reads how often Crossplane's per-XR watch circuit breaker opened and what it did with events.
+func breakerT(t *testing.T) counterSet {
+	t.Helper()
+	families, err := env.scrapeMetrics(t.Context(), "crossplane")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := counters(families, "circuit_breaker_events_total", "result")
+	out["opened"] = counters(families, "circuit_breaker_opens_total").total()
+	return out
+}
+
+// fleetRequests is one reading of who asks the apiserver for what.
+type fleetRequests struct {
+	apiserver counterSet            // verb group resource subresource
+	clients   map[string]counterSet // server -> method
+}
+
+func fleetRequestsT(t *testing.T) fleetRequests {
+	t.Helper()
+	r := fleetRequests{clients: map[string]counterSet{}}
+	families, err := env.scrapeMetrics(t.Context(), "kube-apiserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.apiserver = counters(families, "apiserver_request_total", "verb", "group", "resource", "subresource")
+	for _, server := range []string{"crossplane", "karpenter"} {
+		families, err := env.scrapeMetrics(t.Context(), server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.clients[server] = counters(families, "rest_client_requests_total", "method")
+	}
+	return r
+}
+
+// since prints what was asked between an earlier reading and this one, per minute over the seconds given.
+func (r fleetRequests) since(earlier fleetRequests, orgs int, seconds float64) string {
+	api := r.apiserver.since(earlier.apiserver)
+	out := fmt.Sprintf("%-6d apiserver %.0f/min: %s", orgs, api.total()*60/seconds, api.top(8, seconds))
+	for _, server := range []string{"crossplane", "karpenter"} {
+		c := r.clients[server].since(earlier.clients[server])
+		out += fmt.Sprintf("\n%-6s %s %.0f/min: %s", "", server, c.total()*60/seconds, c.top(6, seconds))
+	}
+	return out
 }
 
 // fleetSteps reads the cumulative organization counts.

@@ -4,52 +4,72 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"testing"
-	"time"
+	"regexp"
+	"strconv"
 )
 
 // functionCallMarker is what each kiso function logs, at debug level, once per RunFunction call
 // (functions/internal/server); the harness starts the functions with --debug.
 const functionCallMarker = "\tRunFunction\t"
 
-// FunctionCalls counts the RunFunction calls function has logged for the XR named xr. A count that grows
-// is the one sign Crossplane gives from outside that it reconciled an XR whose composed state did not change.
-func (e *Environment) FunctionCalls(function, xr string) (int, error) {
+// callVersion reads the resourceVersion of the XR a logged call was made for ("xrVersion": "4711").
+var callVersion = regexp.MustCompile(`"xrVersion": "([0-9]+)"`)
+
+// CallsAfter counts the calls function made for the XR named xr in reconciles that read it at resourceVersion
+// since or later: the reconciles that started once that version of the XR was written.
+func (e *Environment) CallsAfter(function, xr string, since int64) (int, error) {
 	b, err := os.ReadFile(e.servers.LogPath(function))
 	if err != nil {
 		return 0, fmt.Errorf("cannot read the log of function %s: %w", function, err)
 	}
-	xrField := []byte(fmt.Sprintf(`"xr": %q`, xr))
+	xrField := []byte(fmt.Sprintf(`"xr": %q,`, xr))
 	n := 0
 	for line := range bytes.Lines(b) {
-		if bytes.Contains(line, []byte(functionCallMarker)) && bytes.Contains(line, xrField) {
+		if !bytes.Contains(line, []byte(functionCallMarker)) || !bytes.Contains(line, xrField) {
+			continue
+		}
+		m := callVersion.FindSubmatch(line)
+		if m == nil {
+			continue
+		}
+		// The e2e's etcd numbers resourceVersions in the order it writes them.
+		if v, err := strconv.ParseInt(string(m[1]), 10, 64); err == nil && v >= since {
 			n++
 		}
 	}
 	return n, nil
 }
 
-// WaitForFunctionCallsT waits until function has been called for xr more than after times, then until the
-// calls stop for quiet: Crossplane calls a function more than once in one reconcile when the function asks
-// for resources, and a reconcile is over (its apply done) once the calls stop.
-func (e *Environment) WaitForFunctionCallsT(t *testing.T, function, xr string, after int, quiet time.Duration) int {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	last, lastChange := after, time.Now()
-	for {
-		n, err := e.FunctionCalls(function, xr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != last {
-			last, lastChange = n, time.Now()
-		}
-		if n > after && time.Since(lastChange) >= quiet {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("function %s: %d calls for XR %s, waited for more than %d and then %s without calls", function, n, xr, after, quiet)
-		}
-		time.Sleep(pollInterval)
+// settledTTL is the TTL the functions ask for once an XR waits on nothing (requeue.Settled), as they log it.
+const settledTTL = "1h0m0s"
+
+// callTTL reads the TTL a logged call asked for ("ttl": "1h0m0s").
+var callTTL = regexp.MustCompile(`"ttl": "([^"]+)"`)
+
+// callXR reads the XR a logged call was made for.
+var callXR = regexp.MustCompile(`"xr": "([^"]+)"`)
+
+// SettledXRs counts the XRs whose latest call to function asked for the settled TTL: they wait on nothing,
+// and Crossplane reconciles them again only when something they compose or require changes.
+func (e *Environment) SettledXRs(function string) (settled, all int, err error) {
+	b, err := os.ReadFile(e.servers.LogPath(function))
+	if err != nil {
+		return 0, 0, fmt.Errorf("cannot read the log of function %s: %w", function, err)
 	}
+	latest := map[string]string{}
+	for line := range bytes.Lines(b) {
+		if !bytes.Contains(line, []byte(functionCallMarker)) {
+			continue
+		}
+		xr, ttl := callXR.FindSubmatch(line), callTTL.FindSubmatch(line)
+		if xr != nil && ttl != nil {
+			latest[string(xr[1])] = string(ttl[1])
+		}
+	}
+	for _, ttl := range latest {
+		if ttl == settledTTL {
+			settled++
+		}
+	}
+	return settled, len(latest), nil
 }

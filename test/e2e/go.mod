@@ -5,6 +5,8 @@ go 1.26
 
 require (
 	github.com/google/go-cmp v0.7.0
+	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common v0.67.5
 	golang.org/x/mod v0.37.0
 	golang.org/x/sys v0.46.0
 	helm.sh/helm/v3 v3.20.2

@@ -103,105 +103,119 @@ func TestStackIsolationLifecycle(t *testing.T) {
 	env.ApplyT(t, tn.claim())
 	xr := tn.xrName(t)
 
-	// 1. The pools appear as a user would check them.
-	for _, stack := range tn.Stacks {
-		pool := tn.pool(stack)
-		np := env.Cluster.WaitForT(t, 60*time.Second, NodePoolKind, "", pool, nil)
-		nc := env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", pool, nil)
+	step(t, "ThePoolsAppearWithTheirNamesLabelsTaintsTagsAndOwner", func(t *testing.T) {
+		for _, stack := range tn.Stacks {
+			pool := tn.pool(stack)
+			np := env.Cluster.WaitForT(t, 60*time.Second, NodePoolKind, "", pool, nil)
+			nc := env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", pool, nil)
 
-		wantLabels := map[string]string{"app.kubernetes.io/managed-by": "kiso", "kiso.dev/organization": "acme", "kiso.dev/stack": stack, "kiso.dev/customer": "acme-corp"}
-		for _, o := range []*unstructured.Unstructured{np, nc} {
-			if diff := cmp.Diff(wantLabels, withoutCrossplaneLabels(o.GetLabels())); diff != "" {
-				t.Errorf("%s %s labels: -want, +got:\n%s", o.GetKind(), pool, diff)
+			wantLabels := map[string]string{"app.kubernetes.io/managed-by": "kiso", "kiso.dev/organization": "acme", "kiso.dev/stack": stack, "kiso.dev/customer": "acme-corp"}
+			for _, o := range []*unstructured.Unstructured{np, nc} {
+				if diff := cmp.Diff(wantLabels, withoutCrossplaneLabels(o.GetLabels())); diff != "" {
+					t.Errorf("%s %s labels: -want, +got:\n%s", o.GetKind(), pool, diff)
+				}
+				owner := metav1.GetControllerOf(o)
+				if owner == nil || owner.Kind != "XKarpenterIsolation" || owner.Name != xr {
+					t.Errorf("%s %s: controller owner %v, want the XR %s", o.GetKind(), pool, owner, xr)
+				}
 			}
-			owner := metav1.GetControllerOf(o)
-			if owner == nil || owner.Kind != "XKarpenterIsolation" || owner.Name != xr {
-				t.Errorf("%s %s: controller owner %v, want the XR %s", o.GetKind(), pool, owner, xr)
+			wantTaints := []any{
+				map[string]any{"key": "platform.example.com/dedicated", "value": "tenants", "effect": "NoSchedule"},
+				map[string]any{"key": "kiso.dev/organization", "value": "acme", "effect": "NoSchedule"},
+				map[string]any{"key": "kiso.dev/stack", "value": stack, "effect": "NoSchedule"},
+			}
+			if diff := cmp.Diff(wantTaints, nested(np, "spec", "template", "spec", "taints")); diff != "" {
+				t.Errorf("NodePool %s taints (the reference's own kept, in order): -want, +got:\n%s", pool, diff)
+			}
+			wantStartup := []any{map[string]any{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}}
+			if diff := cmp.Diff(wantStartup, nested(np, "spec", "template", "spec", "startupTaints")); diff != "" {
+				t.Errorf("NodePool %s startup taints: -want, +got:\n%s", pool, diff)
+			}
+			wantRef := map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool}
+			if diff := cmp.Diff(wantRef, nested(np, "spec", "template", "spec", "nodeClassRef")); diff != "" {
+				t.Errorf("NodePool %s nodeClassRef: -want, +got:\n%s", pool, diff)
+			}
+			wantTags := map[string]any{"platform.example.com/team": "platform", "cost-center": "42", "kiso.dev/organization": "acme", "kiso.dev/stack": stack, "kiso.dev/customer": "acme-corp"}
+			if diff := cmp.Diff(wantTags, nested(nc, "spec", "tags")); diff != "" {
+				t.Errorf("EC2NodeClass %s tags: -want, +got:\n%s", pool, diff)
 			}
 		}
-		wantTaints := []any{
-			map[string]any{"key": "platform.example.com/dedicated", "value": "tenants", "effect": "NoSchedule"},
-			map[string]any{"key": "kiso.dev/organization", "value": "acme", "effect": "NoSchedule"},
-			map[string]any{"key": "kiso.dev/stack", "value": stack, "effect": "NoSchedule"},
-		}
-		if diff := cmp.Diff(wantTaints, nested(np, "spec", "template", "spec", "taints")); diff != "" {
-			t.Errorf("NodePool %s taints (the reference's own kept, in order): -want, +got:\n%s", pool, diff)
-		}
-		wantStartup := []any{map[string]any{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}}
-		if diff := cmp.Diff(wantStartup, nested(np, "spec", "template", "spec", "startupTaints")); diff != "" {
-			t.Errorf("NodePool %s startup taints: -want, +got:\n%s", pool, diff)
-		}
-		wantRef := map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool}
-		if diff := cmp.Diff(wantRef, nested(np, "spec", "template", "spec", "nodeClassRef")); diff != "" {
-			t.Errorf("NodePool %s nodeClassRef: -want, +got:\n%s", pool, diff)
-		}
-		wantTags := map[string]any{"platform.example.com/team": "platform", "cost-center": "42", "kiso.dev/organization": "acme", "kiso.dev/stack": stack, "kiso.dev/customer": "acme-corp"}
-		if diff := cmp.Diff(wantTags, nested(nc, "spec", "tags")); diff != "" {
-			t.Errorf("EC2NodeClass %s tags: -want, +got:\n%s", pool, diff)
-		}
-	}
 
-	// The claim is Ready once Karpenter reports the pools Ready, and not before.
-	claim := env.Cluster.GetT(t, IsolationClaimKind, tn.Namespace, tn.Name)
-	if c, _ := Condition(claim, "Ready"); c.Status == "True" {
-		t.Errorf("claim Ready before any pool is Ready")
-	}
-	for _, stack := range tn.Stacks {
-		markPoolReady(t, tn.pool(stack))
-	}
-	claim = env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
-	if diff := cmp.Diff(map[string]any{nodeOrganizationKey: "acme", nodeStackKey: "web"}, nested(claim, "status", "stacks", "0", "nodeSelector")); diff != "" {
-		t.Errorf("claim status.stacks[0].nodeSelector: -want, +got:\n%s", diff)
-	}
+	})
 
-	// 6. Zero churn: reconciles with nothing changed rewrite nothing composed. Crossplane's usage controller
-	// first labels each used NodeClass and readies its Usage; the baseline is taken once it has.
-	for _, stack := range tn.Stacks {
-		waitForUsageT(t, tn.pool(stack))
-	}
-	touchXR(t, xr)
+	step(t, "TheClaimIsReadyOnceKarpenterReportsThePoolsReadyAndNotBefore", func(t *testing.T) {
+		claim := env.Cluster.GetT(t, IsolationClaimKind, tn.Namespace, tn.Name)
+		if c, _ := Condition(claim, "Ready"); c.Status == "True" {
+			t.Errorf("claim Ready before any pool is Ready")
+		}
+		for _, stack := range tn.Stacks {
+			markPoolReady(t, tn.pool(stack))
+		}
+		claim = env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
+		if diff := cmp.Diff(map[string]any{nodeOrganizationKey: "acme", nodeStackKey: "web"}, nested(claim, "status", "stacks", "0", "nodeSelector")); diff != "" {
+			t.Errorf("claim status.stacks[0].nodeSelector: -want, +got:\n%s", diff)
+		}
+
+	})
+
 	selector := "kiso.dev/organization=acme"
-	before := map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
-	for range 3 {
+	var after map[string]map[string]string
+	step(t, "ReconcilesWithNothingChangedRewriteNothing", func(t *testing.T) {
+		// Crossplane's usage controller first labels each used NodeClass and readies its Usage; the baseline is
+		// taken once it has.
+		for _, stack := range tn.Stacks {
+			waitForUsageT(t, tn.pool(stack))
+		}
 		touchXR(t, xr)
-	}
-	after := map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
-	if diff := cmp.Diff(before, after); diff != "" {
-		t.Errorf("composed objects changed across reconciles with nothing changed: -before, +after:\n%s", diff)
-	}
+		before := map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
+		for range 3 {
+			touchXR(t, xr)
+		}
+		after = map[string]map[string]string{"NodePool": versions(t, NodePoolKind, selector), "EC2NodeClass": versions(t, EC2NodeClassKind, selector), "ClusterUsage": versions(t, ClusterUsageKind, selector)}
+		if diff := cmp.Diff(before, after); diff != "" {
+			t.Errorf("composed objects changed across reconciles with nothing changed: -before, +after:\n%s", diff)
+		}
 
-	// 2. Add a stack: the new pool appears, the others are untouched.
-	tn.Stacks = []string{"web", "jobs", "search"}
-	env.ApplyT(t, tn.claimOnly())
-	env.Cluster.WaitForT(t, 60*time.Second, NodePoolKind, "", tn.pool("search"), nil)
-	markPoolReady(t, tn.pool("search"))
-	env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
-	// The new NodeClass is labelled in use by Crossplane, not kiso, some time after its Usage appears; the
-	// versions compared below are taken once that write is done.
-	waitForUsageT(t, tn.pool("search"))
-	added := versions(t, NodePoolKind, selector)
-	for _, stack := range []string{"web", "jobs"} {
-		if added[tn.pool(stack)] != after["NodePool"][tn.pool(stack)] {
-			t.Errorf("adding a stack rewrote NodePool %s", tn.pool(stack))
-		}
-	}
+	})
 
-	// Remove a stack: only its objects go (once every remaining pool is Ready, which they are).
-	nodeClasses := versions(t, EC2NodeClassKind, selector)
-	tn.Stacks = []string{"web", "search"}
-	env.ApplyT(t, tn.claimOnly())
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", tn.pool("jobs"))
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", tn.pool("jobs"))
-	remainingPools, remainingClasses := versions(t, NodePoolKind, selector), versions(t, EC2NodeClassKind, selector)
-	for _, stack := range []string{"web", "search"} {
-		pool := tn.pool(stack)
-		if remainingPools[pool] != added[pool] {
-			t.Errorf("removing stack jobs rewrote NodePool %s: %s -> %s", pool, added[pool], remainingPools[pool])
+	var added map[string]string
+	step(t, "AddingAStackAddsItsPoolAndTouchesNoOther", func(t *testing.T) {
+		tn.Stacks = []string{"web", "jobs", "search"}
+		env.ApplyT(t, tn.claimOnly())
+		env.Cluster.WaitForT(t, 60*time.Second, NodePoolKind, "", tn.pool("search"), nil)
+		markPoolReady(t, tn.pool("search"))
+		env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
+		// The new NodeClass is labelled in use by Crossplane, not kiso, some time after its Usage appears; the
+		// versions compared below are taken once that write is done.
+		waitForUsageT(t, tn.pool("search"))
+		added = versions(t, NodePoolKind, selector)
+		for _, stack := range []string{"web", "jobs"} {
+			if added[tn.pool(stack)] != after["NodePool"][tn.pool(stack)] {
+				t.Errorf("adding a stack rewrote NodePool %s", tn.pool(stack))
+			}
 		}
-		if remainingClasses[pool] != nodeClasses[pool] {
-			t.Errorf("removing stack jobs rewrote EC2NodeClass %s: %s -> %s", pool, nodeClasses[pool], remainingClasses[pool])
+
+	})
+
+	step(t, "RemovingAStackRemovesOnlyItsObjects", func(t *testing.T) {
+		// Once every remaining pool is Ready, which they are.
+		nodeClasses := versions(t, EC2NodeClassKind, selector)
+		tn.Stacks = []string{"web", "search"}
+		env.ApplyT(t, tn.claimOnly())
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", tn.pool("jobs"))
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", tn.pool("jobs"))
+		remainingPools, remainingClasses := versions(t, NodePoolKind, selector), versions(t, EC2NodeClassKind, selector)
+		for _, stack := range []string{"web", "search"} {
+			pool := tn.pool(stack)
+			if remainingPools[pool] != added[pool] {
+				t.Errorf("removing stack jobs rewrote NodePool %s: %s -> %s", pool, added[pool], remainingPools[pool])
+			}
+			if remainingClasses[pool] != nodeClasses[pool] {
+				t.Errorf("removing stack jobs rewrote EC2NodeClass %s: %s -> %s", pool, nodeClasses[pool], remainingClasses[pool])
+			}
 		}
-	}
+
+	})
 
 	env.DeleteT(t, tn.claim())
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)

@@ -26,7 +26,7 @@ const (
 // for pods nothing fits and creates their Nodes; kwok stands in for the kubelets, making those nodes Ready
 // and their pods Running. Karpenter's metrics and health servers listen on every interface (only their ports
 // can be set): this runs only in the network namespace, where loopback is the only interface.
-func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string) error {
+func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, metrics map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -101,6 +101,7 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 	if err != nil {
 		return err
 	}
+	metrics["karpenter"] = "http://127.0.0.1:" + strconv.Itoa(karpenterMetricsPort) + "/metrics"
 
 	if err := waitForHTTP(ctx, scheduler, insecure, "https://127.0.0.1:"+strconv.Itoa(schedulerPort)+"/healthz", "ok"); err != nil {
 		return err

@@ -158,46 +158,50 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	// Karpenter is draining the tenant's nodes: the NodePool is held, as Karpenter's finalizer would.
 	holdObject(t, NodePoolKind, "nodepool", soylentPool)
 
-	// 1. The operator deletes the cluster first: refused while the tenant's pool uses it, so nothing of it
-	// goes, the admission policies included (Kubernetes sends no admission request for those to Crossplane's
-	// webhook, so only keeping their XR keeps them). Crossplane replays the deletion once the pool is gone.
-	out := env.TryT(t, nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false")
-	if want := "This resource is in-use by"; out.ExitCode == 0 || !strings.Contains(out.Stderr, want) || !strings.Contains(out.Stderr, soylentPool) {
-		t.Errorf("deleting XKarpenterCluster %s while NodePool %s uses it: exit %d %s; want it refused by the Usage naming the NodePool", safetyCluster, soylentPool, out.ExitCode, strings.TrimSpace(out.Stderr))
-	}
-	for _, r := range append([]composedRef{{GVK: ClusterKind, Name: safetyCluster}}, clusterObjects...) {
-		if u, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil || u.GetDeletionTimestamp() != nil {
-			t.Errorf("%s went while organization soylent's pool exists (err %v)", r, err)
+	step(t, "DeletingTheClusterFirstIsRefusedAndKeepsTheBoundary", func(t *testing.T) {
+		// Refused while the tenant's pool uses it, so nothing of it goes, the admission policies included
+		// (Kubernetes sends no admission request for those to Crossplane's webhook, so only keeping their XR
+		// keeps them). Crossplane replays the deletion once the pool is gone.
+		out := env.TryT(t, nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false")
+		if want := "This resource is in-use by"; out.ExitCode == 0 || !strings.Contains(out.Stderr, want) || !strings.Contains(out.Stderr, soylentPool) {
+			t.Errorf("deleting XKarpenterCluster %s while NodePool %s uses it: exit %d %s; want it refused by the Usage naming the NodePool", safetyCluster, soylentPool, out.ExitCode, strings.TrimSpace(out.Stderr))
 		}
-	}
-	// The boundary holds: a pod of no organization's namespace may not tolerate soylent's nodes.
-	tolerateSoylent := corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "soylent", Effect: corev1.TaintEffectNoSchedule}
-	assertRefusedT(t, newPod("tolerates-soylent", "default", nil, tolerateSoylent), placementPolicy,
-		"pod in namespace default tolerates organization soylent's taint (toleration kiso.dev/organization=soylent), but the namespace is not that organization's "+
-			"(the platform labels it with no organization): remove the toleration; only pods in platform namespaces may (crossplane-system, e2e-safety-karpenter, kube-system, "+
-			"and any the platform labels kiso.dev/placement-exempt=true)")
-
-	// 2. The claim goes while Karpenter still drains: the NodeClass and the organization's identity stay.
-	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", soylentClaim, "-n", soylentNS, "--wait=false"); err != nil {
-		t.Fatalf("cannot delete claim %s/%s: %v", soylentNS, soylentClaim, err)
-	}
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-	for _, r := range append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...) {
-		waitDeletionRefusedT(t, r)
-	}
-	for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
-		if _, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil {
-			t.Errorf("%s went while NodePool %s still drains: %v", r, soylentPool, err)
+		for _, r := range append([]composedRef{{GVK: ClusterKind, Name: safetyCluster}}, clusterObjects...) {
+			if u, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil || u.GetDeletionTimestamp() != nil {
+				t.Errorf("%s went while organization soylent's pool exists (err %v)", r, err)
+			}
 		}
-	}
+		// The boundary holds: a pod of no organization's namespace may not tolerate soylent's nodes.
+		tolerateSoylent := corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "soylent", Effect: corev1.TaintEffectNoSchedule}
+		assertRefusedT(t, newPod("tolerates-soylent", "default", nil, tolerateSoylent), placementPolicy,
+			"pod in namespace default tolerates organization soylent's taint (toleration kiso.dev/organization=soylent), but the namespace is not that organization's "+
+				"(the platform labels it with no organization): remove the toleration; only pods in platform namespaces may (crossplane-system, e2e-safety-karpenter, kube-system, "+
+				"and any the platform labels kiso.dev/placement-exempt=true)")
+	})
 
-	// 3. The last node is gone: the cluster's deletion is replayed, everything goes, nothing is left behind.
-	releaseObject(t, NodePoolKind, "nodepool", soylentPool)
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
-	env.Cluster.WaitForDeletionT(t, 180*time.Second, ClusterKind, "", safetyCluster)
-	for _, r := range append(append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...), clusterObjects...) {
-		env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, r.Namespace, r.Name)
-	}
+	step(t, "TheClaimGoesWhileKarpenterDrainsAndItsNodeClassAndIdentityStay", func(t *testing.T) {
+		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", soylentClaim, "-n", soylentNS, "--wait=false"); err != nil {
+			t.Fatalf("cannot delete claim %s/%s: %v", soylentNS, soylentClaim, err)
+		}
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
+		for _, r := range append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...) {
+			waitDeletionRefusedT(t, r)
+		}
+		for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
+			if _, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil {
+				t.Errorf("%s went while NodePool %s still drains: %v", r, soylentPool, err)
+			}
+		}
+	})
+
+	step(t, "OnceTheLastNodeIsGoneEverythingGoes", func(t *testing.T) {
+		releaseObject(t, NodePoolKind, "nodepool", soylentPool)
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
+		env.Cluster.WaitForDeletionT(t, 180*time.Second, ClusterKind, "", safetyCluster)
+		for _, r := range append(append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...), clusterObjects...) {
+			env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, r.Namespace, r.Name)
+		}
+	})
 }
 
 // composedVersionsT maps each object an XR composed to its UID and resourceVersion.

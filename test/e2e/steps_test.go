@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,42 +156,49 @@ func waitForUsageT(t *testing.T, pool string) {
 }
 
 // touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and
-// returns once the isolation function has been called for it and the calls have stopped, so the reconcile
-// has run to its end rather than for a guessed time.
+// returns once a reconcile that started after the call has run to its end, told by a condition rather than
+// by a guessed time: the XR is touched, then touched again once a reconcile that read the touched XR has
+// called the function; when a reconcile that read the second touch calls it, the first is over, applies and
+// status included, since Crossplane never reconciles one XR twice at once.
 func touchXR(t *testing.T, xr string) {
 	t.Helper()
-	calls, err := env.FunctionCalls(isolationFunction, xr)
-	if err != nil {
-		t.Fatal(err)
+	for round := 1; round <= 2; round++ {
+		var touchedAt int64
+		waitTouchingXRT(t, xr, fmt.Sprintf("a reconcile of XR %s that read touch %d", xr, round), func(_ context.Context, version int64) (bool, string, error) {
+			if touchedAt == 0 {
+				touchedAt = version
+			}
+			n, err := env.CallsAfter(isolationFunction, xr, touchedAt)
+			if err != nil {
+				return false, "", err
+			}
+			return n > 0, fmt.Sprintf("no function call has read the XR at resourceVersion %d or later", touchedAt), nil
+		})
 	}
-	waitTouchingXRT(t, xr, "Crossplane to reconcile XR "+xr, func(context.Context) (bool, string, error) {
-		n, err := env.FunctionCalls(isolationFunction, xr)
-		if err != nil {
-			return false, "", err
-		}
-		return n > calls, fmt.Sprintf("%d function calls, none since the touch", n), nil
-	})
-	env.WaitForFunctionCallsT(t, isolationFunction, xr, calls, time.Second)
 }
 
-// waitTouchingXRT waits for check, annotating the XR every 10 s meanwhile: after a burst of events (a mode
-// switch), Crossplane's watch circuit breaker drops an XR's events and lets one through every 30 s.
-func waitTouchingXRT(t *testing.T, xr, what string, check func(context.Context) (bool, string, error)) {
+// waitTouchingXRT annotates the XR, then waits for check, annotating it again every 10 s meanwhile: after a
+// burst of events (a mode switch), Crossplane's watch circuit breaker drops an XR's events and lets one
+// through every 30 s. check is handed the XR's resourceVersion after the last annotation.
+func waitTouchingXRT(t *testing.T, xr, what string, check func(ctx context.Context, version int64) (bool, string, error)) {
 	t.Helper()
-	var touched time.Time
+	var (
+		touched time.Time
+		version int64
+	)
 	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
-		done, notYet, err := check(ctx)
-		if done || err != nil {
-			return done, notYet, err
-		}
 		if time.Since(touched) >= 10*time.Second {
 			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
-			if _, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch); err != nil {
+			out, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch, "-o", "jsonpath={.metadata.resourceVersion}")
+			if err != nil {
 				return false, "", err
+			}
+			if version, err = strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err != nil {
+				return false, "", fmt.Errorf("XR %s: resourceVersion %q after the touch: %w", xr, out, err)
 			}
 			touched = time.Now()
 		}
-		return false, notYet, nil
+		return check(ctx, version)
 	})
 }
 
@@ -222,4 +230,13 @@ func nested(u *unstructured.Unstructured, path ...string) any {
 		}
 	}
 	return v
+}
+
+// step runs one named step of a scenario and stops the scenario if it fails: each step builds on what the
+// ones before it proved.
+func step(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, f) {
+		t.FailNow()
+	}
 }

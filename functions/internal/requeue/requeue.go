@@ -9,15 +9,19 @@
 // an XR receives too many), and it is the idle cost, since every XR is
 // reconciled once per TTL: a function call and an apply of every object it
 // composes. An XR that waits on nothing gets a long TTL, one that waits on
-// something outside its spec a short one.
+// something outside its spec a short one, and so does an XR whose events
+// Crossplane is dropping now.
 package requeue
 
 import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	corev1 "k8s.io/api/core/v1"
 
+	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 )
 
 const (
@@ -30,13 +34,21 @@ const (
 	// yet observed or Ready, pools being replaced, a reference not found):
 	// an event dropped meanwhile delays it by a minute at most.
 	Settling = time.Minute
+
+	// typeResponsive is the condition Crossplane sets on an XR: False while
+	// its watch circuit breaker is open, that is while it lets through only
+	// one of the XR's events every 30 seconds, for minutes after a burst.
+	typeResponsive xpv1.ConditionType = "Responsive"
 )
 
 // After sets how soon Crossplane reconciles the XR again if nothing changes:
-// Settled if settled, Settling otherwise.
-func After(rsp *fnv1.RunFunctionResponse, settled bool) {
+// Settled if settled and Crossplane is not dropping the XR's events, Settling
+// otherwise. A change Crossplane drops while the breaker is open (a namespace
+// the platform labels right after a mode switch) is then picked up within a
+// minute, not an hour.
+func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
 	ttl := Settling
-	if settled {
+	if settled && xr.Resource.GetCondition(typeResponsive).Status != corev1.ConditionFalse {
 		ttl = Settled
 	}
 	if rsp.GetMeta() == nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -25,7 +27,7 @@ func (f fixedRunner) RunFunction(context.Context, *fnv1.RunFunctionRequest) (*fn
 }
 
 func TestLoggedRunnerLogsEveryCall(t *testing.T) {
-	xr, err := structpb.NewStruct(map[string]any{"metadata": map[string]any{"name": "acme-x7k2p"}})
+	xr, err := structpb.NewStruct(map[string]any{"metadata": map[string]any{"name": "acme-x7k2p", "resourceVersion": "4711"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,17 +39,18 @@ func TestLoggedRunnerLogsEveryCall(t *testing.T) {
 	}{
 		"rendered": {
 			rsp: &fnv1.RunFunctionResponse{
+				Meta:         &fnv1.ResponseMeta{Ttl: durationpb.New(time.Hour)},
 				Desired:      &fnv1.State{Resources: map[string]*fnv1.Resource{"a": {}, "b": {}}},
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{"ref": {}}},
 			},
-			want: map[string]any{"msg": callLogMessage, "xr": "acme-x7k2p", "desired": float64(2), "requirements": float64(1)},
+			want: map[string]any{"msg": callLogMessage, "xr": "acme-x7k2p", "xrVersion": "4711", "desired": float64(2), "requirements": float64(1), "ttl": "1h0m0s"},
 		},
 		"stopped on a fatal result": {
 			rsp: &fnv1.RunFunctionResponse{Results: []*fnv1.Result{
 				{Severity: fnv1.Severity_SEVERITY_WARNING, Message: "not this one"},
 				{Severity: fnv1.Severity_SEVERITY_FATAL, Message: `NodePool "kiso-acme" already exists`},
 			}},
-			want: map[string]any{"msg": callLogMessage, "xr": "acme-x7k2p", "desired": float64(0), "requirements": float64(0), "fatal": `NodePool "kiso-acme" already exists`},
+			want: map[string]any{"msg": callLogMessage, "xr": "acme-x7k2p", "xrVersion": "4711", "desired": float64(0), "requirements": float64(0), "ttl": "0s", "fatal": `NodePool "kiso-acme" already exists`},
 		},
 	}
 	for name, tc := range cases {
