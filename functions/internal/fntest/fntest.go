@@ -172,11 +172,7 @@ func Bench(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunct
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				b.Fatal(r.GetMessage())
-			}
-		}
+		AssertNoFatal(b, rsp)
 	}
 }
 
@@ -202,11 +198,7 @@ func BenchOverFloor(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				b.Fatal(r.GetMessage())
-			}
-		}
+		AssertNoFatal(b, rsp)
 		out, err := proto.Marshal(rsp)
 		if err != nil {
 			b.Fatal(err)
