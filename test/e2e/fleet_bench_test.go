@@ -52,12 +52,13 @@ func TestFleetBenchmark(t *testing.T) {
 	usePlacementClusterT(t)
 
 	fmt.Printf("\nFleet: organization isolation, one stack each; Crossplane polls every %s; %d cores\n", crossplanePollInterval(), runtime.NumCPU())
-	fmt.Printf("%-6s %10s %12s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
-	var requests []string
+	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
+	var requests, onboarding []string
 	created := 0
 	for _, n := range steps {
 		before := usageByServer(env.servers.Usage())
 		breakerBefore := breakerT(t)
+		onboardingFrom := fleetRequestsT(t)
 		start := time.Now()
 		// In batches of fleetBatch organizations, one kubectl apply each, as a platform's pipeline would.
 		for from := created; from < n; from += fleetBatch {
@@ -74,21 +75,31 @@ func TestFleetBenchmark(t *testing.T) {
 		// Idle starts once every organization waits on nothing and Crossplane has no reconcile queued.
 		waitForFleetSettledT(t, n)
 		settled := time.Since(start)
+		onboarding = append(onboarding, fleetRequestsT(t).perOrganization(onboardingFrom, n, n-created))
+		waitForEventsWrittenT(t)
+		eventsWritten := time.Since(start)
 		breaker := breakerT(t).since(breakerBefore)
 
 		idleFrom := usageByServer(env.servers.Usage())
 		requestsFrom := fleetRequestsT(t)
+		eventsFrom := readEventsT(t)
 		idleStart := time.Now()
 		time.Sleep(fleetIdle) // the measurement window itself: nothing changes, and what the servers spend is the result
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
+		events := readEventsT(t).since(eventsFrom)
 		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, elapsed)+
+			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, elapsed))+
 			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"]))
 
 		bound := pendingPodBoundT(t, fleetOrganization(n-1))
-		fmt.Printf("%-6d %10s %12s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), objects,
+		fmt.Printf("%-6d %10s %12s %9s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), eventsWritten.Round(time.Second), objects,
 			perServer(before, onboarded, float64(n-created)), perServer(idleFrom, idle, elapsed), peakRSS(env.servers.Usage()), bound.Round(100*time.Millisecond))
 		created = n
+	}
+	fmt.Println("\nRequests per new organization while onboarding (until settled): the apiserver's by verb and resource, and each client's by method")
+	for _, r := range onboarding {
+		fmt.Println(r)
 	}
 	fmt.Println("\nRequests per minute over each idle minute: the apiserver's by verb and resource (the busiest), and each client's by method")
 	for _, r := range requests {
@@ -128,6 +139,45 @@ func waitForFleetSettledT(t *testing.T, n int) {
 		}
 		return busy == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", busy), nil
 	})
+}
+
+// eventsQuiet is how long the apiserver must have written no event for the events recorded while onboarding
+// to count as written.
+const eventsQuiet = 10 * time.Second
+
+// waitForEventsWrittenT waits until the events recorded while onboarding have reached the apiserver. Crossplane
+// records events faster than its client writes them (they carry the time they were recorded, and arrive
+// minutes later), so without this the idle minute would count onboarding's events as idle cost. Written means
+// the apiserver's count of event writes did not move for eventsQuiet.
+func waitForEventsWrittenT(t *testing.T) {
+	t.Helper()
+	last, lastChange := -1.0, time.Now()
+	waitForT(t, fleetReadyTimeout, "events recorded while onboarding written", func(ctx context.Context) (bool, string, error) {
+		families, err := env.scrapeMetrics(ctx, "kube-apiserver")
+		if err != nil {
+			return false, "", err
+		}
+		written := 0.0
+		for key, v := range counters(families, "apiserver_request_total", "verb", "resource") {
+			if verb, res, _ := strings.Cut(key, " "); res == "events" && verb != "GET" && verb != "LIST" && verb != "WATCH" {
+				written += v
+			}
+		}
+		if written != last {
+			last, lastChange = written, time.Now()
+		}
+		quiet := time.Since(lastChange)
+		return quiet >= eventsQuiet, fmt.Sprintf("%.0f events written, the last %s ago", written, quiet.Round(time.Second)), nil
+	})
+}
+
+func readEventsT(t *testing.T) eventCounts {
+	t.Helper()
+	events, err := readEvents(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
 }
 
 // breakerT reads how often Crossplane's per-XR watch circuit breaker opened and what it did with events.
@@ -173,6 +223,17 @@ func (r fleetRequests) since(earlier fleetRequests, orgs int, seconds float64) s
 	for _, server := range []string{"crossplane", "karpenter"} {
 		c := r.clients[server].since(earlier.clients[server])
 		out += fmt.Sprintf("\n%-6s %s %.0f/min: %s", "", server, c.total()*60/seconds, c.top(6, seconds))
+	}
+	return out
+}
+
+// perOrganization prints what was asked between an earlier reading and this one, per new organization.
+func (r fleetRequests) perOrganization(earlier fleetRequests, orgs, added int) string {
+	api := r.apiserver.since(earlier.apiserver)
+	out := fmt.Sprintf("%-6d apiserver %.1f/org: %s", orgs, api.total()/float64(added), api.per(8, float64(added)))
+	for _, server := range []string{"crossplane", "karpenter"} {
+		c := r.clients[server].since(earlier.clients[server])
+		out += fmt.Sprintf("\n%-6s %s %.1f/org: %s", "", server, c.total()/float64(added), c.per(6, float64(added)))
 	}
 	return out
 }

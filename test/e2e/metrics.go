@@ -101,6 +101,15 @@ func (c counterSet) total() float64 {
 
 // top prints the n largest series, per minute over the seconds given.
 func (c counterSet) top(n int, seconds float64) string {
+	return c.largest(n, func(v float64) string { return fmt.Sprintf("%.0f", v*60/seconds) })
+}
+
+// per prints the n largest series, each divided by a count.
+func (c counterSet) per(n int, count float64) string {
+	return c.largest(n, func(v float64) string { return fmt.Sprintf("%.1f", v/count) })
+}
+
+func (c counterSet) largest(n int, format func(float64) string) string {
 	keys := slices.SortedFunc(maps.Keys(c), func(a, b string) int {
 		if d := cmp.Compare(c[b], c[a]); d != 0 {
 			return d
@@ -110,7 +119,7 @@ func (c counterSet) top(n int, seconds float64) string {
 	keys = keys[:min(n, len(keys))]
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.0f", k, c[k]*60/seconds))
+		parts = append(parts, k+" "+format(c[k]))
 	}
 	return strings.Join(parts, ", ")
 }
