@@ -48,6 +48,9 @@ func (s *XKarpenterIsolationSpec) Default() {
 	if s.Placement != nil && s.Placement.Enforce == nil {
 		s.Placement.Enforce = ptr.To(DefaultPlacementEnforce)
 	}
+	if s.Placement != nil && s.Placement.Mode == "" {
+		s.Placement.Mode = DefaultPlacementMode
+	}
 }
 
 // Enforced reports whether placement is enforced: Enforce, or its default when the spec has no placement.
@@ -56,4 +59,10 @@ func (p *Placement) Enforced() bool {
 		return DefaultPlacementEnforce
 	}
 	return *p.Enforce
+}
+
+// Warned reports whether placement is enforced in Warn mode: a pod that does not select the organization's
+// pool is admitted with a warning instead of refused.
+func (p *Placement) Warned() bool {
+	return p.Enforced() && p != nil && p.Mode == PlacementWarn
 }

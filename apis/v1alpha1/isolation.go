@@ -110,6 +110,7 @@ const (
 
 // Placement is enforced at admission for every pod, Deployments and Jobs
 // alike, by Kubernetes-native admission policies: no webhook server to run.
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'Warn' || !has(self.enforce) || self.enforce",message="mode Warn needs enforce true: with enforce false no pool is required of the organization's pods, so there is nothing to warn about",fieldPath=".mode"
 type Placement struct {
 	// Enforce makes the cluster's admission policies refuse a pod in the organization's namespaces unless it
 	// selects its own pool. Pods elsewhere are kept off the organization's nodes whatever this says; platform
@@ -118,6 +119,15 @@ type Placement struct {
 	// +kubebuilder:default=true
 	Enforce *bool `json:"enforce,omitempty"`
 
+	// Mode is Enforce, where a pod of the organization's namespaces that does not select its pool is refused,
+	// or Warn, where it is admitted with the same refusal as a warning (kubectl prints it) and an audit
+	// annotation: switch placement on for an organization that already runs pods, see what Enforce would
+	// refuse, then switch to Enforce. Only what the organization's own pods must select is ever a warning:
+	// other pods are kept off its nodes in either mode. Warn needs enforce true.
+	// +kubebuilder:validation:Enum=Enforce;Warn
+	// +kubebuilder:default=Enforce
+	Mode PlacementMode `json:"mode,omitempty"`
+
 	// Inject makes the cluster's MutatingAdmissionPolicy add the node selector and tolerations the
 	// organization's pods lack, so teams change nothing; a selector a pod already sets is left as it is. Served
 	// by Kubernetes 1.36+ (v1), or 1.34 and 1.35 with MutatingAdmissionPolicy enabled (v1beta1); condition
@@ -125,6 +135,15 @@ type Placement struct {
 	// +kubebuilder:default=false
 	Inject bool `json:"inject,omitempty"`
 }
+
+// PlacementMode says what admission does with a pod of the organization that does not select its pool.
+type PlacementMode string
+
+// Placement modes.
+const (
+	PlacementEnforce PlacementMode = "Enforce"
+	PlacementWarn    PlacementMode = "Warn"
+)
 
 // A Stack is one of the organization's workloads.
 type Stack struct {

@@ -54,6 +54,8 @@ const (
 	MaxLengthNodePoolReferenceName = 253
 	// DefaultPlacementEnforce is Placement.enforce's kubebuilder:default.
 	DefaultPlacementEnforce = true
+	// DefaultPlacementMode is Placement.mode's kubebuilder:default.
+	DefaultPlacementMode = "Enforce"
 	// DefaultPlacementInject is Placement.inject's kubebuilder:default.
 	DefaultPlacementInject = false
 	// PatternPoolSettingsExpireAfter is PoolSettings.expireAfter's kubebuilder:validation:Pattern.
@@ -118,6 +120,8 @@ var (
 	EnumDisruptionConsolidationPolicy = []string{"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}
 	// EnumNamingTakeOver is Naming.takeOver's kubebuilder:validation:Enum.
 	EnumNamingTakeOver = []string{"AWSGettingStarted"}
+	// EnumPlacementMode is Placement.mode's kubebuilder:validation:Enum.
+	EnumPlacementMode = []string{"Enforce", "Warn"}
 	// EnumXKarpenterClusterSpecPartition is XKarpenterClusterSpec.partition's kubebuilder:validation:Enum.
 	EnumXKarpenterClusterSpecPartition = []string{"aws", "aws-cn", "aws-us-gov"}
 	// EnumXKarpenterIsolationSpecIsolation is XKarpenterIsolationSpec.isolation's kubebuilder:validation:Enum.

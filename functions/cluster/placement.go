@@ -41,6 +41,8 @@ const (
 	crPlacementBinding       resource.Name = "placement-binding"
 	crPlacementPoolsPolicy   resource.Name = "placement-pools-policy"
 	crPlacementPoolsBinding  resource.Name = "placement-pools-binding"
+	crPlacementWarnPolicy    resource.Name = "placement-warn-policy"
+	crPlacementWarnBinding   resource.Name = "placement-warn-binding"
 	crPlacementInjectPolicy  resource.Name = "placement-inject-policy"
 	crPlacementInjectBinding resource.Name = "placement-inject-binding"
 	// The policy on pod bindings, and its binding.
@@ -143,6 +145,7 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 	objects := map[resource.Name]runtime.Object{}
 	objects[crPlacementPolicy], objects[crPlacementBinding] = pp.policy()
 	objects[crPlacementPoolsPolicy], objects[crPlacementPoolsBinding] = pp.poolsPolicy()
+	objects[crPlacementWarnPolicy], objects[crPlacementWarnBinding] = pp.warnPolicy()
 	objects[crPlacementBindingPolicy], objects[crPlacementBindingBinding] = pp.bindingPolicy()
 	objects[crNamespacePolicy], objects[crNamespaceBinding] = pp.namespacePolicy()
 	out := make(map[resource.Name]*composed.Unstructured, len(objects)+2)
@@ -348,6 +351,10 @@ func (pp placementPlan) organizationNamespaces() *metav1.LabelSelector {
 // tenant who deletes it switches nothing off.
 var roleParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1.DenyAction)}
 
+// warnParam is the same Role for the warn policy: where it is missing, the
+// pools policy refuses the pod already.
+var warnParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)}
+
 var roleKind = &admissionv1.ParamKind{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
 
 // grantRule selects the Role's rules granting a verb on a resource. A rule
@@ -381,22 +388,11 @@ func (pp placementPlan) selects(p string) string {
 // refuses the pod: a grant fails closed.
 func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	stack := cq(pp.StackKey)
-	vars := []admissionv1.Variable{
-		{Name: varNodeSelector, Expression: celNodeSelector},
-		{Name: "affinityTerms", Expression: celAffinityTerms},
-		{Name: "own", Expression: pp.namespaceOrganization()},
-		{Name: "rules", Expression: "has(params.rules) ? params.rules : []"},
-		{Name: "pools", Expression: "variables.rules.filter(r, " + poolsRule(placement.VerbSelect) + " && size(r.resourceNames) > 0)"},
-		{Name: "uses", Expression: "variables.rules.filter(r, " + grantRule(placement.Tolerations, placement.VerbUse) + ")"},
-		{Name: "stacks", Expression: "(has(object.spec.tolerations) ? object.spec.tolerations : []).filter(t, has(t.key) && t.key == " + stack + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"},
-		{Name: "ungranted", Expression: "variables.stacks.filter(s, !variables.uses.exists(r, (variables.own + '.' + s) in r.resourceNames))"},
-		{Name: "pool", Expression: "size(variables.pools) > 0 ? variables.pools[0].resourceNames[0] : ''"},
-		{Name: "organization", Expression: "variables.pool.split('.')[0]"},
-		{Name: "stack", Expression: "size(variables.pool.split('.')) > 1 ? variables.pool.split('.')[1] : ''"},
-	}
-	selector := "'" + pp.NodeOrganizationKey + "=' + variables.organization + (variables.stack == '' ? '' : ', " + pp.NodeStackKey + "=' + variables.stack)"
-	tolerations := "'" + pp.OrganizationKey + "=' + variables.organization + ':NoSchedule' + (variables.stack == '' ? '' : ', " + pp.StackKey + "=' + variables.stack + ':NoSchedule')"
-	poolName := "(has(params.metadata.annotations) && " + cq(placement.PoolAnnotation) + " in params.metadata.annotations ? params.metadata.annotations[" + cq(placement.PoolAnnotation) + "] : variables.pool)"
+	vars := append(pp.poolVariables(placement.VerbSelect),
+		admissionv1.Variable{Name: "uses", Expression: "variables.rules.filter(r, " + grantRule(placement.Tolerations, placement.VerbUse) + ")"},
+		admissionv1.Variable{Name: "stacks", Expression: "(has(object.spec.tolerations) ? object.spec.tolerations : []).filter(t, has(t.key) && t.key == " + stack + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"},
+		admissionv1.Variable{Name: "ungranted", Expression: "variables.stacks.filter(s, !variables.uses.exists(r, (variables.own + '.' + s) in r.resourceNames))"},
+	)
 	validations := []admissionv1.Validation{
 		{
 			Expression: "size(variables.pools) > 0",
@@ -404,9 +400,8 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 				"Crossplane restores it at its next reconcile of organization ' + variables.own + '\\'s claim'",
 		},
 		{
-			Expression: "variables.pools.exists(r, r.resourceNames.exists(p, p == " + cq(placement.AnyPool) + " || " + pp.selects("p") + "))",
-			MessageExpression: "'pods in namespace ' + request.namespace + ' run on pool ' + " + poolName + " + ': add nodeSelector ' + " + selector +
-				" + ' (or a required node affinity on them) and tolerations ' + " + tolerations,
+			Expression:        pp.selectsGrantedPool(),
+			MessageExpression: pp.poolMessage(),
 		},
 		{
 			Expression: "size(variables.ungranted) == 0",
@@ -414,12 +409,63 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 				"' whose pods do not run in this namespace: tolerate only your own stack'",
 		},
 	}
+	return pp.rolePolicy(placement.PoolsPolicyName, vars, validations), pp.binding(placement.PoolsPolicyName, roleParam, pp.organizationNamespaces())
+}
+
+// warnPolicy is Warn mode (spec.placement.mode): where the namespace's Role
+// grants warn on pools (and select on any pool, so the pools policy admits
+// the pod), a pod that selects none of them gets, as a warning and an audit
+// annotation, the refusal the pools policy would give it in Enforce mode.
+// What keeps other organizations' pods off its nodes is never a warning.
+func (pp placementPlan) warnPolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	validations := []admissionv1.Validation{{
+		Expression:        "size(variables.pools) == 0 || " + pp.selectsGrantedPool(),
+		MessageExpression: pp.poolMessage() + " + ' (organization ' + variables.own + '\\'s placement is in Warn mode: in Enforce mode this pod is refused)'",
+	}}
+	binding := pp.binding(placement.WarnPolicyName, warnParam, pp.organizationNamespaces())
+	binding.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Warn, admissionv1.Audit}
+	return pp.rolePolicy(placement.WarnPolicyName, pp.poolVariables(placement.VerbWarn), validations), binding
+}
+
+// poolVariables are what a policy reading the namespace's Role knows of a pod
+// and of the pools the Role grants the verb given on: the first one, its
+// organization and stack, for the message.
+func (pp placementPlan) poolVariables(verb string) []admissionv1.Variable {
+	return []admissionv1.Variable{
+		{Name: varNodeSelector, Expression: celNodeSelector},
+		{Name: "affinityTerms", Expression: celAffinityTerms},
+		{Name: "own", Expression: pp.namespaceOrganization()},
+		{Name: "rules", Expression: "has(params.rules) ? params.rules : []"},
+		{Name: "pools", Expression: "variables.rules.filter(r, " + poolsRule(verb) + " && size(r.resourceNames) > 0)"},
+		{Name: "pool", Expression: "size(variables.pools) > 0 ? variables.pools[0].resourceNames[0] : ''"},
+		{Name: "organization", Expression: "variables.pool.split('.')[0]"},
+		{Name: "stack", Expression: "size(variables.pool.split('.')) > 1 ? variables.pool.split('.')[1] : ''"},
+	}
+}
+
+// selectsGrantedPool is true when the pod selects one of variables.pools (or
+// they grant any pool).
+func (pp placementPlan) selectsGrantedPool() string {
+	return "variables.pools.exists(r, r.resourceNames.exists(p, p == " + cq(placement.AnyPool) + " || " + pp.selects("p") + "))"
+}
+
+// poolMessage tells a pod that selects none of variables.pools what to add.
+func (pp placementPlan) poolMessage() string {
+	selector := "'" + pp.NodeOrganizationKey + "=' + variables.organization + (variables.stack == '' ? '' : ', " + pp.NodeStackKey + "=' + variables.stack)"
+	tolerations := "'" + pp.OrganizationKey + "=' + variables.organization + ':NoSchedule' + (variables.stack == '' ? '' : ', " + pp.StackKey + "=' + variables.stack + ':NoSchedule')"
+	poolName := "(has(params.metadata.annotations) && " + cq(placement.PoolAnnotation) + " in params.metadata.annotations ? params.metadata.annotations[" + cq(placement.PoolAnnotation) + "] : variables.pool)"
+	return "'pods in namespace ' + request.namespace + ' run on pool ' + " + poolName + " + ': add nodeSelector ' + " + selector +
+		" + ' (or a required node affinity on them) and tolerations ' + " + tolerations
+}
+
+// rolePolicy is a policy on pod creation that reads the namespace's Role.
+func (pp placementPlan) rolePolicy(name string, vars []admissionv1.Variable, validations []admissionv1.Validation) *admissionv1.ValidatingAdmissionPolicy {
 	for i := range validations {
 		validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
 	}
-	policy := &admissionv1.ValidatingAdmissionPolicy{
+	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   validatingPolicyType,
-		ObjectMeta: metav1.ObjectMeta{Name: placement.PoolsPolicyName},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionv1.Fail),
 			ParamKind:        roleKind,
@@ -431,7 +477,6 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 			Validations: validations,
 		},
 	}
-	return policy, pp.binding(placement.PoolsPolicyName, roleParam, pp.organizationNamespaces())
 }
 
 // bindingPolicy refuses a pod binding (pods/binding, which names the node a

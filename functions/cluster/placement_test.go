@@ -19,7 +19,7 @@ import (
 // every cluster renders.
 var placementNames = []string{
 	"namespace-identity-binding", "namespace-identity-policy", "placement-binding", "placement-pod-binding-binding", "placement-pod-binding-policy",
-	"placement-policy", "placement-pools-binding", "placement-pools-policy",
+	"placement-policy", "placement-pools-binding", "placement-pools-policy", "placement-warn-binding", "placement-warn-policy",
 }
 
 func TestPlacementPoliciesListNoOrganization(t *testing.T) {
@@ -41,7 +41,7 @@ func TestPlacementPoliciesListNoOrganization(t *testing.T) {
 	}
 	organizations := append(append([]any{}, outsidePlatform...), map[string]any{"key": "kiso.dev/organization", "operator": "Exists"})
 	for b, want := range map[string][]any{
-		"placement-binding": outsidePlatform, "placement-pod-binding-binding": outsidePlatform, "placement-pools-binding": organizations,
+		"placement-binding": outsidePlatform, "placement-pod-binding-binding": outsidePlatform, "placement-pools-binding": organizations, "placement-warn-binding": organizations,
 	} {
 		if diff := cmp.Diff(map[string]any{"matchExpressions": want}, fntest.Dig(got[b], "spec", "matchResources", "namespaceSelector")); diff != "" {
 			t.Errorf("%s leaves out platform namespaces: -want, +got:\n%s", b, diff)
@@ -54,6 +54,16 @@ func TestPlacementPoliciesListNoOrganization(t *testing.T) {
 	wantParam := map[string]any{"name": "kiso-placement", "parameterNotFoundAction": "Deny"}
 	if diff := cmp.Diff(wantParam, fntest.Dig(got["placement-pools-binding"], "spec", "paramRef")); diff != "" {
 		t.Errorf("the pools policy reads each namespace's Role, and refuses pods where it is missing: -want, +got:\n%s", diff)
+	}
+	// Warn mode warns and audits, never refuses; where the Role is missing the pools policy refuses already.
+	for b, want := range map[string]any{
+		"placement-pools-binding": map[string]any{"paramRef": wantParam, "actions": []any{"Deny"}},
+		"placement-warn-binding":  map[string]any{"paramRef": map[string]any{"name": "kiso-placement", "parameterNotFoundAction": "Allow"}, "actions": []any{"Warn", "Audit"}},
+	} {
+		got := map[string]any{"paramRef": fntest.Dig(got[b], "spec", "paramRef"), "actions": fntest.Dig(got[b], "spec", "validationActions")}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: -want, +got:\n%s", b, diff)
+		}
 	}
 	// Kubernetes sends no admission request for admission policies to a webhook: a Usage of one would promise
 	// what Crossplane cannot enforce. Tenant pools use the XR instead (the isolation function's Usages).

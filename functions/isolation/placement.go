@@ -56,6 +56,7 @@ func placementRoleResourceName(namespace string) resource.Name {
 type grants struct {
 	Tolerations []string
 	Select      []string
+	Warn        []string
 	Inject      []string
 	Pool        string
 }
@@ -67,7 +68,11 @@ func namespaceGrants(spec v1alpha1.XKarpenterIsolationSpec, stack, pool string) 
 		own = placement.GrantName(spec.Organization, stack)
 	}
 	g.Select = []string{placement.AnyPool}
-	if placementEnforced(spec) {
+	switch {
+	case spec.Placement.Warned():
+		// Admission lets the pods run anywhere, and warns those that would be refused.
+		g.Warn = []string{own}
+	case placementEnforced(spec):
 		g.Select = []string{own}
 	}
 	if placementInjected(spec) {
@@ -100,6 +105,9 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 		}
 		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
 		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations), grantRule(placement.Pools, placement.VerbSelect, g.Select)}
+		if len(g.Warn) > 0 {
+			rules = append(rules, grantRule(placement.Pools, placement.VerbWarn, g.Warn))
+		}
 		if len(g.Inject) > 0 {
 			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
 		}
@@ -124,6 +132,7 @@ const (
 
 	ReasonEnforced             = "Enforced"
 	ReasonEnforcementOff       = "EnforcementOff"
+	ReasonWarnOnly             = "WarnOnly"
 	ReasonNoPlacementPolicy    = "NoPlacementPolicy"
 	ReasonKeyDomainMismatch    = "KeyDomainMismatch"
 	ReasonGrantsPending        = "GrantsPending"
@@ -186,6 +195,9 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 			": until it is there, admission refuses every pod in them"}
 	case !placementEnforced(spec):
 		enforced = condition{Reason: ReasonEnforcementOff, Message: "spec.placement.enforce is false: pods in the organization's namespaces may run outside its pools; other pods are still kept off its nodes"}
+	case spec.Placement.Warned():
+		enforced = condition{Reason: ReasonWarnOnly, Message: fmt.Sprintf("spec.placement.mode is Warn: the admission policies of XKarpenterCluster %q admit a pod of the organization's namespaces "+
+			"that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy %s); other pods are still kept off its nodes", cp.Cluster, placement.WarnPolicyName)}
 	default:
 		enforced = condition{OK: true, Reason: ReasonEnforced, Message: fmt.Sprintf("the admission policies of XKarpenterCluster %q hold the organization's pods to its pools and other pods off its nodes", cp.Cluster)}
 	}
@@ -197,7 +209,7 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlace
 	}
 	injected := condition{Type: TypePlacementInjected, Reason: ReasonInjectionUnavailable}
 	switch {
-	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonGrantsPending:
+	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonWarnOnly && enforced.Reason != ReasonGrantsPending:
 		injected.Message = "spec.placement.inject: " + enforced.Message
 	case cp.InjectAPIVersion == "":
 		injected.Message = fmt.Sprintf("spec.placement.inject: XKarpenterCluster %q says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: "+

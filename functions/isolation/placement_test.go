@@ -32,6 +32,8 @@ func placementSpec(isolation v1alpha1.IsolationMode, placement *v1alpha1.Placeme
 	case placement == nil:
 	case placement.Enforce != nil && !*placement.Enforce:
 		spec += `,"placement":{"enforce":false}`
+	case placement.Mode == v1alpha1.PlacementWarn:
+		spec += `,"placement":{"mode":"Warn"}`
 	case placement.Inject:
 		spec += `,"placement":{"inject":true}`
 	}
@@ -84,10 +86,13 @@ func TestGivenNamespaceGrantsItsPlacement(t *testing.T) {
 }
 
 func TestGrantsFollowThePlacementSpec(t *testing.T) {
-	rules := func(selectName, injectName string) []any {
+	rules := func(selectName, injectName string, warnName ...string) []any {
 		out := []any{map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"tolerations"}, "verbs": []any{"use"}, "resourceNames": []any{"acme", "acme.web"}}}
 		if selectName != "" {
 			out = append(out, map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"pools"}, "verbs": []any{"select"}, "resourceNames": []any{selectName}})
+		}
+		for _, w := range warnName {
+			out = append(out, map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"pools"}, "verbs": []any{"warn"}, "resourceNames": []any{w}})
 		}
 		if injectName != "" {
 			out = append(out, map[string]any{"apiGroups": []any{"placement.kiso.dev"}, "resources": []any{"pools"}, "verbs": []any{"inject"}, "resourceNames": []any{injectName}})
@@ -113,6 +118,11 @@ func TestGrantsFollowThePlacementSpec(t *testing.T) {
 			reason: "inject: true names the pool admission injects.",
 			spec:   placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Inject: true}),
 			want:   rules("acme.web", "acme.web"),
+		},
+		"Warn": {
+			reason: "mode: Warn lets the pods run on any pool (select *) and names the pool Enforce would require, which the warn policy warns about.",
+			spec:   placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Mode: v1alpha1.PlacementWarn}),
+			want:   rules("*", "", "acme.web"),
 		},
 		"EnforceOff": {
 			reason: "enforce: false requires no pool (select *: a Role that selects nothing was tampered with), and still lets the namespace's pods tolerate their own taints.",
@@ -190,6 +200,7 @@ func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 	cases := map[string]struct {
 		policy string
 		inject bool
+		warn   bool
 		want   map[string]string // type -> status/reason: message
 	}{
 		"NoClusterPolicy": {
@@ -200,6 +211,13 @@ func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 			want: map[string]string{
 				TypePlacementEnforced: `True/Enforced: the admission policies of XKarpenterCluster "prod" hold the organization's pods to its pools and other pods off its nodes`,
 				TypePlacementInjected: "True/Injected: MutatingAdmissionPolicy kiso-placement-inject (admissionregistration.k8s.io/v1beta1) adds the pools' nodeSelector and tolerations where a pod lacks them",
+			},
+		},
+		"WarnOnly": {
+			policy: clusterPolicy, warn: true,
+			want: map[string]string{
+				TypePlacementEnforced: `False/WarnOnly: spec.placement.mode is Warn: the admission policies of XKarpenterCluster "prod" admit a pod of the organization's namespaces ` +
+					`that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy kiso-placement-warn); other pods are still kept off its nodes`,
 			},
 		},
 		"KeyDomainMismatch": {
@@ -224,6 +242,9 @@ func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 			var p *v1alpha1.Placement
 			if tc.inject {
 				p = &v1alpha1.Placement{Inject: true}
+			}
+			if tc.warn {
+				p = &v1alpha1.Placement{Mode: v1alpha1.PlacementWarn}
 			}
 			rsp := run(t, newRequest(t, input, xr(placementSpec(v1alpha1.IsolationStack, p)), nil), world)
 			fntest.AssertNoFatal(t, rsp)

@@ -61,7 +61,25 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) fi
 	}
 	errs = append(errs, validateTags(sp.Child("tags"), spec, keys)...)
 	errs = append(errs, validateNodeRole(sp, spec)...)
+	errs = append(errs, validatePlacement(sp.Child("placement"), spec.Placement)...)
 	return errs
+}
+
+// validatePlacement checks what the XRD's schema checks too, for a spec no API server has seen (make render).
+func validatePlacement(path *field.Path, p *v1alpha1.Placement) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	switch p.Mode {
+	case v1alpha1.PlacementEnforce:
+	case v1alpha1.PlacementWarn:
+		if !p.Enforced() {
+			return field.ErrorList{field.Invalid(path.Child("mode"), p.Mode, "mode Warn needs enforce true: with enforce false no pool is required of the organization's pods, so there is nothing to warn about")}
+		}
+	default:
+		return field.ErrorList{field.NotSupported(path.Child("mode"), p.Mode, v1alpha1.EnumPlacementMode)}
+	}
+	return nil
 }
 
 func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {

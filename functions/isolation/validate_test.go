@@ -52,6 +52,18 @@ func TestValidateSpec(t *testing.T) {
 			reason: "A complete spec has no errors.",
 			mutate: func(*v1alpha1.XKarpenterIsolationSpec) {},
 		},
+		"WarnNeedsEnforce": {
+			reason: "Warn mode warns about what Enforce would refuse; with enforce false nothing would be.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Placement = &v1alpha1.Placement{Enforce: new(bool), Mode: v1alpha1.PlacementWarn}
+			},
+			want: []string{`spec.placement.mode: Invalid value: "Warn": mode Warn needs enforce true: with enforce false no pool is required of the organization's pods, so there is nothing to warn about`},
+		},
+		"PlacementModeUnknown": {
+			reason: "A mode the schema does not list is named.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Placement = &v1alpha1.Placement{Mode: "Audit"} },
+			want:   []string{`spec.placement.mode: Unsupported value: "Audit": supported values: "Enforce", "Warn"`},
+		},
 		"OrganizationRequired": {
 			reason: "The organization names every pool.",
 			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Organization = "" },

@@ -33,6 +33,7 @@ const (
 	// holds, and injection.
 	placementPolicy = "kiso-placement"
 	poolsPolicy     = "kiso-placement-pools"
+	warnPolicy      = "kiso-placement-warn"
 	injectPolicy    = "kiso-placement-inject"
 )
 
@@ -96,7 +97,8 @@ func namedNode(namespace, node string) string {
 // (DaemonSet pods included) or tolerate an organization whose namespace it is not in, while a toleration that
 // cannot match a NoSchedule taint is left alone; that an UPDATE is checked only for the tolerations it adds,
 // so pods that predate a policy can be labelled, freed of finalizers and deleted; that a Job's pods are held
-// to the same rules; that injection adds exactly what is missing and nothing twice, and a claim asking for it
+// to the same rules; that in Warn mode such a pod is admitted with its refusal as a warning, and refused again
+// back in Enforce; that injection adds exactly what is missing and nothing twice, and a claim asking for it
 // where nothing serves it is told; and that pods of the old placement are admitted while its pool is kept
 // (make before break), and only then refused.
 func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
@@ -123,6 +125,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	})
 	waitForTypeCheckedT(t, placementPolicy)
 	waitForTypeCheckedT(t, poolsPolicy)
+	waitForTypeCheckedT(t, warnPolicy)
 
 	env.ApplyT(t, claim)
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
@@ -264,6 +267,39 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		}
 		// Deleted now, so its retries cannot succeed once injection is on and confuse what follows.
 		deleteJobT(t, refusedJob)
+	})
+
+	// Warn before Deny: in Warn mode the pod Enforce refuses is admitted, and whoever submits it (kubectl, a
+	// Deployment's events) is told the refusal it would get. Only what the organization's own pods must select
+	// is softened: tolerating a stack of its own that the namespace is not is still refused. Back in Enforce,
+	// the next such pod is refused.
+	t.Run("WarnModeAdmitsWithTheRefusalAsAWarning", func(t *testing.T) {
+		patchGlobexT(t, `{"spec":{"placement":{"mode":"Warn"}}}`)
+		wantWarnOnly := `spec.placement.mode is Warn: the admission policies of XKarpenterCluster "e2e-placement" admit a pod of the organization's namespaces ` +
+			`that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy kiso-placement-warn); other pods are still kept off its nodes`
+		if c := waitGlobexConditionT(t, "PlacementEnforced", "False", "WarnOnly"); c.Message != wantWarnOnly {
+			t.Errorf("claim PlacementEnforced message:\n got %s\nwant %s", c.Message, wantWarnOnly)
+		}
+		waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
+		pod := newPod("warned", globexAPI, nil)
+		out := submitPod(t, pod, false)
+		wantWarning := "Warning: Validation failed for ValidatingAdmissionPolicy '" + warnPolicy + "' with binding '" + warnPolicy + "': " + wantAPISelectors +
+			" (organization globex's placement is in Warn mode: in Enforce mode this pod is refused)"
+		if out.ExitCode != 0 || strings.TrimSpace(out.Stderr) != wantWarning {
+			t.Errorf("kubectl create pod %s/%s in Warn mode: exit %d\n got %s\nwant %s", pod.Namespace, pod.Name, out.ExitCode, strings.TrimSpace(out.Stderr), wantWarning)
+		}
+		// A pod that selects its pool gets no warning.
+		if out := submitPod(t, newPod("selects-api-warn", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), false); out.ExitCode != 0 || strings.TrimSpace(out.Stderr) != "" {
+			t.Errorf("a pod selecting its pool in Warn mode: exit %d, stderr %q; want it admitted silently", out.ExitCode, strings.TrimSpace(out.Stderr))
+		}
+		assertRefusedT(t, newPod("tolerates-batch-warn", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
+			poolsPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organization globex whose pods do not run in this namespace: tolerate only your own stack")
+		assertRefusedT(t, newPod("tolerates-globex-warn", outsiderNamespace, nil, tolerateGlobex), placementPolicy, foreignToleration(outsiderNamespace))
+
+		patchGlobexT(t, `{"spec":{"placement":{"mode":"Enforce"}}}`)
+		waitGlobexConditionT(t, "PlacementEnforced", "True", "Enforced")
+		waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
+		assertRefusedT(t, newPod("refused-after-warn", globexAPI, nil), poolsPolicy, wantAPISelectors)
 	})
 
 	// (viii) Injection asked for where the apiserver serves no MutatingAdmissionPolicy: the claim says so.

@@ -3,7 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -84,13 +88,17 @@ func TestFleetBenchmark(t *testing.T) {
 		requestsFrom := fleetRequestsT(t)
 		eventsFrom := readEventsT(t)
 		idleStart := time.Now()
-		time.Sleep(fleetIdle) // the measurement window itself: nothing changes, and what the servers spend is the result
+		// The measurement window itself: nothing changes, and what the servers spend is the result. Karpenter,
+		// whose client reports no requests, is profiled over most of it.
+		karpenterProfile := profileKarpenterT(t, fleetIdle-10*time.Second)
+		time.Sleep(time.Until(idleStart.Add(fleetIdle)))
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
 		events := readEventsT(t).since(eventsFrom)
 		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, elapsed)+
 			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, elapsed))+
-			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"]))
+			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"])+
+			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile))
 
 		bound := pendingPodBoundT(t, fleetOrganization(n-1))
 		fmt.Printf("%-6d %10s %12s %9s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), eventsWritten.Round(time.Second), objects,
@@ -178,6 +186,37 @@ func readEventsT(t *testing.T) eventCounts {
 		t.Fatal(err)
 	}
 	return events
+}
+
+// profileKarpenterT takes a CPU profile of Karpenter for the duration given, and returns the functions that
+// took the most CPU, as go tool pprof prints them.
+func profileKarpenterT(t *testing.T, d time.Duration) string {
+	t.Helper()
+	url := strings.TrimSuffix(env.Metrics["karpenter"], "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()))
+	ctx, cancel := context.WithTimeout(t.Context(), d+30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("cannot profile Karpenter: %v", err)
+	}
+	defer func() { _ = rsp.Body.Close() }()
+	file := filepath.Join(t.TempDir(), "karpenter.cpu.pprof")
+	data, err := io.ReadAll(rsp.Body)
+	if err != nil || rsp.StatusCode != http.StatusOK {
+		t.Fatalf("cannot profile Karpenter: %s %v", rsp.Status, err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), "go", "tool", "pprof", "-top", "-cum", "-nodecount=25", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v: %s", err, out)
+	}
+	return string(out)
 }
 
 // breakerT reads how often Crossplane's per-XR watch circuit breaker opened and what it did with events.

@@ -97,6 +97,8 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 		"METRICS_PORT=" + strconv.Itoa(karpenterMetricsPort),
 		"HEALTH_PROBE_PORT=" + strconv.Itoa(karpenterHealthPort),
 		"LOG_LEVEL=debug",
+		// pprof on the metrics port, for the fleet benchmark's profile of an idle Karpenter.
+		"ENABLE_PROFILING=true",
 	})
 	if err != nil {
 		return err

@@ -63,6 +63,16 @@ func TestXRDRulesAtAdmission(t *testing.T) {
 			manifest: isolation("stack", 201, ""),
 			refusal:  "at most 200 stacks fit one organization's desired state",
 		},
+		"WarnModeEnforced": {
+			manifest: isolation("organization", 0, "  placement:\n    mode: Warn\n"),
+		},
+		"WarnModeWithoutEnforcement": {
+			manifest: isolation("organization", 0, "  placement:\n    enforce: false\n    mode: Warn\n"),
+			refusal:  "mode Warn needs enforce true",
+		},
+		"EnforcementOffInEnforceMode": {
+			manifest: isolation("organization", 0, "  placement:\n    enforce: false\n"),
+		},
 		"ManyStacksSharingOnePool": {
 			manifest: isolation("organization", 201, ""),
 		},

@@ -96,9 +96,14 @@ const (
 	// pools ("o" in organization isolation, "o.s" in stack isolation).
 	// Verb inject: the pool whose node selector and tolerations are added
 	// to pods that lack them.
+	// Verb warn (spec.placement.mode Warn): the pools Enforce would hold
+	// the namespace's pods to, while select grants AnyPool; a pod selecting
+	// none of them is admitted with the refusal Enforce would give as a
+	// warning.
 	Pools      = "pools"
 	VerbSelect = "select"
 	VerbInject = "inject"
+	VerbWarn   = "warn"
 
 	// AnyPool, granted select, lets the namespace's pods run outside the
 	// organization's pools (spec.placement.enforce: false). A Role that
@@ -131,6 +136,10 @@ const (
 	// PoolsPolicyName checks, where a namespace holds a Role kiso-placement,
 	// that pods select one of the pools it names.
 	PoolsPolicyName = "kiso-placement-pools"
+	// WarnPolicyName warns, where a namespace's Role grants warn on pools,
+	// about pods that select none of them: what PoolsPolicyName refuses in
+	// Enforce mode, admitted in Warn mode.
+	WarnPolicyName = "kiso-placement-warn"
 	// InjectPolicyName adds the node selector and tolerations of the pool the
 	// Role names for injection.
 	InjectPolicyName = "kiso-placement-inject"
