@@ -21,7 +21,8 @@ import (
 const benchEnv = "KISO_BENCH_ADMISSION"
 
 // TestAdmissionBenchmark measures what placement costs every pod: p50 and p99 latency of a pod create
-// (server dry run, one client, sequential) in a tenant namespace and in a namespace of nobody's, with 0, 100
+// (server dry run, one client, sequential) in a tenant namespace, in a Warn-mode tenant namespace (a pod without
+// placement, warned) and in a namespace of nobody's, with 0, 100
 // and 1,000 organizations. The cluster's policies are composed by a real XKarpenterCluster; each
 // organization is what its claim composes in a namespace it holds (the Role kiso-placement),
 // applied directly, since rendering a thousand claims through Crossplane measures Crossplane.
@@ -34,6 +35,7 @@ func TestAdmissionBenchmark(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
 	waitForTypeCheckedT(t, placementPolicy)
 	waitForTypeCheckedT(t, poolsPolicy)
+	waitForTypeCheckedT(t, warnPolicy)
 
 	ctx := t.Context()
 	outsider := "bench-outsider"
@@ -42,6 +44,7 @@ func TestAdmissionBenchmark(t *testing.T) {
 	type row struct {
 		orgs                     int
 		tenantP50, tenantP99     time.Duration
+		warnedP50, warnedP99     time.Duration
 		outsiderP50, outsiderP99 time.Duration
 	}
 	var rows []row
@@ -64,13 +67,19 @@ func TestAdmissionBenchmark(t *testing.T) {
 		}
 		r := row{orgs: orgs}
 		r.tenantP50, r.tenantP99 = measurePodCreates(ctx, t, tenant, samples, warmup)
+		if orgs > warnedOrganization {
+			// The Warn-mode organization's namespace: a pod without its placement, admitted with a warning.
+			warned := newPod("bench", benchOrganization(warnedOrganization), nil)
+			waitUntilAdmittedT(t, warned)
+			r.warnedP50, r.warnedP99 = measurePodCreates(ctx, t, warned, samples, warmup)
+		}
 		r.outsiderP50, r.outsiderP99 = measurePodCreates(ctx, t, plain, samples, warmup)
 		rows = append(rows, r)
 	}
 	fmt.Printf("\nPod create, server dry run, one client, %d sequential requests after %d warm-up:\n", samples, warmup)
-	fmt.Printf("%-14s %12s %12s %14s %14s\n", "organizations", "tenant p50", "tenant p99", "outsider p50", "outsider p99")
+	fmt.Printf("%-14s %12s %12s %12s %12s %14s %14s\n", "organizations", "tenant p50", "tenant p99", "warned p50", "warned p99", "outsider p50", "outsider p99")
 	for _, r := range rows {
-		fmt.Printf("%-14d %12s %12s %14s %14s\n", r.orgs, ms(r.tenantP50), ms(r.tenantP99), ms(r.outsiderP50), ms(r.outsiderP99))
+		fmt.Printf("%-14d %12s %12s %12s %12s %14s %14s\n", r.orgs, ms(r.tenantP50), ms(r.tenantP99), ms(r.warnedP50), ms(r.warnedP99), ms(r.outsiderP50), ms(r.outsiderP99))
 	}
 	base, most := rows[0], rows[len(rows)-1]
 	fmt.Printf("1,000 organizations / 0 at p50: outsider %.2fx, tenant namespace vs outsider at 0 %.2fx (target 1.5x)\n\n",
@@ -84,7 +93,11 @@ func ms(d time.Duration) string {
 // measurePodCreates submits the pod with a server dry run, sequentially, and returns p50 and p99.
 func measurePodCreates(ctx context.Context, t *testing.T, pod *corev1.Pod, samples, warmup int) (time.Duration, time.Duration) {
 	t.Helper()
-	pods := env.Cluster.Typed.CoreV1().Pods(pod.Namespace)
+	client, err := env.Cluster.TypedWithoutWarnings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := client.CoreV1().Pods(pod.Namespace)
 	latencies := make([]time.Duration, 0, samples)
 	for i := range samples + warmup {
 		start := time.Now()
@@ -101,6 +114,9 @@ func measurePodCreates(ctx context.Context, t *testing.T, pod *corev1.Pod, sampl
 
 func benchOrganization(i int) string { return fmt.Sprintf("bench-%04d", i) }
 
+// warnedOrganization is the index of the organization whose placement is in Warn mode.
+const warnedOrganization = 1
+
 // createOrganizationsT creates organizations from..to-1: each a namespace the platform gives the
 // organization, holding the Role kiso-placement its claim composes (stack web, stack isolation), with a few
 // clients at once.
@@ -114,7 +130,7 @@ func createOrganizationsT(t *testing.T, from, to int) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if err := createOrganization(t.Context(), benchOrganization(i)); err != nil {
+				if err := createOrganization(t.Context(), benchOrganization(i), i == warnedOrganization); err != nil {
 					errs <- err
 				}
 			}
@@ -131,7 +147,9 @@ func createOrganizationsT(t *testing.T, from, to int) {
 	}
 }
 
-func createOrganization(ctx context.Context, org string) error {
+// createOrganization creates an organization's namespace and Role; in Warn mode its Role grants select of any
+// pool and warn of its own, as the claim composes it with spec.placement.mode Warn.
+func createOrganization(ctx context.Context, org string, warn bool) error {
 	c := env.Cluster.Typed
 	labels := map[string]string{"app.kubernetes.io/managed-by": "kiso", "kiso.dev/organization": org, "kiso.dev/stack": "web"}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: org, Labels: map[string]string{"kiso.dev/organization": org}}}
@@ -144,6 +162,10 @@ func createOrganization(ctx context.Context, org string) error {
 			{APIGroups: []string{"placement.kiso.dev"}, Resources: []string{"tolerations"}, Verbs: []string{"use"}, ResourceNames: []string{org, org + ".web"}},
 			{APIGroups: []string{"placement.kiso.dev"}, Resources: []string{"pools"}, Verbs: []string{"select"}, ResourceNames: []string{org + ".web"}},
 		},
+	}
+	if warn {
+		role.Rules[1].ResourceNames = []string{"*"}
+		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"placement.kiso.dev"}, Resources: []string{"pools"}, Verbs: []string{"warn"}, ResourceNames: []string{org + ".web"}})
 	}
 	if _, err := c.RbacV1().Roles(org).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("cannot create Role %s/kiso-placement: %w", org, err)

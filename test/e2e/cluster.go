@@ -27,6 +27,7 @@ type Cluster struct {
 	Dynamic dynamic.Interface
 	Typed   kubernetes.Interface
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	config  *rest.Config
 }
 
 func newCluster(kubeconfig string) (*Cluster, error) {
@@ -52,7 +53,15 @@ func newClusterFromConfig(config *rest.Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot make discovery client: %w", err)
 	}
-	return &Cluster{Dynamic: dyn, Typed: typed, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}, nil
+	return &Cluster{Dynamic: dyn, Typed: typed, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)), config: config}, nil
+}
+
+// TypedWithoutWarnings is a client that drops the warnings the apiserver sends, for a benchmark that sends
+// the same warned request hundreds of times.
+func (c *Cluster) TypedWithoutWarnings() (kubernetes.Interface, error) {
+	config := rest.CopyConfig(c.config)
+	config.WarningHandler = rest.NoWarnings{}
+	return kubernetes.NewForConfig(config)
 }
 
 // Resource returns the client for a kind, in namespace ns if the kind is namespaced.
