@@ -119,7 +119,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	env.ApplyT(t, append(append([]byte{}, cluster...), "  crossplane:\n    compositionRef:\n      name: e2e-karpentercluster-no-injection\n"...))
 	t.Cleanup(func() {
 		deleteAtCleanup(t, cluster)
-		for _, name := range []string{placementPolicy, poolsPolicy} {
+		for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy} {
 			_ = env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name)
 		}
 	})

@@ -130,7 +130,7 @@ func wantClusterComposed() []wantComposed {
 	want = append(want, wantUsages(want, controllerRole, nodeRole)...)
 	// The cluster's placement policies, once per cluster; this apiserver serves MutatingAdmissionPolicy at v1beta1.
 	var placement []wantComposed
-	for _, name := range []string{"kiso-placement", "kiso-placement-pools", "kiso-placement-binding", "kiso-namespace-identity"} {
+	for _, name := range []string{"kiso-placement", "kiso-placement-pools", "kiso-placement-warn", "kiso-placement-binding", "kiso-namespace-identity"} {
 		placement = append(placement, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
 	}
 	placement = append(placement, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
