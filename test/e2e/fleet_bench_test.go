@@ -79,7 +79,7 @@ func TestFleetBenchmark(t *testing.T) {
 		// Idle starts once every organization waits on nothing and Crossplane has no reconcile queued.
 		waitForFleetSettledT(t, n)
 		settled := time.Since(start)
-		onboarding = append(onboarding, fleetRequestsT(t).perOrganization(onboardingFrom, n, n-created))
+		onboarding = append(onboarding, fleetRequestsT(t).since(onboardingFrom, n, perOrganization(n-created)))
 		waitForEventsWrittenT(t)
 		eventsWritten := time.Since(start)
 		breaker := breakerT(t).since(breakerBefore)
@@ -95,8 +95,8 @@ func TestFleetBenchmark(t *testing.T) {
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
 		events := readEventsT(t).since(eventsFrom)
-		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, elapsed)+
-			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, elapsed))+
+		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, perMinute(elapsed))+
+			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, perMinute(elapsed)))+
 			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"])+
 			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile))
 
@@ -255,24 +255,26 @@ func fleetRequestsT(t *testing.T) fleetRequests {
 	return r
 }
 
-// since prints what was asked between an earlier reading and this one, per minute over the seconds given.
-func (r fleetRequests) since(earlier fleetRequests, orgs int, seconds float64) string {
-	api := r.apiserver.since(earlier.apiserver)
-	out := fmt.Sprintf("%-6d apiserver %.0f/min: %s", orgs, api.total()*60/seconds, api.top(8, seconds))
-	for _, server := range []string{"crossplane", "karpenter"} {
-		c := r.clients[server].since(earlier.clients[server])
-		out += fmt.Sprintf("\n%-6s %s %.0f/min: %s", "", server, c.total()*60/seconds, c.top(6, seconds))
-	}
-	return out
+// rate is how a reading's growth is printed: scaled (per minute, or per new organization) and named.
+type rate struct {
+	scale  float64
+	unit   string // "/min", "/org"
+	format string // of one scaled count
 }
 
-// perOrganization prints what was asked between an earlier reading and this one, per new organization.
-func (r fleetRequests) perOrganization(earlier fleetRequests, orgs, added int) string {
+func perMinute(seconds float64) rate { return rate{scale: 60 / seconds, unit: "/min", format: "%.0f"} }
+
+func perOrganization(added int) rate {
+	return rate{scale: 1 / float64(added), unit: "/org", format: "%.1f"}
+}
+
+// since prints what was asked between an earlier reading and this one, at the rate given.
+func (r fleetRequests) since(earlier fleetRequests, orgs int, at rate) string {
 	api := r.apiserver.since(earlier.apiserver)
-	out := fmt.Sprintf("%-6d apiserver %.1f/org: %s", orgs, api.total()/float64(added), api.per(8, float64(added)))
+	out := fmt.Sprintf("%-6d apiserver "+at.format+"%s: %s", orgs, api.total()*at.scale, at.unit, api.top(8, at))
 	for _, server := range []string{"crossplane", "karpenter"} {
 		c := r.clients[server].since(earlier.clients[server])
-		out += fmt.Sprintf("\n%-6s %s %.1f/org: %s", "", server, c.total()/float64(added), c.per(6, float64(added)))
+		out += fmt.Sprintf("\n%-6s %s "+at.format+"%s: %s", "", server, c.total()*at.scale, at.unit, c.top(6, at))
 	}
 	return out
 }

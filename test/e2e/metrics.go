@@ -99,14 +99,9 @@ func (c counterSet) total() float64 {
 	return sum
 }
 
-// top prints the n largest series, per minute over the seconds given.
-func (c counterSet) top(n int, seconds float64) string {
-	return c.largest(n, func(v float64) string { return fmt.Sprintf("%.0f", v*60/seconds) })
-}
-
-// per prints the n largest series, each divided by a count.
-func (c counterSet) per(n int, count float64) string {
-	return c.largest(n, func(v float64) string { return fmt.Sprintf("%.1f", v/count) })
+// top prints the n largest series at the rate given.
+func (c counterSet) top(n int, at rate) string {
+	return c.largest(n, func(v float64) string { return fmt.Sprintf(at.format, v*at.scale) })
 }
 
 func (c counterSet) largest(n int, format func(float64) string) string {
