@@ -97,6 +97,48 @@ type XKarpenterClusterSpec struct {
 	// Monitoring is the alerting rules for Karpenter.
 	// +kubebuilder:default={}
 	Monitoring Monitoring `json:"monitoring,omitempty"`
+
+	// Rollout stages a new revision of a reference NodeClass / NodePool across the organizations bound to this
+	// cluster, in waves. Without it, a reference change reaches every organization at once.
+	Rollout *Rollout `json:"rollout,omitempty"`
+}
+
+// Rollout is how a new revision of a reference reaches the organizations bound to the cluster: wave by wave,
+// each wave opening once the one before it is done (its pools Ready on the new revision, none of their nodes
+// drifted) and has soaked. Organizations no wave names or counts in move after the last wave.
+type Rollout struct {
+	// Waves in order: a wave names organizations (canaries), or holds a cumulative percentage of the
+	// organizations no wave names, picked by a stable hash of the organization's name.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(w, has(w.organizations) != has(w.percent))",message="a wave names organizations or sets percent, not both"
+	Waves []Wave `json:"waves"`
+
+	// Soak is how long a wave stays done before the next one opens, e.g. 30m.
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
+	Soak string `json:"soak,omitempty"`
+
+	// Paused stops the rollout where it is: no further wave opens. Organizations already moved stay moved.
+	Paused bool `json:"paused,omitempty"`
+}
+
+// Wave is one step of a rollout.
+type Wave struct {
+	// Organizations are moved in this wave by name, e.g. canaries.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=set
+	Organizations []string `json:"organizations,omitempty"`
+
+	// Percent of the organizations no wave names that have moved once this wave is done, cumulative: 50 then
+	// 100 moves half, then the rest.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Percent *int32 `json:"percent,omitempty"`
+
+	// Soak overrides the rollout's soak for this wave.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
+	Soak string `json:"soak,omitempty"`
 }
 
 // TakeOver names an existing setup whose AWS resources kiso may take over.
@@ -250,6 +292,55 @@ type XKarpenterClusterStatus struct {
 	// NamePrefix starts every AWS name kiso gives in this cluster, the
 	// organizations' node roles included.
 	NamePrefix string `json:"namePrefix,omitempty"`
+
+	// Rollout summarizes spec.rollout at a glance, e.g. "wave 2/3: 4/10 on 1a2b3c4d5e".
+	Rollout string `json:"rollout,omitempty"`
+
+	// Rollouts are, per reference the bound organizations clone, the revision rolling out and how far it got.
+	Rollouts []ReferenceRollout `json:"rollouts,omitempty"`
+}
+
+// ReferenceRollout is the state of one reference's rollout. The cluster function keeps it from one reconcile to
+// the next; losing it restarts the rollout at its first wave, which moves no organization back.
+type ReferenceRollout struct {
+	// Reference names the reference NodeClass and NodePool, e.g. EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default.
+	Reference string `json:"reference"`
+
+	// Revision is the reference's current revision: a hash of the specs kiso clones.
+	Revision string `json:"revision"`
+
+	// Wave is the index of the open wave; organizations of this wave and the ones before it may move.
+	// len(spec.rollout.waves) is the last, implicit wave of everyone else; one past it, the rollout is done.
+	Wave int32 `json:"wave"`
+
+	// WaveDoneAt is when the open wave was first seen done (RFC 3339); it soaks from then.
+	WaveDoneAt string `json:"waveDoneAt,omitempty"`
+
+	// Organizations counts the organizations on each revision.
+	Organizations []RevisionCount `json:"organizations,omitempty"`
+
+	// Waiting is how many organizations wait for a wave.
+	Waiting int32 `json:"waiting"`
+
+	// HeldBy says which organization holds the open wave up, and why.
+	HeldBy string `json:"heldBy,omitempty"`
+
+	// Snapshots are the specs of each revision an organization is still on, so that an organization waiting for
+	// its wave keeps being rendered from its own revision.
+	Snapshots []ReferenceSnapshot `json:"snapshots,omitempty"`
+}
+
+// RevisionCount is how many organizations are on one revision.
+type RevisionCount struct {
+	Revision      string `json:"revision"`
+	Organizations int32  `json:"organizations"`
+}
+
+// ReferenceSnapshot is one revision of a reference: the specs kiso clones, as JSON.
+type ReferenceSnapshot struct {
+	Revision  string `json:"revision"`
+	NodeClass string `json:"nodeClass"`
+	NodePool  string `json:"nodePool"`
 }
 
 // HelmValues are Helm values for Karpenter's chart: the keys kiso knows values for.

@@ -28,6 +28,9 @@ func (s *XKarpenterClusterSpec) Default() {
 	if s.Monitoring.PrometheusRule == nil {
 		s.Monitoring.PrometheusRule = ptr.To(DefaultMonitoringPrometheusRule)
 	}
+	if s.Rollout != nil && s.Rollout.Soak == "" {
+		s.Rollout.Soak = DefaultRolloutSoak
+	}
 }
 
 // Default sets, on every field still unset, the default its kubebuilder marker declares; see

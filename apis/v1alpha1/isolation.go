@@ -296,6 +296,10 @@ type PoolStatus struct {
 	// Limits cap what the pool's nodes may hold in all: its NodePool's
 	// spec.limits. A resource not listed is not capped.
 	Limits map[string]string `json:"limits,omitempty"`
+
+	// Reference is the revision of the reference NodeClass and NodePool the pool is rendered from: a hash of
+	// the specs kiso clones. It lags the reference's current revision while the pool waits for its rollout wave.
+	Reference string `json:"reference,omitempty"`
 }
 
 // StackStatus is what a stack's pods need to land on its pool.

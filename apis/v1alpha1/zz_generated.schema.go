@@ -66,6 +66,12 @@ const (
 	MinimumPoolSettingsWeight = 1
 	// MaximumPoolSettingsWeight is PoolSettings.weight's kubebuilder:validation:Maximum.
 	MaximumPoolSettingsWeight = 100
+	// MaxItemsRolloutWaves is Rollout.waves's kubebuilder:validation:MaxItems.
+	MaxItemsRolloutWaves = 20
+	// DefaultRolloutSoak is Rollout.soak's kubebuilder:default.
+	DefaultRolloutSoak = "10m"
+	// PatternRolloutSoak is Rollout.soak's kubebuilder:validation:Pattern.
+	PatternRolloutSoak = "^([0-9]+(s|m|h))+$"
 	// PatternStackName is Stack.name's kubebuilder:validation:Pattern.
 	PatternStackName = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 	// MaxLengthStackName is Stack.name's kubebuilder:validation:MaxLength.
@@ -76,6 +82,14 @@ const (
 	ItemMaxLengthStackNamespaces = 63
 	// MaxItemsStackNamespaces is Stack.namespaces's kubebuilder:validation:MaxItems.
 	MaxItemsStackNamespaces = 100
+	// MaxItemsWaveOrganizations is Wave.organizations's kubebuilder:validation:MaxItems.
+	MaxItemsWaveOrganizations = 100
+	// MinimumWavePercent is Wave.percent's kubebuilder:validation:Minimum.
+	MinimumWavePercent = 1
+	// MaximumWavePercent is Wave.percent's kubebuilder:validation:Maximum.
+	MaximumWavePercent = 100
+	// PatternWaveSoak is Wave.soak's kubebuilder:validation:Pattern.
+	PatternWaveSoak = "^([0-9]+(s|m|h))+$"
 	// PatternXKarpenterClusterSpecClusterName is XKarpenterClusterSpec.clusterName's kubebuilder:validation:Pattern.
 	PatternXKarpenterClusterSpecClusterName = "^[0-9A-Za-z][A-Za-z0-9_-]*$"
 	// MaxLengthXKarpenterClusterSpecClusterName is XKarpenterClusterSpec.clusterName's kubebuilder:validation:MaxLength.

@@ -18,6 +18,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/refusal"
 	"github.com/kiso-dev/kiso/functions/internal/requeue"
@@ -72,12 +73,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	planned := make([]ownership.Object, 0, len(objects))
-	for name, cd := range objects {
-		planned = append(planned, ownership.Object{Resource: name, GVK: cd.GroupVersionKind(), Namespace: cd.GetNamespace(), Name: cd.GetName()})
-	}
-	// In name order, so conflicts are reported the same way every time.
-	slices.SortFunc(planned, func(a, b ownership.Object) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
+	planned := plannedObjects(objects)
 
 	// Never take over an IAM role, queue or rule kiso did not create: ask
 	// Crossplane for whatever holds each name not yet composed.
@@ -85,6 +81,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	rs := map[string]*fnv1.ResourceSelector{}
 	requireInjectAPI(rs, in)
 	ownership.Require(rs, planned, composedIdx)
+	keys := placement.NewKeys(in.KeyDomain)
+	requireRollout(rs, spec, req, keys, oxr.Resource.GetName())
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}
 	}
@@ -117,7 +115,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	if err := xrfields.SetStatus(dxr, buildStatus(p)); err != nil {
+	status := buildStatus(p)
+	staged, err := stageRollout(rsp, req, oxr, spec, keys, time.Now())
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
+	if err := xrfields.SetStatus(dxr, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
@@ -126,9 +131,21 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
-	requeue.After(rsp, oxr, notReady == 0 && !verdict.Waiting)
+	requeue.After(rsp, oxr, notReady == 0 && !verdict.Waiting && !staged.InProgress)
+	staged.requeue(rsp)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
 	return rsp, nil
+}
+
+// plannedObjects lists what the cluster composes, in name order, so
+// conflicts are reported the same way every time.
+func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownership.Object {
+	planned := make([]ownership.Object, 0, len(objects))
+	for name, cd := range objects {
+		planned = append(planned, ownership.Object{Resource: name, GVK: cd.GroupVersionKind(), Namespace: cd.GetNamespace(), Name: cd.GetName()})
+	}
+	slices.SortFunc(planned, func(a, b ownership.Object) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
+	return planned
 }
 
 // renderAll returns every object the cluster composes, as composed

@@ -94,6 +94,7 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 	}
 	errs = append(errs, validateLabels(sp.Child("monitoring", "labels"), spec.Monitoring.Labels)...)
 	errs = append(errs, validateNaming(sp.Child("naming"), spec.Naming)...)
+	errs = append(errs, validateRollout(sp.Child("rollout"), spec.Rollout)...)
 	return errs
 }
 

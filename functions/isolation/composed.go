@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
 // Composed resource names: one NodePool and one NodeClass per pool, keyed by
@@ -32,7 +33,7 @@ func isReady(oc resource.ObservedComposed, ok bool) bool {
 // as kiso rendered it: identity, kiso's labels and annotations, and content. It is what the function returns when it cannot render: Crossplane
 // deletes any composed resource a function stops returning, and deleting a
 // NodePool drains a tenant's nodes.
-func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[resource.Name]*resource.DesiredComposed {
+func keepObserved(observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) map[resource.Name]*resource.DesiredComposed {
 	out := make(map[resource.Name]*resource.DesiredComposed, len(observed))
 	for name, oc := range observed {
 		u := &unstructured.Unstructured{Object: map[string]any{
@@ -46,7 +47,7 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed) map[reso
 		if labels := ownLabels(oc.Resource.GetLabels()); len(labels) > 0 {
 			u.SetLabels(labels)
 		}
-		if annotations := ownAnnotations(oc.Resource.GetAnnotations()); len(annotations) > 0 {
+		if annotations := ownAnnotations(oc.Resource.GetAnnotations(), keys); len(annotations) > 0 {
 			u.SetAnnotations(annotations)
 		}
 		// A ConfigMap's content is its data, a Role's its rules, a
@@ -72,11 +73,23 @@ var renderedAnnotations = []string{meta.AnnotationKeyExternalName, placement.Poo
 // ownAnnotations keeps the annotations kiso renders and drops the ones
 // Crossplane and providers write (composition resource name, external
 // create times), which are theirs to keep.
-func ownAnnotations(annotations map[string]string) map[string]string {
-	out := make(map[string]string, len(renderedAnnotations))
-	for _, k := range renderedAnnotations {
+func ownAnnotations(annotations map[string]string, keys placement.Keys) map[string]string {
+	r := rollout.NewAnnotations(keys.Domain)
+	out := make(map[string]string, len(renderedAnnotations)+3)
+	for _, k := range append(renderedAnnotations[:len(renderedAnnotations):len(renderedAnnotations)], r.Cluster, r.Reference, r.Revision) {
 		if v, ok := annotations[k]; ok {
 			out[k] = v
+		}
+	}
+	return out
+}
+
+// observedPool is the observed NodeClass and NodePool of one pool.
+func observedPool(observed map[resource.Name]resource.ObservedComposed, p pool) map[resource.Name]resource.ObservedComposed {
+	out := make(map[resource.Name]resource.ObservedComposed, 2)
+	for _, name := range []resource.Name{nodeClassResourceName(p), nodePoolResourceName(p)} {
+		if oc, ok := observed[name]; ok {
+			out[name] = oc
 		}
 	}
 	return out

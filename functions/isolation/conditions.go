@@ -10,6 +10,9 @@ const (
 	// TypePoolsSettled is False while pools the spec no longer asks for are
 	// kept until their replacements report Ready.
 	TypePoolsSettled = "PoolsSettled"
+	// TypeReferenceCurrent is False while pools stay on an older revision of
+	// the reference pair, waiting for the organization's rollout wave.
+	TypeReferenceCurrent = "ReferenceCurrent"
 )
 
 // Condition reasons.
@@ -20,4 +23,6 @@ const (
 	ReasonClusterNotReady = "ClusterNotReady"
 	ReasonSettled         = "Settled"
 	ReasonReplacing       = "ReplacingPools"
+	ReasonCurrent         = "Current"
+	ReasonWaitingForWave  = "WaitingForWave"
 )

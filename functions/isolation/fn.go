@@ -97,21 +97,27 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	var rendered map[resource.Name]*resource.DesiredComposed
 	switch {
 	case found.Unresolved():
-		rendered = keepObserved(observed)
+		rendered = keepObserved(observed, keys)
 		unresolved(rsp, dxr, found, len(observed))
 	default:
 		if errs := validateFound(spec, found, observed, in, claim, keys); len(errs) > 0 {
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 			return rsp, nil
 		}
-		rendered, err = renderOrganization(spec, in, claim, pools, status.Stacks, found, observed, keys)
+		rr, err := poolSources(spec, found, pools, observed, keys)
+		if err != nil {
+			response.Fatal(rsp, err)
+			return rsp, nil
+		}
+		rendered, err = renderOrganization(spec, in, claim, pools, status.Stacks, found, rr, observed, keys)
 		if err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
 		}
 		response.ConditionTrue(rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
+		reportRevisions(rsp, &status, rr)
 
-		tr := settle(rendered, observed, pools, draining, poolReady, found.Namespaces)
+		tr := settle(rendered, observed, pools, draining, poolReady, found.Namespaces, keys)
 		reportTransition(rsp, tr)
 		reportNamespaces(rsp, spec, found, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
@@ -144,7 +150,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // if it has one, each pool's NodeClass, NodePool and the Usages that order
 // their deletion, and the placement Role and ConfigMap of each namespace the
 // platform gives it.
-func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, rr referenceRollout, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
 	objects[organizationLockResource] = renderOrganizationLock(spec, in, claim, keys)
 	var used usedObjects
@@ -167,16 +173,25 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 
 	gvk := nodeClassGVK(spec.NodeClassRef)
 	for _, p := range pools {
-		nc, err := renderNodeClass(found.NodeClass, p, gvk, keys, found.Cluster.inheritedTags(), identity)
-		if err != nil {
-			return nil, err
+		src := rr.Sources[p.Name]
+		if src.Keep {
+			for name, dc := range keepObserved(observedPool(observed, p), keys) {
+				objects[name] = dc.Resource
+			}
+		} else {
+			nc, err := renderNodeClass(src.NodeClass, p, gvk, keys, found.Cluster.inheritedTags(), identity)
+			if err != nil {
+				return nil, err
+			}
+			np, err := renderNodePool(src.NodePool, p, gvk, keys)
+			if err != nil {
+				return nil, err
+			}
+			annotate(nc, spec, src, rr, keys)
+			annotate(np, spec, src, rr, keys)
+			objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
+			objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
 		}
-		np, err := renderNodePool(found.NodePool, p, gvk, keys)
-		if err != nil {
-			return nil, err
-		}
-		objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
-		objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
 		for _, u := range poolUsages(spec, p, used) {
 			objects[u.Resource] = u.Render(objectLabels(p, keys))
 		}

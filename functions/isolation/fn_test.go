@@ -28,7 +28,7 @@ const orgSpec = `{"organization":"acme","customer":"acme-corp",
 // The NodePool and EC2NodeClass kiso renders for stack web of stackSpec.
 const (
 	wantWebNodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool",
-		"metadata":{"name":"kiso-acme.web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
+		"metadata":{"name":"kiso-acme.web","annotations":{"kiso.dev/cloned-from":"EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default","kiso.dev/revision":"REVISION"},"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
 		"spec":{"template":{"metadata":{"labels":{"tier":"general","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp",
 			"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"web"}},
 		"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"kiso-acme.web"},
@@ -39,7 +39,7 @@ const (
 		"limits":{"cpu":"64","memory":"4000Gi"},
 		"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"30s"}}}`
 	wantWebNodeClass = `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass",
-		"metadata":{"name":"kiso-acme.web","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
+		"metadata":{"name":"kiso-acme.web","annotations":{"kiso.dev/cloned-from":"EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default","kiso.dev/revision":"REVISION"},"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
 		"spec":{"role":"KarpenterNodeRole-prod","amiSelectorTerms":[{"alias":"al2023@latest"}],
 		"subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
 		"securityGroupSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
@@ -55,17 +55,19 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "organization", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodePool), got["nodepool-kiso-acme.web"]); diff != "" {
+	// The clones say which revision of the reference pair they are rendered from.
+	rev := revisionOf(t, refNodeClass, refNodePool)
+	if diff := cmp.Diff(fntest.JSONMap(t, strings.ReplaceAll(wantWebNodePool, "REVISION", rev)), got["nodepool-kiso-acme.web"]); diff != "" {
 		t.Errorf("NodePool kiso-acme.web: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(fntest.JSONMap(t, wantWebNodeClass), got["nodeclass-kiso-acme.web"]); diff != "" {
+	if diff := cmp.Diff(fntest.JSONMap(t, strings.ReplaceAll(wantWebNodeClass, "REVISION", rev)), got["nodeclass-kiso-acme.web"]); diff != "" {
 		t.Errorf("EC2NodeClass kiso-acme.web: -want, +got:\n%s", diff)
 	}
 
-	wantStatus := fntest.JSONMap(t, `{
+	wantStatus := fntest.JSONMap(t, strings.ReplaceAll(`{
 		"pools":[
-			{"name":"kiso-acme.web","nodeClass":"kiso-acme.web","stacks":["web"],"ready":false},
-			{"name":"kiso-acme.jobs","nodeClass":"kiso-acme.jobs","stacks":["jobs"],"ready":false}],
+			{"name":"kiso-acme.web","nodeClass":"kiso-acme.web","stacks":["web"],"ready":false,"reference":"REVISION"},
+			{"name":"kiso-acme.jobs","nodeClass":"kiso-acme.jobs","stacks":["jobs"],"ready":false,"reference":"REVISION"}],
 		"stacks":[
 			{"name":"web","pool":"kiso-acme.web","namespaces":["acme-web"],
 			 "nodeSelector":{"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"web"},
@@ -74,13 +76,13 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 			{"name":"jobs","pool":"kiso-acme.jobs","namespaces":["acme-batch"],
 			 "nodeSelector":{"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"jobs"},
 			 "tolerations":[{"key":"kiso.dev/organization","operator":"Equal","value":"acme","effect":"NoSchedule"},
-			                {"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]}]}`)
+			                {"key":"kiso.dev/stack","operator":"Equal","value":"jobs","effect":"NoSchedule"}]}]}`, "REVISION", rev))
 	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
 	assertConditions(t, rsp, map[string]fnv1.Status{
 		xrcondition.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, xrcondition.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
-		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE,
+		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE, TypeReferenceCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypeNamespacesAssigned: fnv1.Status_STATUS_CONDITION_FALSE,
 	})
 }
@@ -130,6 +132,11 @@ func TestCloneOfCloneIsUnchanged(t *testing.T) {
 	nc = strings.Replace(nc, `"labels":{`, `"labels":{"kiso.dev/reference":"true",`, 1)
 	second := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{nc, np}))
 	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web"} {
+		// The revision is the reference's, and this reference's specs are
+		// the clone's, not the platform's: only the revision differs.
+		for _, o := range []map[string]any{first[name], second[name]} {
+			delete(o["metadata"].(map[string]any)["annotations"].(map[string]any), "kiso.dev/revision")
+		}
 		if diff := cmp.Diff(first[name], second[name]); diff != "" {
 			t.Errorf("%s changed when rendered from its own output: -first, +second:\n%s", name, diff)
 		}

@@ -182,12 +182,12 @@ func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, obs
 // organization is not the organization's to keep: its Role and ConfigMap go
 // at once, whatever the pools wait for. It changes rendered in place and
 // says what it holds on to.
-func settle(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, pools []pool, draining, ready, given map[string]bool) transition {
+func settle(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, pools []pool, draining, ready, given map[string]bool, keys placement.Keys) transition {
 	withoutPools(rendered, pools, draining)
 	tr := planTransition(observed, rendered, pools, draining, ready)
 	if tr.Holding() {
 		keepRetiredGrants(rendered, observed)
-		for name, dc := range keepObserved(tr.Retired) {
+		for name, dc := range keepObserved(tr.Retired, keys) {
 			if ns := dc.Resource.GetNamespace(); ns != "" && !given[ns] {
 				continue
 			}

@@ -1,0 +1,637 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
+	"github.com/kiso-dev/kiso/functions/internal/xrfields"
+)
+
+// A staged rollout, seen from the cluster: which revision of each reference
+// pair its organizations' pools are on (the annotations the isolation
+// function writes on every NodePool), whether Karpenter has made them Ready
+// and replaced their drifted nodes, and from that which wave is open. The
+// state it keeps between reconciles is the cluster's status.rollouts; the
+// isolation function reads the open wave and the snapshots from there.
+
+// Required resources of a staged rollout.
+const (
+	requirePools      = "rollout-nodepools"
+	requireNodeClaims = "rollout-nodeclaims"
+	// requireReferencePrefix starts the required resources of each reference
+	// pair's NodeClass and NodePool, named after a hash of the pair.
+	requireReferencePrefix = "rollout-reference-"
+)
+
+// Karpenter's own names a rollout reads.
+const (
+	nodePoolLabel      = "karpenter.sh/nodepool"
+	nodePoolHash       = "karpenter.sh/nodepool-hash"
+	conditionDrifted   = "Drifted"
+	conditionReady     = "Ready"
+	nodeClaimAPI       = "karpenter.sh/v1"
+	nodeClaimKind      = "NodeClaim"
+	nodePoolAPIVersion = "karpenter.sh/v1"
+	nodePoolKind       = "NodePool"
+)
+
+// requireRollout asks Crossplane for what a staged rollout reads: every pool
+// kiso composes, every NodeClaim (Karpenter labels them with their pool,
+// which a label selector cannot ask for) and the reference pairs the pools
+// name. Nothing is asked without spec.rollout: a cluster that does not stage
+// rollouts costs nothing more.
+// A NodePool list Crossplane could not return is reported by readRollout.
+func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) {
+	if spec.Rollout == nil {
+		return
+	}
+	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: nodePoolAPIVersion, Kind: nodePoolKind, Match: &fnv1.ResourceSelector_MatchLabels{
+		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}},
+	}}
+	rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
+	pools, _, _ := request.GetRequiredResource(req, requirePools)
+	a := rollout.NewAnnotations(keys.Domain)
+	for _, np := range pools {
+		an := np.Resource.GetAnnotations()
+		if an[a.Cluster] != xrName || an[a.Reference] == "" {
+			continue
+		}
+		ref, err := rollout.ParseReference(an[a.Reference])
+		if err != nil {
+			continue
+		}
+		nc, npName := referenceRequirements(an[a.Reference])
+		rs[nc] = ownership.ByName(ref.NodeClass, "", ref.NodeClassRef)
+		rs[npName] = ownership.ByName(nodePoolGVK, "", ref.NodePool)
+	}
+}
+
+// referenceRequirements names the required resources of a pair's NodeClass
+// and NodePool.
+func referenceRequirements(ref string) (nodeClass, nodePool string) {
+	sum := sha256.Sum256([]byte(ref))
+	id := requireReferencePrefix + hex.EncodeToString(sum[:])[:12]
+	return id + "-nodeclass", id + "-nodepool"
+}
+
+// trackedPool is one organization's pool as a rollout sees it.
+type trackedPool struct {
+	Name, Organization, Revision string
+	// Holdup says why the pool is not done on its revision, "" if it is.
+	Holdup string
+	// NotReady is true when the holdup is Karpenter saying NotReady.
+	NotReady bool
+}
+
+// rolloutView is what a reconcile reads for a staged rollout.
+type rolloutView struct {
+	// Pools per reference pair, of organizations bound to this cluster.
+	Pools map[string][]trackedPool
+	// Current revision per reference pair; absent while Crossplane has not
+	// returned the pair, or it does not exist.
+	Current map[string]rollout.Revision
+	// Waiting is true until Crossplane has answered every requirement.
+	Waiting bool
+}
+
+// readRollout reads the pools, their NodeClaims and the reference pairs.
+func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) (rolloutView, error) {
+	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
+	pools, resolved, err := request.GetRequiredResource(req, requirePools)
+	if err != nil {
+		return v, errors.Wrap(err, "cannot read the required NodePools")
+	}
+	claims, claimsResolved, err := request.GetRequiredResource(req, requireNodeClaims)
+	if err != nil {
+		return v, errors.Wrap(err, "cannot read the required NodeClaims")
+	}
+	v.Waiting = !resolved || !claimsResolved
+	claimsOf := map[string][]*unstructured.Unstructured{}
+	for _, c := range claims {
+		if pool := c.Resource.GetLabels()[nodePoolLabel]; pool != "" {
+			claimsOf[pool] = append(claimsOf[pool], c.Resource)
+		}
+	}
+	a := rollout.NewAnnotations(keys.Domain)
+	for _, np := range pools {
+		u := np.Resource
+		an := u.GetAnnotations()
+		if an[a.Cluster] != xrName || an[a.Reference] == "" || u.GetDeletionTimestamp() != nil {
+			// A pool being retired is replaced by another, which the
+			// rollout tracks instead.
+			continue
+		}
+		ref := an[a.Reference]
+		tp := trackedPool{Name: u.GetName(), Organization: u.GetLabels()[keys.Organization], Revision: an[a.Revision]}
+		tp.Holdup, tp.NotReady = poolHoldup(u, claimsOf[u.GetName()])
+		v.Pools[ref] = append(v.Pools[ref], tp)
+		if _, seen := v.Current[ref]; seen {
+			continue
+		}
+		rev, resolved, err := currentRevision(req, ref)
+		if err != nil {
+			return v, err
+		}
+		v.Waiting = v.Waiting || !resolved
+		if rev != nil {
+			v.Current[ref] = *rev
+		}
+	}
+	return v, nil
+}
+
+// currentRevision reads a reference pair from the required resources.
+func currentRevision(req *fnv1.RunFunctionRequest, ref string) (*rollout.Revision, bool, error) {
+	ncName, npName := referenceRequirements(ref)
+	nc, ncResolved, err := request.GetRequiredResource(req, ncName)
+	if err != nil {
+		return nil, false, errors.Wrapf(err, "cannot read the NodeClass of reference %s", ref)
+	}
+	np, npResolved, err := request.GetRequiredResource(req, npName)
+	if err != nil {
+		return nil, false, errors.Wrapf(err, "cannot read the NodePool of reference %s", ref)
+	}
+	if len(nc) == 0 || len(np) == 0 {
+		return nil, ncResolved && npResolved, nil
+	}
+	rev, err := rollout.Current(nc[0].Resource, np[0].Resource)
+	if err != nil {
+		return nil, true, err
+	}
+	return &rev, true, nil
+}
+
+// poolHoldup says why a pool is not done on the revision it is rendered
+// from: Karpenter has not made its NodePool Ready for its current spec, or
+// one of its nodes is drifted (Karpenter's Drifted condition, or a node
+// launched from an older template than the NodePool's hash).
+func poolHoldup(np *unstructured.Unstructured, claims []*unstructured.Unstructured) (string, bool) {
+	ready, readyGen := condition(np, conditionReady)
+	switch {
+	case ready == nil || ready["status"] != string(corev1.ConditionTrue):
+		return fmt.Sprintf("NodePool %s is not Ready", np.GetName()), true
+	case readyGen != 0 && readyGen < np.GetGeneration():
+		return fmt.Sprintf("Karpenter has not yet seen NodePool %s's new spec", np.GetName()), false
+	}
+	hash := np.GetAnnotations()[nodePoolHash]
+	drifted := 0
+	for _, c := range claims {
+		d, _ := condition(c, conditionDrifted)
+		stale := hash != "" && c.GetAnnotations()[nodePoolHash] != "" && c.GetAnnotations()[nodePoolHash] != hash
+		if (d != nil && d["status"] == string(corev1.ConditionTrue)) || stale {
+			drifted++
+		}
+	}
+	if drifted > 0 {
+		return fmt.Sprintf("%d of NodePool %s's nodes are drifted and not yet replaced", drifted, np.GetName()), false
+	}
+	return "", false
+}
+
+// condition returns a status condition of an object and its observed
+// generation (0 if it has none).
+func condition(u *unstructured.Unstructured, typ string) (map[string]any, int64) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != typ {
+			continue
+		}
+		switch g := m["observedGeneration"].(type) {
+		case int64:
+			return m, g
+		case float64:
+			return m, int64(g)
+		}
+		return m, 0
+	}
+	return nil, 0
+}
+
+// rolloutResult is what a reconcile decides for every reference pair.
+type rolloutResult struct {
+	Rollouts []v1alpha1.ReferenceRollout
+	// RequeueAfter is how soon a soaking wave is done soaking, 0 if none is.
+	RequeueAfter time.Duration
+	Blocked      []string
+	InProgress   bool
+}
+
+// advance moves every reference pair's rollout as far as it can go now, from
+// the state the last reconcile left. It never moves an organization back:
+// the open wave only grows while a revision rolls out. A pair no bound pool
+// clones any more is done with.
+func advance(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceRollout, v rolloutView, now time.Time) (rolloutResult, error) {
+	var res rolloutResult
+	for _, ref := range slices.Sorted(maps.Keys(v.Pools)) {
+		prev := rollout.Find(previous, ref)
+		cur, known := v.Current[ref]
+		if !known {
+			// The reference is not there (or not fetched yet): keep what the
+			// last reconcile said, so no organization loses its snapshot.
+			if prev != nil {
+				res.Rollouts = append(res.Rollouts, *prev)
+			}
+			continue
+		}
+		st, err := advanceReference(&res, spec.Rollout, ref, prev, cur, v.Pools[ref], now)
+		if err != nil {
+			return res, err
+		}
+		res.Rollouts = append(res.Rollouts, st)
+	}
+	return res, nil
+}
+
+// advanceReference moves one reference pair's rollout.
+func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool, now time.Time) (v1alpha1.ReferenceRollout, error) {
+	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: cur.ID}
+	orgs := organizations(pools, r.Waves)
+	last := len(r.Waves)
+	wave := 0
+	switch {
+	case prev != nil && prev.Revision == cur.ID:
+		wave, st.WaveDoneAt = int(prev.Wave), prev.WaveDoneAt
+	case orgs.allOn(cur.ID):
+		// A rollout that starts with every organization on its revision
+		// (spec.rollout just written) moves nobody: it is done.
+		wave = last + 1
+	}
+	for wave <= last {
+		holdup, notReady := heldBy(orgs, cur.ID, wave)
+		st.HeldBy = holdup
+		if holdup != "" {
+			st.WaveDoneAt = ""
+			if notReady {
+				res.Blocked = append(res.Blocked, ref+": "+holdup)
+			}
+			break
+		}
+		if !orgs.hasMembers(wave) || !orgs.hasMembersAfter(wave) {
+			// A wave without members moved nobody, and a wave after which
+			// nobody is left to move protects nobody: neither soaks.
+			if r.Paused && wave < last {
+				break
+			}
+			wave, st.WaveDoneAt = wave+1, ""
+			continue
+		}
+		left, err := soakLeft(&st, r, wave, now)
+		if err != nil {
+			return st, err
+		}
+		if left > 0 {
+			if res.RequeueAfter == 0 || left < res.RequeueAfter {
+				res.RequeueAfter = left
+			}
+			break
+		}
+		if r.Paused {
+			break
+		}
+		wave, st.WaveDoneAt = wave+1, ""
+	}
+	res.InProgress = res.InProgress || wave <= last
+	// At most MaxItemsRolloutWaves + 2.
+	st.Wave = int32(min(wave, v1alpha1.MaxItemsRolloutWaves+2))
+	st.Organizations, st.Waiting = orgs.count(cur.ID, wave)
+	snaps, err := snapshots(prev, cur, pools)
+	st.Snapshots = snaps
+	return st, err
+}
+
+// requeue shortens the response's TTL to a soaking wave's end: the next wave
+// opens then, an event nothing else would deliver.
+func (res rolloutResult) requeue(rsp *fnv1.RunFunctionResponse) {
+	if res.RequeueAfter > 0 && res.RequeueAfter < rsp.GetMeta().GetTtl().AsDuration() {
+		rsp.GetMeta().Ttl = durationpb.New(res.RequeueAfter + time.Second)
+	}
+}
+
+// soakLeft is how long a done wave still soaks, from when it was first seen
+// done (now, if this is the first time).
+func soakLeft(st *v1alpha1.ReferenceRollout, r *v1alpha1.Rollout, wave int, now time.Time) (time.Duration, error) {
+	doneAt, err := time.Parse(time.RFC3339, st.WaveDoneAt)
+	if err != nil {
+		doneAt = now
+		st.WaveDoneAt = now.UTC().Format(time.RFC3339)
+	}
+	soak, err := time.ParseDuration(soakOf(r, wave))
+	if err != nil {
+		return 0, errors.Wrapf(err, "spec.rollout: cannot read the soak of wave %d", wave)
+	}
+	return doneAt.Add(soak).Sub(now), nil
+}
+
+// soakOf is how long a wave soaks: its own soak, else the rollout's.
+func soakOf(r *v1alpha1.Rollout, wave int) string {
+	if wave < len(r.Waves) && r.Waves[wave].Soak != "" {
+		return r.Waves[wave].Soak
+	}
+	return r.Soak
+}
+
+// trackedOrganization is an organization's pools of one reference pair and
+// the wave it moves in.
+type trackedOrganization struct {
+	Name  string
+	Wave  int
+	Pools []trackedPool
+}
+
+type trackedOrganizations []trackedOrganization
+
+// organizations groups pools by organization, in name order.
+func organizations(pools []trackedPool, waves []v1alpha1.Wave) trackedOrganizations {
+	by := map[string]*trackedOrganization{}
+	for _, p := range pools {
+		o, ok := by[p.Organization]
+		if !ok {
+			o = &trackedOrganization{Name: p.Organization, Wave: rollout.WaveOf(p.Organization, waves)}
+			by[p.Organization] = o
+		}
+		o.Pools = append(o.Pools, p)
+	}
+	out := make(trackedOrganizations, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, *by[name])
+	}
+	return out
+}
+
+// heldBy says which organization of the open wave (or one before it) is not
+// done on the current revision, and why; "" if the wave is done.
+func heldBy(orgs trackedOrganizations, current string, wave int) (string, bool) {
+	for _, o := range orgs {
+		if o.Wave > wave {
+			continue
+		}
+		for _, p := range o.Pools {
+			switch {
+			case p.Revision != current:
+				return fmt.Sprintf("organization %s: pool %s is still on revision %s", o.Name, p.Name, p.Revision), false
+			case p.Holdup != "":
+				return fmt.Sprintf("organization %s: %s", o.Name, p.Holdup), p.NotReady
+			}
+		}
+	}
+	return "", false
+}
+
+func (orgs trackedOrganizations) allOn(revision string) bool {
+	for _, o := range orgs {
+		for _, p := range o.Pools {
+			if p.Revision != revision {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (orgs trackedOrganizations) hasMembersAfter(wave int) bool {
+	for _, o := range orgs {
+		if o.Wave > wave {
+			return true
+		}
+	}
+	return false
+}
+
+func (orgs trackedOrganizations) hasMembers(wave int) bool {
+	for _, o := range orgs {
+		if o.Wave == wave {
+			return true
+		}
+	}
+	return false
+}
+
+// count says how many organizations are on each revision (an organization
+// with a pool still on an older one counts there), and how many wait for a
+// wave that is not open.
+func (orgs trackedOrganizations) count(current string, open int) ([]v1alpha1.RevisionCount, int32) {
+	on := map[string]int32{}
+	var waiting int32
+	for _, o := range orgs {
+		rev := current
+		for _, p := range o.Pools {
+			if p.Revision != current {
+				rev = p.Revision
+				break
+			}
+		}
+		on[rev]++
+		if rev != current && o.Wave > open {
+			waiting++
+		}
+	}
+	out := make([]v1alpha1.RevisionCount, 0, len(on))
+	for _, r := range slices.Sorted(maps.Keys(on)) {
+		out = append(out, v1alpha1.RevisionCount{Revision: r, Organizations: on[r]})
+	}
+	return out, waiting
+}
+
+// snapshots keeps the specs of the current revision and of every revision a
+// pool is still on (from the last reconcile's snapshots), so a waiting
+// organization keeps being rendered from its own.
+func snapshots(prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool) ([]v1alpha1.ReferenceSnapshot, error) {
+	s, err := cur.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	out := []v1alpha1.ReferenceSnapshot{s}
+	if prev == nil {
+		return out, nil
+	}
+	inUse := map[string]bool{}
+	for _, p := range pools {
+		inUse[p.Revision] = true
+	}
+	for _, old := range prev.Snapshots {
+		if old.Revision != cur.ID && inUse[old.Revision] {
+			out = append(out, old)
+		}
+	}
+	return out, nil
+}
+
+// summary is the cluster's rollout at a glance, for kubectl get.
+func summary(spec v1alpha1.XKarpenterClusterSpec, rollouts []v1alpha1.ReferenceRollout) string {
+	if spec.Rollout == nil || len(rollouts) == 0 {
+		return ""
+	}
+	waves := len(spec.Rollout.Waves) + 1
+	parts := make([]string, 0, len(rollouts))
+	for _, r := range rollouts {
+		var on, all int32
+		for _, c := range r.Organizations {
+			all += c.Organizations
+			if c.Revision == r.Revision {
+				on = c.Organizations
+			}
+		}
+		state := fmt.Sprintf("wave %d/%d", min(int(r.Wave)+1, waves), waves)
+		if int(r.Wave) >= waves {
+			state = "done"
+		} else if spec.Rollout.Paused {
+			state += " paused"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d/%d on %s", state, on, all, r.Revision))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// validateRollout checks what the schema cannot: percentages that grow from
+// wave to wave, an organization named in one wave only, soaks Go can read.
+func validateRollout(path *field.Path, r *v1alpha1.Rollout) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	errs = append(errs, validateSoak(path.Child("soak"), r.Soak)...)
+	var lastPercent int32
+	named := map[string]int{}
+	for i, w := range r.Waves {
+		wp := path.Child("waves").Index(i)
+		switch {
+		case len(w.Organizations) > 0 && w.Percent != nil:
+			errs = append(errs, field.Invalid(wp, "", "a wave names organizations or sets percent, not both"))
+		case len(w.Organizations) == 0 && w.Percent == nil:
+			errs = append(errs, field.Required(wp, "a wave names organizations or sets percent"))
+		}
+		if p := w.Percent; p != nil {
+			switch {
+			case *p < v1alpha1.MinimumWavePercent || *p > v1alpha1.MaximumWavePercent:
+				errs = append(errs, field.Invalid(wp.Child("percent"), *p, "must be between 1 and 100"))
+			case *p <= lastPercent:
+				errs = append(errs, field.Invalid(wp.Child("percent"), *p, fmt.Sprintf("must be above the %d of the wave before it: percentages are cumulative", lastPercent)))
+			}
+			lastPercent = *p
+		}
+		for j, o := range w.Organizations {
+			if first, dup := named[o]; dup {
+				errs = append(errs, field.Duplicate(wp.Child("organizations").Index(j), fmt.Sprintf("%s is already in wave %d", o, first)))
+			}
+			named[o] = i
+		}
+		if w.Soak != "" {
+			errs = append(errs, validateSoak(wp.Child("soak"), w.Soak)...)
+		}
+	}
+	return errs
+}
+
+// validateSoak checks a soak: a duration Go reads, not negative.
+func validateSoak(path *field.Path, soak string) field.ErrorList {
+	if d, err := time.ParseDuration(soak); err != nil || d < 0 {
+		return field.ErrorList{field.Invalid(path, soak, "must be a duration of at least 0, e.g. 30m")}
+	}
+	return nil
+}
+
+// unboundWaveMembers lists the organizations a wave names that have no pool
+// bound to this cluster: a warning, not an error, as a canary may be
+// onboarded after the rollout is written.
+func unboundWaveMembers(r *v1alpha1.Rollout, v rolloutView) []string {
+	if r == nil || v.Waiting {
+		return nil
+	}
+	bound := map[string]bool{}
+	for _, pools := range v.Pools {
+		for _, p := range pools {
+			bound[p.Organization] = true
+		}
+	}
+	var out []string
+	for i, w := range r.Waves {
+		for j, o := range w.Organizations {
+			if !bound[o] {
+				out = append(out, fmt.Sprintf("spec.rollout.waves[%d].organizations[%d]: organization %s has no pool bound to this cluster", i, j, o))
+			}
+		}
+	}
+	return out
+}
+
+// nodePoolGVK is Karpenter's NodePool kind.
+var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
+
+// Condition of a staged rollout on the cluster XR.
+const (
+	TypeRolledOut     = "RolledOut"
+	ReasonComplete    = "Complete"
+	ReasonProgressing = "Progressing"
+	ReasonPaused      = "Paused"
+	ReasonBlocked     = "Blocked"
+)
+
+// stageRollout reads a staged rollout, moves it as far as it can go now and
+// says where it stands. While Crossplane has not answered every requirement
+// it keeps the last reconcile's state, snapshots included.
+func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, spec v1alpha1.XKarpenterClusterSpec, keys placement.Keys, now time.Time) (rolloutResult, error) {
+	if spec.Rollout == nil {
+		return rolloutResult{}, nil
+	}
+	var previous v1alpha1.XKarpenterClusterStatus
+	if err := xrfields.Decode(oxr.Resource.Object, "status", &previous); err != nil {
+		return rolloutResult{}, errors.Wrap(err, "cannot read the XR's status.rollouts")
+	}
+	v, err := readRollout(req, keys, oxr.Resource.GetName())
+	if err != nil {
+		return rolloutResult{}, err
+	}
+	if v.Waiting {
+		return rolloutResult{Rollouts: previous.Rollouts, InProgress: true}, nil
+	}
+	res, err := advance(spec, previous.Rollouts, v, now)
+	if err != nil {
+		return res, err
+	}
+	for _, w := range unboundWaveMembers(spec.Rollout, v) {
+		response.Warning(rsp, errors.New(w))
+	}
+	var holdups []string
+	for _, r := range res.Rollouts {
+		if r.HeldBy != "" {
+			holdups = append(holdups, r.Reference+": "+r.HeldBy)
+		}
+	}
+	switch {
+	case len(res.Blocked) > 0:
+		response.ConditionFalse(rsp, TypeRolledOut, ReasonBlocked).WithMessage(strings.Join(res.Blocked, "; "))
+	case res.InProgress && spec.Rollout.Paused:
+		response.ConditionFalse(rsp, TypeRolledOut, ReasonPaused).WithMessage("spec.rollout.paused: no further wave opens; " + summary(spec, res.Rollouts))
+	case res.InProgress:
+		msg := summary(spec, res.Rollouts)
+		if len(holdups) > 0 {
+			msg += "; waiting for " + strings.Join(holdups, "; ")
+		}
+		response.ConditionFalse(rsp, TypeRolledOut, ReasonProgressing).WithMessage(msg)
+	default:
+		response.ConditionTrue(rsp, TypeRolledOut, ReasonComplete).WithMessage("every bound organization is on its reference's current revision")
+	}
+	return res, nil
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
+)
+
+const testRef = "EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default"
+
+// twoRevisions are two revisions of the reference pair: the platform changed
+// a node label of the reference NodePool.
+func twoRevisions(t *testing.T) (v1, v2 rollout.Revision) {
+	t.Helper()
+	nc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"role": "r"}}}
+	rev := func(tier string) rollout.Revision {
+		np := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": tier}}}}}}
+		r, err := rollout.Current(nc, np)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	return rev("general"), rev("general-v2")
+}
+
+// canaryThenHalfThenAll is the issue's rollout: a canary, half of the rest,
+// then everyone.
+func canaryThenHalfThenAll() v1alpha1.XKarpenterClusterSpec {
+	spec := validSpec()
+	spec.Rollout = &v1alpha1.Rollout{Waves: []v1alpha1.Wave{{Organizations: []string{"canary"}}, {Percent: ptr.To[int32](50)}, {Percent: ptr.To[int32](100)}}}
+	spec.Default()
+	return spec
+}
+
+// fleet is ten organizations, canary among them, each with one pool on a
+// revision; done says whether the pool is done on it.
+func fleet(on map[string]string, holdup map[string]string) rolloutView {
+	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
+	for org, rev := range on {
+		v.Pools[testRef] = append(v.Pools[testRef], trackedPool{Name: "kiso-" + org, Organization: org, Revision: rev, Holdup: holdup[org]})
+	}
+	return v
+}
+
+var tenOrganizations = []string{"canary", "o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9"}
+
+func allOn(rev string) map[string]string {
+	out := map[string]string{}
+	for _, o := range tenOrganizations {
+		out[o] = rev
+	}
+	return out
+}
+
+func TestARolloutMovesWaveByWave(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	spec := canaryThenHalfThenAll()
+	paused := canaryThenHalfThenAll()
+	paused.Rollout.Paused = true
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+	// The organizations of the 50% wave, picked by their names' hash.
+	canaryMoved, halfMoved := allOn(v1.ID), allOn(v1.ID)
+	canaryMoved["canary"], halfMoved["canary"] = v2.ID, v2.ID
+	half := 0
+	for _, o := range tenOrganizations[1:] {
+		if rollout.WaveOf(o, spec.Rollout.Waves) == 1 {
+			halfMoved[o] = v2.ID
+			half++
+		}
+	}
+	if half == 0 || half == 9 {
+		t.Fatalf("the 50%% wave holds %d of 9 organizations; the test needs a wave between", half)
+	}
+	drifting := map[string]string{"canary": "1 of NodePool kiso-canary's nodes are drifted and not yet replaced"}
+
+	// The platform changed the reference; each step is one reconcile, from
+	// the state the step before left.
+	steps := []struct {
+		what      string
+		spec      v1alpha1.XKarpenterClusterSpec
+		on        map[string]string
+		holdup    map[string]string
+		after     time.Duration
+		wantWave  int32
+		wantHeld  string
+		wantSoak  time.Duration
+		wantOnNew int32
+		wantWait  int32
+	}{
+		{what: "a new revision opens the canary's wave", spec: spec, on: allOn(v1.ID), wantWave: 0, wantHeld: "organization canary: pool kiso-canary is still on revision " + v1.ID, wantWait: 9},
+		{what: "the canary moved; Karpenter still replaces its drifted node", spec: spec, on: canaryMoved, holdup: drifting, wantWave: 0, wantHeld: "drifted", wantOnNew: 1, wantWait: 9},
+		{what: "replaced: the canary's wave is done and soaks", spec: spec, on: canaryMoved, wantWave: 0, wantSoak: 10 * time.Minute, wantOnNew: 1, wantWait: 9},
+		{what: "paused: the soak is over but no further wave opens", spec: paused, on: canaryMoved, after: 11 * time.Minute, wantWave: 0, wantOnNew: 1, wantWait: 9},
+		{what: "resumed: the 50% wave opens", spec: spec, on: canaryMoved, after: 11 * time.Minute, wantWave: 1, wantHeld: "is still on revision", wantOnNew: 1, wantWait: int32(9 - half)},
+		{what: "the 50% wave moved and soaks", spec: spec, on: halfMoved, after: 12 * time.Minute, wantWave: 1, wantSoak: 10 * time.Minute, wantOnNew: int32(1 + half), wantWait: int32(9 - half)},
+		{what: "the last wave opens", spec: spec, on: halfMoved, after: 23 * time.Minute, wantWave: 2, wantHeld: "is still on revision", wantOnNew: int32(1 + half)},
+		{what: "everyone moved: the rollout is done", spec: spec, on: allOn(v2.ID), after: 24 * time.Minute, wantWave: 4, wantOnNew: 10},
+	}
+	state := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v1.ID, Wave: 4, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}}}
+	for _, s := range steps {
+		v := fleet(s.on, s.holdup)
+		v.Current[testRef] = v2
+		res, err := advance(s.spec, state, v, now.Add(s.after))
+		if err != nil {
+			t.Fatalf("%s: %v", s.what, err)
+		}
+		r := res.Rollouts[0]
+		var onNew int32
+		for _, c := range r.Organizations {
+			if c.Revision == v2.ID {
+				onNew = c.Organizations
+			}
+		}
+		got := fmt.Sprintf("wave %d, held by %q, soak left %s, %d on the new revision, %d waiting", r.Wave, r.HeldBy, res.RequeueAfter, onNew, r.Waiting)
+		if r.Wave != s.wantWave || !strings.Contains(r.HeldBy, s.wantHeld) || (s.wantHeld == "") != (r.HeldBy == "") ||
+			res.RequeueAfter != s.wantSoak || onNew != s.wantOnNew || r.Waiting != s.wantWait {
+			t.Errorf("%s: %s; want wave %d, held by %q, soak left %s, %d on the new revision, %d waiting", s.what, got, s.wantWave, s.wantHeld, s.wantSoak, s.wantOnNew, s.wantWait)
+		}
+		state = res.Rollouts
+	}
+	if got := snapshotRevisions(state[0]); !cmp.Equal(got, []string{v2.ID}) {
+		t.Errorf("snapshots %v: no organization is on the first revision any more, only the current one is kept", got)
+	}
+}
+
+func TestAWaitingRevisionKeepsItsSnapshot(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	v := fleet(allOn(v1.ID), nil)
+	v.Current[testRef] = v2
+	prev := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v1.ID, Wave: 4, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}}}
+	res, err := advance(canaryThenHalfThenAll(), prev, v, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshotRevisions(res.Rollouts[0]); !cmp.Equal(got, []string{v2.ID, v1.ID}) {
+		t.Errorf("snapshots %v, want the current revision and the one every organization is on", got)
+	}
+	// The reference is gone meanwhile: the state stays as it was.
+	delete(v.Current, testRef)
+	res, err = advance(canaryThenHalfThenAll(), prev, v, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(prev, res.Rollouts); diff != "" {
+		t.Errorf("a reference not found changed the rollout: -before, +after:\n%s", diff)
+	}
+}
+
+func TestARolloutWrittenOnASettledFleetIsDone(t *testing.T) {
+	_, v2 := twoRevisions(t)
+	v := fleet(allOn(v2.ID), nil)
+	v.Current[testRef] = v2
+	res, err := advance(canaryThenHalfThenAll(), nil, v, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InProgress || res.Rollouts[0].Wave != 4 {
+		t.Errorf("nobody has anything to move: in progress %v, wave %d", res.InProgress, res.Rollouts[0].Wave)
+	}
+}
+
+func TestAPoolKarpenterSaysNotReadyBlocksTheRollout(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	on := allOn(v1.ID)
+	on["canary"] = v2.ID
+	np := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "kiso-canary"},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}}}
+	holdup, notReady := poolHoldup(np, nil)
+	v := fleet(on, map[string]string{"canary": holdup})
+	v.Pools[testRef][0].NotReady = notReady
+	for i, p := range v.Pools[testRef] {
+		if p.Organization == "canary" {
+			v.Pools[testRef][i].NotReady = notReady
+		}
+	}
+	v.Current[testRef] = v2
+	res, err := advance(canaryThenHalfThenAll(), []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v2.ID}}, v, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Blocked) != 1 || !strings.Contains(res.Blocked[0], "NodePool kiso-canary is not Ready") {
+		t.Errorf("blocked: %q, want the canary's NodePool not Ready", res.Blocked)
+	}
+}
+
+func TestPoolHoldup(t *testing.T) {
+	pool := func(gen, readyGen int64, hash string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "p", "generation": gen, "annotations": map[string]any{nodePoolHash: hash}},
+			"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "observedGeneration": readyGen}}}}}
+	}
+	claim := func(hash, drifted string) *unstructured.Unstructured {
+		c := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "c", "annotations": map[string]any{nodePoolHash: hash}}}}
+		if drifted != "" {
+			c.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Drifted", "status": drifted}}}
+		}
+		return c
+	}
+	cases := map[string]struct {
+		pool   *unstructured.Unstructured
+		claims []*unstructured.Unstructured
+		want   string
+	}{
+		"DoneWithNodesOfItsTemplate":       {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h2", "False")}},
+		"HeldByANodeKarpenterSaysDrifted":  {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h2", "True")}, want: "1 of NodePool p's nodes are drifted"},
+		"HeldByANodeOfAnOlderTemplate":     {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h1", "")}, want: "1 of NodePool p's nodes are drifted"},
+		"HeldUntilKarpenterSeesTheNewSpec": {pool: pool(3, 2, "h2"), want: "has not yet seen NodePool p's new spec"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, _ := poolHoldup(tc.pool, tc.claims)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("holdup %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateRollout(t *testing.T) {
+	p := field.NewPath("spec", "rollout")
+	cases := map[string]struct {
+		rollout v1alpha1.Rollout
+		want    []string
+	}{
+		"CanaryThenPercentages":    {rollout: *canaryThenHalfThenAll().Rollout},
+		"PercentagesNotIncreasing": {rollout: v1alpha1.Rollout{Soak: "1m", Waves: []v1alpha1.Wave{{Percent: ptr.To[int32](50)}, {Percent: ptr.To[int32](50)}}}, want: []string{"spec.rollout.waves[1].percent"}},
+		"PercentAbove100":          {rollout: v1alpha1.Rollout{Soak: "1m", Waves: []v1alpha1.Wave{{Percent: ptr.To[int32](150)}}}, want: []string{"spec.rollout.waves[0].percent"}},
+		"AnOrganizationTwice":      {rollout: v1alpha1.Rollout{Soak: "1m", Waves: []v1alpha1.Wave{{Organizations: []string{"a"}}, {Organizations: []string{"a"}}}}, want: []string{"spec.rollout.waves[1].organizations[0]"}},
+		"BothKinds":                {rollout: v1alpha1.Rollout{Soak: "1m", Waves: []v1alpha1.Wave{{Organizations: []string{"a"}, Percent: ptr.To[int32](10)}}}, want: []string{"spec.rollout.waves[0]"}},
+		"ASoakGoCannotRead":        {rollout: v1alpha1.Rollout{Soak: "-1m", Waves: []v1alpha1.Wave{{Percent: ptr.To[int32](10), Soak: "soon"}}}, want: []string{"spec.rollout.soak", "spec.rollout.waves[0].soak"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, e := range validateRollout(p, &tc.rollout) {
+				got = append(got, e.Field)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("fields: -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTheClusterStagesWhatItsPoolsSay runs the function as Crossplane does:
+// it asks for kiso's NodePools, the NodeClaims and the reference pair its
+// pools clone, and writes the rollout into its status.
+func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
+	refNC := `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default"},"spec":{"role":"r"}}`
+	refNP := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"kiso.dev/reference":"true"}},"spec":{"template":{"metadata":{"labels":{"tier":"general-v2"}}}}}`
+	nc, np := &unstructured.Unstructured{Object: fntest.JSONMap(t, refNC)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNP)}
+	cur, err := rollout.Current(nc, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := func(org, rev string) string {
+		return fmt.Sprintf(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso-%[1]s","generation":1,
+			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"%[1]s"},
+			"annotations":{"kiso.dev/cluster":"prod","kiso.dev/cloned-from":"%[2]s","kiso.dev/revision":"%[3]s","karpenter.sh/nodepool-hash":"h"}},
+			"status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":1}]}}`, org, testRef, rev)
+	}
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary"]},{"percent":100}],"soak":"5m"}}`
+	objects := fntest.Cluster{refNC, refNP, pool("canary", "old"), pool("acme", "old"),
+		`{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1","labels":{"karpenter.sh/nodepool":"kiso-canary"},"annotations":{"karpenter.sh/nodepool-hash":"h"}}}`}
+	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), objects)
+	fntest.AssertNoFatal(t, rsp)
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	rollouts, _ := st["rollouts"].([]any)
+	if len(rollouts) != 1 {
+		t.Fatalf("status.rollouts: %v, want one for the reference pair", st["rollouts"])
+	}
+	r := rollouts[0].(map[string]any)
+	if r["revision"] != cur.ID || r["wave"] != float64(0) || !strings.Contains(fmt.Sprint(r["heldBy"]), "organization canary") {
+		t.Errorf("rollout %v: want revision %s, wave 0, held by the canary", r, cur.ID)
+	}
+	if st["rollout"] != "wave 1/3: 0/2 on "+cur.ID {
+		t.Errorf("status.rollout %q", st["rollout"])
+	}
+	var rolled *fnv1.Condition
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == TypeRolledOut {
+			rolled = c
+		}
+	}
+	if rolled == nil || rolled.GetReason() != ReasonProgressing {
+		t.Errorf("RolledOut condition %v, want Progressing", rolled)
+	}
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > time.Minute {
+		t.Errorf("TTL %s while a rollout is in progress, want at most a minute", ttl)
+	}
+}
+
+func mustSnapshot(t *testing.T, r rollout.Revision) v1alpha1.ReferenceSnapshot {
+	t.Helper()
+	s, err := r.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func snapshotRevisions(r v1alpha1.ReferenceRollout) []string {
+	out := make([]string, 0, len(r.Snapshots))
+	for _, s := range r.Snapshots {
+		out = append(out, s.Revision)
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
+)
+
+// A poolSource is what one pool is rendered from: a revision of the reference
+// pair, or nothing new (Keep) when the pool waits for its wave and the
+// cluster keeps no snapshot of the revision it is on.
+type poolSource struct {
+	Revision            string
+	NodeClass, NodePool *unstructured.Unstructured
+
+	// Waiting is true while the pool stays on an older revision than the
+	// reference's current one, until its organization's wave opens.
+	Waiting bool
+	// Keep is true when the pool waits and its revision's specs are known to
+	// nobody: its NodeClass and NodePool are kept as they are.
+	Keep bool
+}
+
+// referenceRollout is where an organization stands in its cluster's rollout
+// of its reference pair.
+type referenceRollout struct {
+	Reference string
+	Current   string
+	// Staged is true when the cluster stages the reference's revisions in
+	// waves (spec.rollout).
+	Staged bool
+	// Wave is the organization's wave; Open the cluster's open wave; Waves
+	// how many there are, the implicit last one included.
+	Wave, Open, Waves int
+	Sources           map[string]poolSource
+}
+
+// poolSources decides, per pool, which revision of the reference pair it is
+// rendered from. A pool moves to the current revision at once unless the
+// organization's cluster stages rollouts and the organization's wave is not
+// open yet for it: then the pool stays on the revision it was rendered from,
+// from the cluster's snapshot of it. A new pool, a pool rendered before kiso
+// kept revisions and a pool whose organization switched to another reference
+// start on the current revision: nothing of theirs is being replaced.
+func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (referenceRollout, error) {
+	ref := rollout.ReferenceOf(spec).String()
+	current, err := rollout.Current(found.NodeClass, found.NodePool)
+	if err != nil {
+		return referenceRollout{}, err
+	}
+	rr := referenceRollout{Reference: ref, Current: current.ID, Sources: make(map[string]poolSource, len(pools))}
+	moved := poolSource{Revision: current.ID, NodeClass: found.NodeClass, NodePool: found.NodePool}
+
+	var state *v1alpha1.ReferenceRollout
+	if c := found.Cluster; c != nil && c.Spec.Rollout != nil {
+		rr.Staged = true
+		rr.Wave = rollout.WaveOf(spec.Organization, c.Spec.Rollout.Waves)
+		rr.Waves = len(c.Spec.Rollout.Waves) + 1
+		rr.Open = -1
+		if state = rollout.Find(c.Status.Rollouts, ref); state != nil && state.Revision == current.ID {
+			rr.Open = int(state.Wave)
+		}
+	}
+	annotations := rollout.NewAnnotations(keys.Domain)
+	for _, p := range pools {
+		on := onRevision(observed[nodePoolResourceName(p)], annotations, ref)
+		if !rr.Staged || on == "" || on == current.ID || rr.Wave <= rr.Open {
+			rr.Sources[p.Name] = moved
+			continue
+		}
+		rr.Sources[p.Name] = waitingSource(state, on, rollout.ReferenceOf(spec))
+	}
+	return rr, nil
+}
+
+// onRevision is the revision an observed NodePool was rendered from, or ""
+// if it is not observed, predates revisions or clones another reference.
+func onRevision(oc resource.ObservedComposed, annotations rollout.Annotations, ref string) string {
+	if oc.Resource == nil {
+		return ""
+	}
+	a := oc.Resource.GetAnnotations()
+	if a[annotations.Reference] != ref {
+		return ""
+	}
+	return a[annotations.Revision]
+}
+
+// waitingSource renders a waiting pool from the cluster's snapshot of its
+// revision; without one (the cluster never saw that revision, or its status
+// was lost), the pool is kept exactly as it is.
+func waitingSource(state *v1alpha1.ReferenceRollout, on string, ref rollout.Reference) poolSource {
+	if state != nil {
+		for _, s := range state.Snapshots {
+			if s.Revision != on {
+				continue
+			}
+			r, err := rollout.FromSnapshot(s)
+			if err != nil {
+				break
+			}
+			nc, np := r.Objects(ref)
+			return poolSource{Revision: on, NodeClass: nc, NodePool: np, Waiting: true}
+		}
+	}
+	return poolSource{Revision: on, Waiting: true, Keep: true}
+}
+
+// annotate marks a pool's rendered NodeClass or NodePool with the revision it
+// is rendered from, and the cluster whose rollout it follows.
+func annotate(u *unstructured.Unstructured, spec v1alpha1.XKarpenterIsolationSpec, src poolSource, rr referenceRollout, keys placement.Keys) {
+	a := rollout.NewAnnotations(keys.Domain)
+	annotations := map[string]string{a.Reference: rr.Reference, a.Revision: src.Revision}
+	if spec.ClusterRef != nil {
+		annotations[a.Cluster] = spec.ClusterRef.Name
+	}
+	u.SetAnnotations(annotations)
+}
+
+// waiting lists the pools that wait for their wave, in order.
+func (rr referenceRollout) waiting() []string {
+	var out []string
+	for name, s := range rr.Sources {
+		if s.Waiting {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// message says where the organization stands in its cluster's rollout.
+func (rr referenceRollout) message() string {
+	waiting := rr.waiting()
+	if len(waiting) == 0 {
+		return fmt.Sprintf("every pool is on revision %s of %s", rr.Current, rr.Reference)
+	}
+	var kept []string
+	on := map[string]bool{}
+	for _, name := range waiting {
+		s := rr.Sources[name]
+		on[s.Revision] = true
+		if s.Keep {
+			kept = append(kept, name)
+		}
+	}
+	msg := fmt.Sprintf("pools %s stay on revision %s of %s until wave %d of %d opens for revision %s",
+		strings.Join(waiting, ", "), strings.Join(slices.Sorted(maps.Keys(on)), ", "), rr.Reference, rr.Wave+1, rr.Waves, rr.Current)
+	if len(kept) > 0 {
+		msg += fmt.Sprintf("; the cluster keeps no snapshot of their revision, so pools %s are kept exactly as they are", strings.Join(kept, ", "))
+	}
+	return msg
+}
+
+// reportRevisions says on the claim which revision each pool is on and
+// whether the organization waits for a wave.
+func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsolationStatus, rr referenceRollout) {
+	for i := range st.Pools {
+		st.Pools[i].Reference = rr.Sources[st.Pools[i].Name].Revision
+	}
+	if len(rr.waiting()) == 0 {
+		response.ConditionTrue(rsp, TypeReferenceCurrent, ReasonCurrent).WithMessage(rr.message()).TargetCompositeAndClaim()
+		return
+	}
+	response.ConditionFalse(rsp, TypeReferenceCurrent, ReasonWaitingForWave).WithMessage(rr.message()).TargetCompositeAndClaim()
+}

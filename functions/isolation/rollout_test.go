@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
+)
+
+// revisionOf is the revision of a reference pair, as both functions compute it.
+func revisionOf(t *testing.T, nodeClass, nodePool string) string {
+	t.Helper()
+	return revisionFrom(t, nodeClass, nodePool).ID
+}
+
+func revisionFrom(t *testing.T, nodeClass, nodePool string) rollout.Revision {
+	t.Helper()
+	r, err := rollout.Current(object(t, nodeClass), object(t, nodePool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func object(t *testing.T, j string) *unstructured.Unstructured {
+	t.Helper()
+	return &unstructured.Unstructured{Object: fntest.JSONMap(t, j)}
+}
+
+// The platform's second revision of the reference NodePool: its nodes get
+// another label, which Karpenter sees as drift of every node.
+var refNodePoolV2 = strings.Replace(refNodePool, `"tier":"general"`, `"tier":"general-v2"`, 1)
+
+// stagedCluster is clusterXR rolling the reference out in waves, canary
+// first, then everyone else, with its status as the cluster function leaves
+// it: revision rolling, the open wave, and the snapshots it keeps.
+func stagedCluster(t *testing.T, rolling string, openWave int, snapshots ...rollout.Revision) string {
+	t.Helper()
+	ref := "EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default"
+	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: rolling, Wave: int32(openWave)}
+	for _, r := range snapshots {
+		s, err := r.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Snapshots = append(st.Snapshots, s)
+	}
+	b, err := json.Marshal([]v1alpha1.ReferenceRollout{st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Replace(clusterXR, `"tags":{"environment"`, `"rollout":{"waves":[{"organizations":["canary"]},{"percent":100}]},"tags":{"environment"`, 1)
+	return strings.Replace(c, `"status":{`, fmt.Sprintf(`"status":{"rollouts":%s,`, b), 1)
+}
+
+// boundSpec is acme in organization isolation, bound to cluster prod, with
+// a limit of its own.
+var boundSpec = strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"pool":{"limits":{"cpu":"64"}},"nodeClassRef"`, 1)
+
+// onFirstRevision renders acme from the first revision of the reference and
+// returns what it composed, as Crossplane then observes it.
+func onFirstRevision(t *testing.T, spec string) map[string]string {
+	t.Helper()
+	v1 := revisionFrom(t, refNodeClass, refNodePool)
+	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, stagedCluster(t, v1.ID, 2, v1)})
+	fntest.AssertNoFatal(t, rsp)
+	observed := map[string]string{}
+	for name, o := range fntest.Desired(t, rsp) {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	return observed
+}
+
+func tier(t *testing.T, np map[string]any) any {
+	t.Helper()
+	return fntest.Dig(np, "spec", "template", "metadata", "labels", "tier")
+}
+
+func TestAnOrganizationWaitsForItsWave(t *testing.T) {
+	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
+	observed := onFirstRevision(t, boundSpec)
+	if got := fntest.JSONMap(t, observed["nodepool-kiso-acme"])["metadata"].(map[string]any)["annotations"].(map[string]any)["kiso.dev/revision"]; got != v1.ID {
+		t.Fatalf("the first render is on revision %v, want %s", got, v1.ID)
+	}
+
+	cases := map[string]struct {
+		reason      string
+		cluster     string
+		spec        string
+		wantTier    string
+		wantRev     string
+		wantCurrent fnv1.Status
+	}{
+		"WaitsWhileOnlyTheCanaryWaveIsOpen": {
+			reason:  "acme is in the second wave: while the canary's is open, its pool stays on the revision it has, from the cluster's snapshot.",
+			cluster: stagedCluster(t, v2.ID, 0, v1, v2), spec: boundSpec,
+			wantTier: "general", wantRev: v1.ID, wantCurrent: fnv1.Status_STATUS_CONDITION_FALSE,
+		},
+		"WaitsWhileTheClusterHasNotSeenTheNewRevision": {
+			reason:  "The cluster still rolls the first revision: nothing of the second reaches acme before the cluster opens a wave for it.",
+			cluster: stagedCluster(t, v1.ID, 2, v1), spec: boundSpec,
+			wantTier: "general", wantRev: v1.ID, wantCurrent: fnv1.Status_STATUS_CONDITION_FALSE,
+		},
+		"MovesOnceItsWaveOpens": {
+			reason:  "The second wave is open: acme moves to the current revision.",
+			cluster: stagedCluster(t, v2.ID, 1, v1, v2), spec: boundSpec,
+			wantTier: "general-v2", wantRev: v2.ID, wantCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
+		},
+		"MovesAtOnceWithoutStagedRollouts": {
+			reason:  "A cluster without spec.rollout stages nothing: a reference change reaches every organization at once.",
+			cluster: clusterXR, spec: boundSpec,
+			wantTier: "general-v2", wantRev: v2.ID, wantCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
+		},
+		"MovesAtOnceAsACanary": {
+			reason:  "The canary wave is open and names the organization.",
+			cluster: stagedCluster(t, v2.ID, 0, v1, v2), spec: strings.Replace(boundSpec, `"organization":"acme"`, `"organization":"canary"`, 1),
+			wantTier: "general-v2", wantRev: v2.ID, wantCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obs := observed
+			if strings.Contains(tc.spec, `"canary"`) {
+				obs = onFirstRevision(t, tc.spec)
+			}
+			rsp := run(t, newRequest(t, input, xr(tc.spec), obs), cluster{refNodeClass, refNodePoolV2, tc.cluster})
+			fntest.AssertNoFatal(t, rsp)
+			pool := "kiso-" + strings.Split(strings.Split(tc.spec, `"organization":"`)[1], `"`)[0]
+			np := fntest.Desired(t, rsp)["nodepool-"+pool]
+			if got := tier(t, np); got != tc.wantTier {
+				t.Errorf("%s\nnode label tier = %v, want %s", tc.reason, got, tc.wantTier)
+			}
+			if got := fntest.Dig(np, "metadata", "annotations", "kiso.dev/revision"); got != tc.wantRev {
+				t.Errorf("%s\nrevision annotation = %v, want %s", tc.reason, got, tc.wantRev)
+			}
+			// The organization's own settings apply whatever revision it is on.
+			if got := fntest.Dig(np, "spec", "limits", "cpu"); got != "64" {
+				t.Errorf("%s\nspec.limits.cpu = %v, want the organization's 64", tc.reason, got)
+			}
+			st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+			if got := st["pools"].([]any)[0].(map[string]any)["reference"]; got != tc.wantRev {
+				t.Errorf("%s\nstatus.pools[0].reference = %v, want %s", tc.reason, got, tc.wantRev)
+			}
+			if c := conditionOf(t, rsp, TypeReferenceCurrent); c.GetStatus() != tc.wantCurrent {
+				t.Errorf("%s\nReferenceCurrent = %s (%s), want %s", tc.reason, c.GetStatus(), c.GetMessage(), tc.wantCurrent)
+			}
+		})
+	}
+}
+
+func TestAWaitingPoolWithoutASnapshotIsKeptAsItIs(t *testing.T) {
+	v2 := revisionFrom(t, refNodeClass, refNodePoolV2)
+	observed := onFirstRevision(t, boundSpec)
+	// The cluster's status lost the first revision's snapshot.
+	rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePoolV2, stagedCluster(t, v2.ID, 0, v2)})
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme"} {
+		want := fntest.JSONMap(t, observed[name])
+		if diff := cmp.Diff(want["spec"], got[name]["spec"]); diff != "" {
+			t.Errorf("%s changed although its revision is known to nobody: -observed, +desired:\n%s", name, diff)
+		}
+		if diff := cmp.Diff(want["metadata"].(map[string]any)["annotations"], got[name]["metadata"].(map[string]any)["annotations"]); diff != "" {
+			t.Errorf("%s annotations: -observed, +desired:\n%s", name, diff)
+		}
+	}
+	c := conditionOf(t, rsp, TypeReferenceCurrent)
+	if c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "kept exactly as they are") {
+		t.Errorf("ReferenceCurrent: %s %q, want WaitingForWave saying the pool is kept", c.GetReason(), c.GetMessage())
+	}
+}
+
+func TestANewPoolStartsOnTheCurrentRevision(t *testing.T) {
+	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
+	staged := strings.Replace(boundSpec, `"organization":"acme"`, `"organization":"acme","isolation":"stack"`, 1)
+	observed := onFirstRevision(t, staged)
+	// Stack batch is new while acme waits: its pool replaces nothing.
+	grown := strings.Replace(staged, `{"name":"jobs"}`, `{"name":"jobs"},{"name":"batch"}`, 1)
+	rsp := run(t, newRequest(t, input, xr(grown), observed), cluster{refNodeClass, refNodePoolV2, stagedCluster(t, v2.ID, 0, v1, v2)})
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	for pool, want := range map[string]string{"kiso-acme.web": "general", "kiso-acme.jobs": "general", "kiso-acme.batch": "general-v2"} {
+		if g := tier(t, got["nodepool-"+pool]); g != want {
+			t.Errorf("pool %s: node label tier = %v, want %s", pool, g, want)
+		}
+	}
+}
+
+// conditionOf returns the condition of a type the function set.
+func conditionOf(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string) *fnv1.Condition {
+	t.Helper()
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == typ {
+			return c
+		}
+	}
+	t.Fatalf("no %s condition", typ)
+	return nil
+}
