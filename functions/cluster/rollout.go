@@ -264,6 +264,9 @@ func advance(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceR
 	return res, nil
 }
 
+// heldByPause is what holds a done wave's successor back while paused.
+const heldByPause = "spec.rollout.paused: the next wave opens once the rollout is resumed"
+
 // advanceReference moves one reference pair's rollout.
 func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool, now time.Time) (v1alpha1.ReferenceRollout, error) {
 	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: cur.ID}
@@ -292,6 +295,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 			// A wave without members moved nobody, and a wave after which
 			// nobody is left to move protects nobody: neither soaks.
 			if r.Paused && wave < last {
+				st.HeldBy = heldByPause
 				break
 			}
 			wave, st.WaveDoneAt = wave+1, ""
@@ -308,6 +312,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 			break
 		}
 		if r.Paused {
+			st.HeldBy = heldByPause
 			break
 		}
 		wave, st.WaveDoneAt = wave+1, ""

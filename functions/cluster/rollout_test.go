@@ -105,7 +105,7 @@ func TestARolloutMovesWaveByWave(t *testing.T) {
 		{what: "a new revision opens the canary's wave", spec: spec, on: allOn(v1.ID), wantWave: 0, wantHeld: "organization canary: pool kiso-canary is still on revision " + v1.ID, wantWait: 9},
 		{what: "the canary moved; Karpenter still replaces its drifted node", spec: spec, on: canaryMoved, holdup: drifting, wantWave: 0, wantHeld: "drifted", wantOnNew: 1, wantWait: 9},
 		{what: "replaced: the canary's wave is done and soaks", spec: spec, on: canaryMoved, wantWave: 0, wantSoak: 10 * time.Minute, wantOnNew: 1, wantWait: 9},
-		{what: "paused: the soak is over but no further wave opens", spec: paused, on: canaryMoved, after: 11 * time.Minute, wantWave: 0, wantOnNew: 1, wantWait: 9},
+		{what: "paused: the soak is over but no further wave opens", spec: paused, on: canaryMoved, after: 11 * time.Minute, wantWave: 0, wantHeld: "spec.rollout.paused", wantOnNew: 1, wantWait: 9},
 		{what: "resumed: the 50% wave opens", spec: spec, on: canaryMoved, after: 11 * time.Minute, wantWave: 1, wantHeld: "is still on revision", wantOnNew: 1, wantWait: int32(9 - half)},
 		{what: "the 50% wave moved and soaks", spec: spec, on: halfMoved, after: 12 * time.Minute, wantWave: 1, wantSoak: 10 * time.Minute, wantOnNew: int32(1 + half), wantWait: int32(9 - half)},
 		{what: "the last wave opens", spec: spec, on: halfMoved, after: 23 * time.Minute, wantWave: 2, wantHeld: "is still on revision", wantOnNew: int32(1 + half)},

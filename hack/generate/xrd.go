@@ -98,6 +98,7 @@ var apis = []api{
 						column("CLUSTER", ".spec.clusterName", 0),
 						column("REGION", ".spec.region", 0),
 						column("QUEUE", ".status.queueName", 0),
+						column("ROLLOUT", ".status.rollout", 0),
 					},
 				}},
 			},

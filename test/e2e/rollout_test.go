@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The staged-rollout scenario's names.
+const (
+	rolloutReference = "rollout-reference"
+	rolloutCluster   = "e2e-placement"
+	releaseLabel     = "platform.example.com/release"
+	// rolloutSoak is short so the scenario is quick; each wave still soaks before the next opens.
+	rolloutSoak = 20 * time.Second
+	// rolloutTimeout bounds a wave's pools changing and Karpenter replacing their drifted nodes.
+	rolloutTimeout = 4 * time.Minute
+)
+
+// rolloutOrganizations are the scenario's ten organizations; ro-0 is the canary.
+var rolloutOrganizations = []string{"ro-0", "ro-1", "ro-2", "ro-3", "ro-4", "ro-5", "ro-6", "ro-7", "ro-8", "ro-9"}
+
+// halfWave says whether an organization is in the 50% wave, by the stable hash kiso documents (the first 8
+// bytes of the SHA-256 of its name, mod 100, under the wave's percent).
+func halfWave(organization string) bool {
+	sum := sha256.Sum256([]byte(organization))
+	return binary.BigEndian.Uint64(sum[:8])%100 < 50
+}
+
+// TestAReferenceChangeRollsOutWaveByWave is a platform changing the reference node template under ten
+// organizations with the cluster's rollout [canary] → 50% → 100%: first only the canary's NodePool changes and
+// Karpenter replaces only its node (drift), the others keep theirs; after the canary's soak, the 50% wave
+// moves; a pause holds the last wave back; resumed, everyone moves. The cluster's status counts match at each step.
+func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
+	requireNodesT(t)
+	references := readTestdataT(t, "rollout", "references.yaml")
+	claims := readTestdataT(t, "rollout", "claims.yaml")
+	env.ApplyT(t, references)
+	t.Cleanup(func() { deleteAtCleanup(t, references) })
+	usePlacementClusterT(t)
+	patchClusterT(t, fmt.Sprintf(`{"spec":{"rollout":{"waves":[{"organizations":["ro-0"]},{"percent":50},{"percent":100}],"soak":"%s"}}}`, rolloutSoak))
+	t.Cleanup(func() {
+		if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "xkarpentercluster", rolloutCluster, "--type=merge", "-p", `{"spec":{"rollout":null}}`); err != nil {
+			t.Errorf("cannot remove the rollout: %v", err)
+		}
+	})
+
+	env.ApplyT(t, claims)
+	t.Cleanup(func() { deleteAtCleanup(t, claims) })
+	nodes := map[string]string{}
+	step(t, "EveryOrganizationRunsOnItsOwnNode", func(t *testing.T) {
+		for _, o := range rolloutOrganizations {
+			org := waitForOrganizationT(t, "e2e-"+o, o, o)
+			createDeploymentT(t, "e2e-"+o, "app", 1, "100m", nil, nil)
+			pods := waitForPodsOnPoolT(t, "e2e-"+o, org.Pools[0])
+			nodes[o] = pods[0].Spec.NodeName
+		}
+		waitForRolloutT(t, "the rollout of the first release to be done", func(r rolloutState) bool { return r.Wave == 4 && r.On[r.Revision] == 10 })
+	})
+	first := currentRolloutT(t).Revision
+
+	setReleaseT(t, "r2")
+	var second string
+	step(t, "OnlyTheCanaryMoves", func(t *testing.T) {
+		r := waitForRolloutT(t, "the canary's wave to open on the new release", func(r rolloutState) bool {
+			return r.Revision != first && r.Wave == 0 && r.On[r.Revision] == 1 && r.On[first] == 9
+		})
+		second = r.Revision
+		waitForReleaseT(t, "ro-0", "r2")
+		assertReleasesT(t, map[string]string{"ro-1": "r1", "ro-2": "r1", "ro-3": "r1", "ro-4": "r1", "ro-5": "r1", "ro-6": "r1", "ro-7": "r1", "ro-8": "r1", "ro-9": "r1"})
+	})
+	step(t, "KarpenterReplacesOnlyTheCanarysNode", func(t *testing.T) {
+		nodes["ro-0"] = waitForReplacedNodeT(t, "ro-0", nodes["ro-0"])
+		for _, o := range rolloutOrganizations[1:] {
+			assertOnNodeT(t, o, nodes[o])
+		}
+	})
+
+	var waveOne []string
+	for _, o := range rolloutOrganizations[1:] {
+		if halfWave(o) {
+			waveOne = append(waveOne, o)
+		}
+	}
+	step(t, "AfterTheCanarysSoakThe50PercentWaveMoves", func(t *testing.T) {
+		waitForRolloutT(t, "the 50% wave to open", func(r rolloutState) bool { return r.Revision == second && r.Wave == 1 })
+		// Paused as soon as the wave opens: it runs to its end, and no further wave opens.
+		patchClusterT(t, `{"spec":{"rollout":{"paused":true}}}`)
+		for _, o := range waveOne {
+			waitForReleaseT(t, o, "r2")
+			nodes[o] = waitForReplacedNodeT(t, o, nodes[o])
+		}
+		waitForRolloutT(t, "the cluster to count the 50% wave on the new release", func(r rolloutState) bool {
+			return r.On[second] == int32(1+len(waveOne)) && r.On[first] == int32(9-len(waveOne))
+		})
+	})
+	step(t, "PausingHoldsTheLastWaveBack", func(t *testing.T) {
+		// The wave's soak ends while paused: the reconcile at its end says the pause holds the next wave back.
+		r := waitForRolloutT(t, "the 50% wave to be done and soaked, held by the pause", func(r rolloutState) bool {
+			return r.Reason == "Paused" && strings.HasPrefix(r.HeldBy, "spec.rollout.paused")
+		})
+		if r.Wave != 1 {
+			t.Errorf("a paused rollout opened wave %d", r.Wave)
+		}
+		for _, o := range rolloutOrganizations[1:] {
+			if !halfWave(o) {
+				assertOnNodeT(t, o, nodes[o])
+				assertReleasesT(t, map[string]string{o: "r1"})
+			}
+		}
+	})
+	step(t, "ResumedEveryoneMoves", func(t *testing.T) {
+		patchClusterT(t, `{"spec":{"rollout":{"paused":false}}}`)
+		for _, o := range rolloutOrganizations[1:] {
+			if !halfWave(o) {
+				waitForReleaseT(t, o, "r2")
+				waitForReplacedNodeT(t, o, nodes[o])
+			}
+		}
+		waitForRolloutT(t, "the rollout to be done", func(r rolloutState) bool {
+			return r.Wave == 4 && r.On[second] == 10 && r.Reason == "Complete"
+		})
+	})
+}
+
+// rolloutState is the cluster's status for the scenario's reference pair.
+type rolloutState struct {
+	Revision, HeldBy, Reason string
+	Wave                     int32
+	On                       map[string]int32
+}
+
+func currentRolloutT(t *testing.T) rolloutState {
+	t.Helper()
+	u, err := env.Cluster.Get(t.Context(), ClusterKind, "", rolloutCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rolloutOf(u)
+}
+
+func rolloutOf(u *unstructured.Unstructured) rolloutState {
+	st := rolloutState{On: map[string]int32{}}
+	rollouts, _, _ := unstructured.NestedSlice(u.Object, "status", "rollouts")
+	for _, raw := range rollouts {
+		r, _ := raw.(map[string]any)
+		if !strings.HasSuffix(fmt.Sprint(r["reference"]), "/"+rolloutReference+",NodePool/"+rolloutReference) {
+			continue
+		}
+		st.Revision, _ = r["revision"].(string)
+		st.HeldBy, _ = r["heldBy"].(string)
+		w, _, _ := unstructured.NestedInt64(r, "wave")
+		st.Wave = int32(w)
+		counts, _, _ := unstructured.NestedSlice(r, "organizations")
+		for _, c := range counts {
+			cm, _ := c.(map[string]any)
+			n, _, _ := unstructured.NestedInt64(cm, "organizations")
+			st.On[fmt.Sprint(cm["revision"])] = int32(n)
+		}
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conds {
+		c, _ := raw.(map[string]any)
+		if c["type"] == "RolledOut" {
+			st.Reason, _ = c["reason"].(string)
+		}
+	}
+	return st
+}
+
+// waitForRolloutT waits until the cluster's rollout of the scenario's reference pair is as wanted.
+func waitForRolloutT(t *testing.T, what string, want func(rolloutState) bool) rolloutState {
+	t.Helper()
+	var out rolloutState
+	env.Cluster.WaitForT(t, rolloutTimeout, ClusterKind, "", rolloutCluster, func(u *unstructured.Unstructured) (bool, string) {
+		out = rolloutOf(u)
+		return want(out), fmt.Sprintf("%s: wave %d, revision %s, on %v, RolledOut %s, %s", what, out.Wave, out.Revision, out.On, out.Reason, conditionSummary(u))
+	})
+	return out
+}
+
+func patchClusterT(t *testing.T, patch string) {
+	t.Helper()
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", rolloutCluster, "--type=merge", "-p", patch); err != nil {
+		t.Fatalf("cannot patch XKarpenterCluster %s: %v", rolloutCluster, err)
+	}
+}
+
+// setReleaseT is the platform changing the reference NodePool's node template.
+func setReleaseT(t *testing.T, release string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"labels":{%q:%q}}}}}`, releaseLabel, release)
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", rolloutReference, "--type=merge", "-p", patch); err != nil {
+		t.Fatalf("cannot change the reference NodePool: %v", err)
+	}
+}
+
+// releaseOf is the release label an organization's NodePool gives its nodes.
+func releaseOf(u *unstructured.Unstructured) string {
+	v, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "labels", releaseLabel)
+	return v
+}
+
+func waitForReleaseT(t *testing.T, organization, release string) {
+	t.Helper()
+	env.Cluster.WaitForT(t, rolloutTimeout, NodePoolKind, "", "kiso-"+organization, func(u *unstructured.Unstructured) (bool, string) {
+		got := releaseOf(u)
+		return got == release, "release " + got
+	})
+}
+
+// assertReleasesT checks organizations' NodePools are on the given releases now.
+func assertReleasesT(t *testing.T, want map[string]string) {
+	t.Helper()
+	for o, release := range want {
+		u, err := env.Cluster.Get(t.Context(), NodePoolKind, "", "kiso-"+o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := releaseOf(u); got != release {
+			t.Errorf("organization %s's NodePool is on release %q, want %q: it moved before its wave", o, got, release)
+		}
+	}
+}
+
+// waitForReplacedNodeT waits until Karpenter has replaced an organization's node with one of the new release
+// (drift), its pod runs there and the old node is gone; it returns the new node.
+func waitForReplacedNodeT(t *testing.T, organization, old string) string {
+	t.Helper()
+	var node string
+	waitForT(t, rolloutTimeout, "organization "+organization+"'s node "+old+" to be replaced", func(ctx context.Context) (bool, string, error) {
+		pods, err := podsOf(ctx, "e2e-"+organization, "")
+		if err != nil || len(pods) != 1 {
+			return false, fmt.Sprintf("%d pods (%v)", len(pods), err), nil
+		}
+		node = pods[0].Spec.NodeName
+		if node == "" || node == old {
+			return false, "the pod is on node " + node, nil
+		}
+		n, err := env.Cluster.Typed.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if n.Labels[releaseLabel] != "r2" {
+			return false, fmt.Sprintf("node %s is on release %q", node, n.Labels[releaseLabel]), nil
+		}
+		if _, err := env.Cluster.Typed.CoreV1().Nodes().Get(ctx, old, metav1.GetOptions{}); err == nil {
+			return false, "the old node " + old + " is still there", nil
+		}
+		return true, "", nil
+	})
+	return node
+}
+
+// assertOnNodeT checks an organization's pod still runs on the node it had.
+func assertOnNodeT(t *testing.T, organization, node string) {
+	t.Helper()
+	pods, err := podsOf(t.Context(), "e2e-"+organization, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 1 || pods[0].Spec.NodeName != node {
+		t.Errorf("organization %s's pod moved off node %s before its wave: %d pods", organization, node, len(pods))
+	}
+}
