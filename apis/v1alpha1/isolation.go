@@ -264,6 +264,10 @@ type XKarpenterIsolationStatus struct {
 	// Usage sums what the pools report: the organization's nodes and what
 	// they hold, against the sum of its pools' limits.
 	Usage *Usage `json:"usage,omitempty"`
+
+	// WarnedPods is, in placement mode Warn, how many pods in the organization's namespaces select none of its
+	// pools: the pods Enforce would refuse. Switch to Enforce once it is 0.
+	WarnedPods *int32 `json:"warnedPods,omitempty"`
 }
 
 // Usage is what an organization's pools use in all, as Karpenter counts it.

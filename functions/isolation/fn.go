@@ -76,7 +76,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	planned := planObjects(spec, pools, in, given.Namespaces)
 	composed := ownership.IndexObserved(observed)
-	rsp.Requirements = requirements(spec, planned, composed, keys)
+	rsp.Requirements = requirements(spec, planned, composed, given.Namespaces, keys)
 
 	found, err := resolve(req, spec, planned, composed, given, oxr.Resource.GetUID(), keys)
 	if err != nil {
@@ -120,7 +120,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		tr := settle(rendered, observed, pools, draining, poolReady, found.Namespaces, keys)
 		reportTransition(rsp, tr)
 		reportNamespaces(rsp, spec, found, keys)
-		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, keys)
+		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, found.Warned, keys)
+		countWarned(&status, spec, found.Warned)
 		requeue.After(rsp, oxr, tr.Settled() && allObserved(rendered, observed))
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)

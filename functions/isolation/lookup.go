@@ -30,9 +30,9 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
 // requirements asks Crossplane for the two reference objects, the cluster if
 // the spec names one, the cluster's placement policy, the namespaces the
-// platform gives the organization and, for every object kiso is about to
+// platform gives the organization (and in Warn mode their pods) and, for every object kiso is about to
 // create, for whatever already holds its name.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, keys placement.Keys) *fnv1.Requirements {
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given map[string]bool, keys placement.Keys) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
 		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
@@ -42,6 +42,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	}
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, spec, keys)
+	requireWarnedPods(rs, spec, given)
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
 }
@@ -78,6 +79,9 @@ type lookup struct {
 	// Placement is what the cluster's placement policy enforces, nil when
 	// no XKarpenterCluster composes one.
 	Placement *clusterPlacement
+
+	// Warned are, in Warn mode, the pods (namespace/name) Enforce would refuse.
+	Warned []string
 }
 
 // resolve reads the required resources from the request.
@@ -112,6 +116,11 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 		}
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
+	warned, resolved, err := warnedPods(req, spec, given.Namespaces, keys)
+	if err != nil {
+		return l, err
+	}
+	l.Warned, l.Waiting = warned, l.Waiting || !resolved
 	if err := l.resolveClusterPolicy(req); err != nil {
 		return l, err
 	}

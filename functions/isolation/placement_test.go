@@ -217,7 +217,8 @@ func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 			policy: clusterPolicy, warn: true,
 			want: map[string]string{
 				TypePlacementEnforced: `False/WarnOnly: spec.placement.mode is Warn: the admission policies of XKarpenterCluster "prod" admit a pod of the organization's namespaces ` +
-					`that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy kiso-placement-warn); other pods are still kept off its nodes`,
+					`that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy kiso-placement-warn); other pods are still kept off its nodes` +
+					`; every pod in its namespaces selects a pool of the organization: switching to Enforce refuses none of them`,
 			},
 		},
 		"KeyDomainMismatch": {
