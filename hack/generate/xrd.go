@@ -147,6 +147,8 @@ var apis = []api{
 						column("CPU-LIMIT", ".status.usage.limits.cpu", 0),
 						column("MEMORY", ".status.usage.resources.memory", 1),
 						column("MEMORY-LIMIT", ".status.usage.limits.memory", 1),
+						column("REVISION", ".status.pools[*].reference", 1),
+						column("REFERENCE", ".status.conditions[?(@.type=='ReferenceCurrent')].reason", 1),
 					},
 				}},
 			},
