@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -345,6 +346,17 @@ spec:
 	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused-"); err != nil {
 		t.Fatal(err)
 	}
+	// A paused XR has no requeue pending, so the un-pause event is the one thing that wakes it; the ClusterUsages'
+	// churn may have opened Crossplane's watch circuit breaker for it, which drops that event. Touch the cluster
+	// until it has rendered its status again, as a user re-applying it would.
+	waitTouchingT(t, "xkarpentercluster", "e2e-gaps", "the cluster to render its status again", func(ctx context.Context, _ int64) (bool, string, error) {
+		u, err := env.Cluster.Get(ctx, ClusterKind, "", "e2e-gaps")
+		if err != nil {
+			return false, "", err
+		}
+		role, _, _ := unstructured.NestedString(u.Object, "status", "controllerRoleResource")
+		return role != "", "status.controllerRoleResource is still empty", nil
+	})
 	converged("cluster status gone")
 
 	// An invalid spec the API server accepts and the function refuses: a namespace Karpenter runs in.
@@ -403,8 +415,7 @@ func TestMakeBeforeBreak(t *testing.T) {
 			markPoolReady(t, p)
 		}
 		for _, p := range retired {
-			env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", p)
-			env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", p)
+			waitPoolGoneT(t, xr, p)
 		}
 		waitClaimConditionT(t, tn.Namespace, tn.Name, "PoolsSettled", "True", "Settled")
 	}
@@ -424,9 +435,29 @@ func TestMakeBeforeBreak(t *testing.T) {
 	kept := versions(t, NodePoolKind, "kiso.dev/organization=bluth")[tn.pool("magic")]
 	tn.Stacks = []string{"magic"}
 	env.ApplyT(t, tn.claimOnly())
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", tn.pool("banana"))
+	waitPoolGoneT(t, xr, tn.pool("banana"))
 	if got := versions(t, NodePoolKind, "kiso.dev/organization=bluth")[tn.pool("magic")]; got != kept {
 		t.Errorf("removing stack banana rewrote NodePool %s: %s -> %s", tn.pool("magic"), kept, got)
 	}
 	waitClaimConditionT(t, tn.Namespace, tn.Name, "PoolsSettled", "True", "Settled")
+}
+
+// waitPoolGoneT waits for a retired pool's NodePool and NodeClass to be deleted, touching the XR meanwhile: the
+// reconcile that drops them is woken by a composed object's event (a new pool Ready, a Usage released), and after
+// the burst of a pool switch Crossplane's watch circuit breaker may drop that event.
+func waitPoolGoneT(t *testing.T, xr, pool string) {
+	t.Helper()
+	waitTouchingXRT(t, xr, "retired pool "+pool+" deleted", func(ctx context.Context, _ int64) (bool, string, error) {
+		for _, kind := range []schema.GroupVersionKind{NodePoolKind, EC2NodeClassKind} {
+			_, err := env.Cluster.Get(ctx, kind, "", pool)
+			switch {
+			case kerrors.IsNotFound(err):
+			case err != nil:
+				return false, "", err
+			default:
+				return false, kind.Kind + " " + pool + " still exists", nil
+			}
+		}
+		return true, "", nil
+	})
 }

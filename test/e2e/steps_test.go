@@ -177,10 +177,16 @@ func touchXR(t *testing.T, xr string) {
 	}
 }
 
-// waitTouchingXRT annotates the XR, then waits for check, annotating it again every 10 s meanwhile: after a
-// burst of events (a mode switch), Crossplane's watch circuit breaker drops an XR's events and lets one
+// waitTouchingXRT annotates the isolation XR, then waits for check, annotating it again every 10 s meanwhile:
+// after a burst of events (a mode switch), Crossplane's watch circuit breaker drops an XR's events and lets one
 // through every 30 s. check is handed the XR's resourceVersion after the last annotation.
 func waitTouchingXRT(t *testing.T, xr, what string, check func(ctx context.Context, version int64) (bool, string, error)) {
+	t.Helper()
+	waitTouchingT(t, "xkarpenterisolation", xr, what, check)
+}
+
+// waitTouchingT is waitTouchingXRT for an XR of any resource (e.g. xkarpentercluster).
+func waitTouchingT(t *testing.T, resource, xr, what string, check func(ctx context.Context, version int64) (bool, string, error)) {
 	t.Helper()
 	var (
 		touched time.Time
@@ -189,7 +195,7 @@ func waitTouchingXRT(t *testing.T, xr, what string, check func(ctx context.Conte
 	waitForT(t, xrSettleTimeout, what, func(ctx context.Context) (bool, string, error) {
 		if time.Since(touched) >= 10*time.Second {
 			touch := fmt.Sprintf("e2e.kiso.dev/touch=wait.%d", touches.Add(1))
-			out, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", "xkarpenterisolation", xr, touch, "-o", "jsonpath={.metadata.resourceVersion}")
+			out, err := env.Kubectl.Run(ctx, nil, "annotate", "--overwrite", resource, xr, touch, "-o", "jsonpath={.metadata.resourceVersion}")
 			if err != nil {
 				return false, "", err
 			}
