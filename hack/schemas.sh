@@ -6,6 +6,8 @@
 #   <dir>/karpenter/     NodePool, NodeClaim, EC2NodeClass, ... (KARPENTER_CRDS in hack/crds.env)
 #   <dir>/aws/           the cluster-scoped provider-aws kinds kiso composes (PROVIDER_AWS_CRDS)
 #   <dir>/prometheus/    PrometheusRule (PROMETHEUS_CRDS)
+#   <dir>/providers/     provider-kubernetes' Object and provider-helm's Release (PROVIDER_KUBERNETES_CRDS,
+#                        PROVIDER_HELM_CRDS)
 #   <dir>/rackspace/     RackspaceSpotNodeClass, only when a provider module is served (else a NOTE file)
 #   <dir>/validate-cache/xpkg.crossplane.io/crossplane/crossplane@<v>/package.yaml
 #                        Crossplane's own CRDs, laid out as `crossplane resource validate --cache-dir` expects,
@@ -29,7 +31,7 @@ RACKSPACE_VERSIONS="v0.1.6 v0.1.5 v0.1.0"
 # The versions and the lists are the cache key: bumping one, or adding a CRD, yields a fresh directory rather than
 # a stale mix.
 lists=$(cksum <"$root/hack/crds.env" | cut -d' ' -f1)
-key="karpenter-$KARPENTER_VERSION.aws-$PROVIDER_AWS_VERSION.prom-$PROMETHEUS_VERSION.xp-$CROSSPLANE_VERSION.$lists"
+key="karpenter-$KARPENTER_VERSION.aws-$PROVIDER_AWS_VERSION.prom-$PROMETHEUS_VERSION.k8s-$PROVIDER_KUBERNETES_VERSION.helm-$PROVIDER_HELM_VERSION.xp-$CROSSPLANE_VERSION.$lists"
 out="${KISO_CACHE:-$root/.cache}/schemas/$key"
 if [ -f "$out/.complete" ]; then
   echo "$out"
@@ -94,6 +96,10 @@ copy "$KARPENTER_MODULE" "$KARPENTER_VERSION" "$tmp/karpenter" $KARPENTER_CRDS
 copy "$PROVIDER_AWS_MODULE" "$PROVIDER_AWS_VERSION" "$tmp/aws" $PROVIDER_AWS_CRDS
 # shellcheck disable=SC2086
 copy "$PROMETHEUS_MODULE" "$PROMETHEUS_VERSION" "$tmp/prometheus" $PROMETHEUS_CRDS
+# shellcheck disable=SC2086
+copy "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERNETES_VERSION" "$tmp/providers" $PROVIDER_KUBERNETES_CRDS
+# shellcheck disable=SC2086
+copy "$PROVIDER_HELM_MODULE" "$PROVIDER_HELM_VERSION" "$tmp/providers" $PROVIDER_HELM_CRDS
 
 # Crossplane's CRDs as the validate cache's one multi-document file per image.
 xp_dir=$(dirname "$(module_file "$CROSSPLANE_MODULE" "$CROSSPLANE_VERSION" cluster/crds/pkg.crossplane.io_functions.yaml)")

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 // XKarpenterCluster kind.
 const ClusterKind = "XKarpenterCluster"
 
@@ -67,7 +69,11 @@ type XKarpenterClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= {{MaxTagValueLength}})",message="a tag value is at most {{MaxTagValueLength}} characters"
 	Tags map[string]string `json:"tags,omitempty"`
 
-	// Karpenter says where Karpenter's controller runs.
+	// WorkloadCluster says which cluster Karpenter and the tenants' pods run in, when it is not the one that runs
+	// Crossplane. Unset, kiso composes every Kubernetes object directly, into the cluster that runs Crossplane.
+	WorkloadCluster *WorkloadCluster `json:"workloadCluster,omitempty"`
+
+	// Karpenter says where Karpenter's controller runs, and whether kiso installs it.
 	// +kubebuilder:default={}
 	Karpenter KarpenterInstall `json:"karpenter,omitempty"`
 
@@ -194,6 +200,43 @@ type KarpenterInstall struct {
 	// +kubebuilder:default=karpenter
 	// +kubebuilder:validation:MaxLength=253
 	ServiceAccount string `json:"serviceAccount,omitempty"`
+
+	// Install, when set, installs Karpenter's chart with provider-helm (a Release into the workload cluster, or
+	// into the cluster that runs Crossplane without spec.workloadCluster), with the values kiso knows. Unset, the
+	// cluster installs Karpenter itself, with the values in status.helm.
+	Install *ChartInstall `json:"install,omitempty"`
+}
+
+// WorkloadCluster is a cluster Crossplane reaches through provider-kubernetes and provider-helm.
+type WorkloadCluster struct {
+	// ProviderConfigName names the provider-kubernetes ProviderConfig (kubernetes.crossplane.io) that reaches
+	// the workload cluster, and provider-helm's ProviderConfig (helm.crossplane.io) of the same name. Every
+	// Kubernetes object kiso composes for this cluster and its organizations is an Object with it. A DNS label:
+	// it starts the names of those Objects.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	ProviderConfigName string `json:"providerConfigName"`
+}
+
+// ChartInstall is how kiso installs Karpenter's Helm chart.
+type ChartInstall struct {
+	// Version of Karpenter's chart.
+	// +kubebuilder:default="1.15.0"
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
+	Version string `json:"version,omitempty"`
+
+	// Repository holds the chart, an OCI repository (oci://) or a chart repository (https://).
+	// +kubebuilder:default="oci://public.ecr.aws/karpenter"
+	// +kubebuilder:validation:Pattern=`^(oci|https?)://`
+	Repository string `json:"repository,omitempty"`
+
+	// Values are merged over the values kiso sets (settings.clusterName, settings.interruptionQueue, the IRSA
+	// role annotation, the service account's name), key by key; a value given here wins.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
 }
 
 // ControllerIdentity is how the controller's pods assume its role.
@@ -272,6 +315,11 @@ type XKarpenterClusterStatus struct {
 	// names it in a Crossplane Usage, so tenant NodePools keep Karpenter's
 	// permissions until their last node is gone.
 	ControllerRoleResource string `json:"controllerRoleResource,omitempty"`
+
+	// KarpenterReleaseResource is the Kubernetes name of the provider-helm Release that installs Karpenter, with
+	// spec.karpenter.install. The isolation function names it in a Crossplane Usage, so Karpenter stays
+	// installed until the last tenant pool, and its last node, is gone.
+	KarpenterReleaseResource string `json:"karpenterReleaseResource,omitempty"`
 
 	// NodeRoleName is the node role, for EC2NodeClasses' spec.role.
 	NodeRoleName string `json:"nodeRoleName,omitempty"`

@@ -31,6 +31,21 @@ func (s *XKarpenterClusterSpec) Default() {
 	if s.Rollout != nil && s.Rollout.Soak == "" {
 		s.Rollout.Soak = DefaultRolloutSoak
 	}
+	if i := s.Karpenter.Install; i != nil && i.Version == "" {
+		i.Version = DefaultChartInstallVersion
+	}
+	if i := s.Karpenter.Install; i != nil && i.Repository == "" {
+		i.Repository = DefaultChartInstallRepository
+	}
+}
+
+// Remote reports whether the cluster is a workload cluster Crossplane reaches through provider-kubernetes, and
+// names its ProviderConfig.
+func (s *XKarpenterClusterSpec) Remote() (providerConfig string, remote bool) {
+	if s.WorkloadCluster == nil {
+		return "", false
+	}
+	return s.WorkloadCluster.ProviderConfigName, true
 }
 
 // Default sets, on every field still unset, the default its kubebuilder marker declares; see

@@ -8,6 +8,14 @@ const (
 	PatternBudgetNodes = "^((100|[0-9]{1,2})%|[0-9]+)$"
 	// PatternBudgetDuration is Budget.duration's kubebuilder:validation:Pattern.
 	PatternBudgetDuration = "^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$"
+	// DefaultChartInstallVersion is ChartInstall.version's kubebuilder:default.
+	DefaultChartInstallVersion = "1.15.0"
+	// PatternChartInstallVersion is ChartInstall.version's kubebuilder:validation:Pattern.
+	PatternChartInstallVersion = `^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
+	// DefaultChartInstallRepository is ChartInstall.repository's kubebuilder:default.
+	DefaultChartInstallRepository = "oci://public.ecr.aws/karpenter"
+	// PatternChartInstallRepository is ChartInstall.repository's kubebuilder:validation:Pattern.
+	PatternChartInstallRepository = "^(oci|https?)://"
 	// MaxLengthClusterReferenceName is ClusterReference.name's kubebuilder:validation:MaxLength.
 	MaxLengthClusterReferenceName = 253
 	// DefaultControllerIdentityIdentity is ControllerIdentity.identity's kubebuilder:default.
@@ -90,6 +98,10 @@ const (
 	MaximumWavePercent = 100
 	// PatternWaveSoak is Wave.soak's kubebuilder:validation:Pattern.
 	PatternWaveSoak = "^([0-9]+(s|m|h))+$"
+	// PatternWorkloadClusterProviderConfigName is WorkloadCluster.providerConfigName's kubebuilder:validation:Pattern.
+	PatternWorkloadClusterProviderConfigName = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	// MaxLengthWorkloadClusterProviderConfigName is WorkloadCluster.providerConfigName's kubebuilder:validation:MaxLength.
+	MaxLengthWorkloadClusterProviderConfigName = 63
 	// PatternXKarpenterClusterSpecClusterName is XKarpenterClusterSpec.clusterName's kubebuilder:validation:Pattern.
 	PatternXKarpenterClusterSpecClusterName = "^[0-9A-Za-z][A-Za-z0-9_-]*$"
 	// MaxLengthXKarpenterClusterSpecClusterName is XKarpenterClusterSpec.clusterName's kubebuilder:validation:MaxLength.

@@ -21,6 +21,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/refusal"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
@@ -149,8 +150,9 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 }
 
 // renderAll returns every object the cluster composes, as composed
-// resources: the plan's, the cluster's placement policies, and the Usages
-// that order their deletion.
+// resources: the plan's, the cluster's placement policies, Karpenter's
+// Release, and the Usages that order their deletion. For a workload cluster,
+// every Kubernetes object goes there in a provider-kubernetes Object.
 func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
@@ -167,8 +169,18 @@ func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string) (m
 		}
 		objects[name] = cd
 	}
+	release, err := renderKarpenterRelease(p)
+	if err != nil {
+		return nil, err
+	}
+	if release != nil {
+		objects[crKarpenterRelease] = release
+	}
 	for name, cd := range renderUsages(p, objects) {
 		objects[name] = cd
+	}
+	if providerConfig, ok := p.Spec.Remote(); ok {
+		remote.WrapObjects(providerConfig, objects)
 	}
 	return objects, nil
 }

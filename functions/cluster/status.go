@@ -26,6 +26,9 @@ func buildStatus(p plan) v1alpha1.XKarpenterClusterStatus {
 		QueueName:              p.QueueName,
 		NamePrefix:             p.NamePrefix,
 	}
+	if p.Spec.Karpenter.Install != nil {
+		st.KarpenterReleaseResource = p.releaseName()
+	}
 	if !p.PodIdentity {
 		st.Helm.ServiceAccount = &v1alpha1.HelmServiceAccount{Annotations: map[string]string{irsaRoleAnnotation: p.ControllerRoleARN}}
 	}

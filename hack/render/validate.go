@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/kiso-dev/kiso/internal/layout"
 )
 
@@ -40,7 +42,7 @@ func newValidator(root, src, cli, schemas string) (*validator, error) {
 		return nil, err
 	}
 	v.crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:" + version
-	exts := []string{filepath.Join(schemas, "karpenter"), filepath.Join(schemas, "aws"), filepath.Join(schemas, "prometheus")}
+	exts := []string{filepath.Join(schemas, "karpenter"), filepath.Join(schemas, "aws"), filepath.Join(schemas, "prometheus"), filepath.Join(schemas, "providers")}
 	// Kinds with no schema obtainable here are not validated (reported); every other kind must have one.
 	if rackspace, _ := filepath.Glob(filepath.Join(schemas, "rackspace", "*.yaml")); len(rackspace) > 0 {
 		exts = append(exts, filepath.Join(schemas, "rackspace"))
@@ -80,6 +82,7 @@ func (v *validator) prepare(ex example, out []byte) validated {
 		}
 		if !skip {
 			kept.WriteString(doc)
+			kept.WriteString(wrappedManifest(doc))
 		}
 	}
 	if noSchema {
@@ -140,4 +143,30 @@ func splitDocuments(stream string) []string {
 		docs = append(docs, cur.String())
 	}
 	return docs
+}
+
+// wrappedManifest returns, for a provider-kubernetes Object, the object it composes into the workload cluster as
+// one more document, so that it is validated against its own kind's schema too (the Object's schema takes any
+// manifest); "" for any other document.
+func wrappedManifest(doc string) string {
+	if !strings.Contains(doc, "kind: Object") {
+		return ""
+	}
+	var o struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Spec       struct {
+			ForProvider struct {
+				Manifest map[string]any `json:"manifest"`
+			} `json:"forProvider"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind != "Object" || !strings.HasPrefix(o.APIVersion, "kubernetes.crossplane.io/") || o.Spec.ForProvider.Manifest == nil {
+		return ""
+	}
+	manifest, err := yaml.Marshal(o.Spec.ForProvider.Manifest)
+	if err != nil {
+		return ""
+	}
+	return "---\n" + string(manifest)
 }

@@ -41,7 +41,8 @@ func Managed(oc resource.ObservedComposed) bool {
 }
 
 // Of is a composed resource's readiness from its observed state, by the
-// group of the object desired. A managed resource is ready when Managed
+// group of the object desired. A managed resource (provider-aws',
+// provider-kubernetes' Object, provider-helm's Release) is ready when Managed
 // says so. ConfigMaps, admission policies, RBAC, Usages and PrometheusRules
 // have no conditions to wait for (a Usage's only says Crossplane's usage
 // controller has seen it, which never happens where Crossplane runs without
@@ -57,7 +58,7 @@ func Of(desired *composed.Unstructured, oc resource.ObservedComposed, observed b
 		return resource.ReadyFalse
 	case readyOnceExists(group):
 		return resource.ReadyTrue
-	case strings.HasSuffix(group, ".aws.upbound.io"):
+	case strings.HasSuffix(group, ".aws.upbound.io"), group == "kubernetes.crossplane.io", group == "helm.crossplane.io":
 		if Managed(oc) {
 			return resource.ReadyTrue
 		}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+)
+
+// provider-helm's cluster-scoped Release, and Karpenter's chart in it.
+const (
+	releaseAPIVersion = "helm.crossplane.io/v1beta1"
+	releaseKind       = "Release"
+	karpenterChart    = "karpenter"
+	// karpenterRelease is the Helm release's name (the Release's external name): the chart names its
+	// Deployment, RBAC and default service account after it, as `helm install karpenter` does in AWS's guide.
+	karpenterRelease = "karpenter"
+	// localProviderConfig is provider-helm's ProviderConfig for the cluster that runs Crossplane, by the
+	// provider's convention (an InjectedIdentity config named default).
+	localProviderConfig = "default"
+)
+
+// crKarpenterRelease is the composed resource name of Karpenter's Release.
+const crKarpenterRelease = resource.Name("karpenter-release")
+
+// releaseName is the Kubernetes name of the cluster's Karpenter Release.
+func (p plan) releaseName() string { return p.objectName("release") }
+
+// chartValues are the values kiso knows for Karpenter's chart: the cluster's name and interruption queue, the
+// service account Karpenter's identity is bound to and, with IRSA, its role annotation. Everything else keeps
+// the chart's defaults, which already keep the controller off the nodes Karpenter manages (a required
+// karpenter.sh/nodepool DoesNotExist affinity), spread it over zones and run two replicas.
+func chartValues(p plan) map[string]any {
+	settings := map[string]any{"clusterName": p.Cluster}
+	if p.QueueName != "" {
+		settings["interruptionQueue"] = p.QueueName
+	}
+	serviceAccount := map[string]any{"name": p.Spec.Karpenter.ServiceAccount}
+	if !p.PodIdentity {
+		serviceAccount["annotations"] = map[string]any{irsaRoleAnnotation: p.ControllerRoleARN}
+	}
+	return map[string]any{"settings": settings, "serviceAccount": serviceAccount}
+}
+
+// mergeValues merges over into base as Helm merges a values file over the chart's: maps key by key, anything
+// else replaced, over winning. base is changed and returned.
+func mergeValues(base, over map[string]any) map[string]any {
+	for k, v := range over {
+		bm, bok := base[k].(map[string]any)
+		om, ook := v.(map[string]any)
+		if bok && ook {
+			base[k] = mergeValues(bm, om)
+			continue
+		}
+		base[k] = v
+	}
+	return base
+}
+
+// renderKarpenterRelease renders the Release that installs Karpenter's chart, or nil without
+// spec.karpenter.install.
+func renderKarpenterRelease(p plan) (*composed.Unstructured, error) {
+	install := p.Spec.Karpenter.Install
+	if install == nil {
+		return nil, nil
+	}
+	values := chartValues(p)
+	if install.Values != nil && len(install.Values.Raw) > 0 {
+		var given map[string]any
+		if err := json.Unmarshal(install.Values.Raw, &given); err != nil {
+			return nil, errors.Wrap(err, "spec.karpenter.install.values: cannot read the values")
+		}
+		values = mergeValues(values, given)
+	}
+	providerConfig := localProviderConfig
+	if pc, remote := p.Spec.Remote(); remote {
+		providerConfig = pc
+	}
+	r := composed.New()
+	r.Object = map[string]any{
+		"apiVersion": releaseAPIVersion,
+		"kind":       releaseKind,
+		"metadata":   map[string]any{"name": p.releaseName()},
+		"spec": map[string]any{
+			"providerConfigRef": map[string]any{"name": providerConfig},
+			"forProvider": map[string]any{
+				"chart": map[string]any{
+					"name":       karpenterChart,
+					"repository": install.Repository,
+					"version":    install.Version,
+				},
+				"namespace": p.Spec.Karpenter.Namespace,
+				"values":    values,
+			},
+		},
+	}
+	r.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
+	r.SetAnnotations(map[string]string{meta.AnnotationKeyExternalName: karpenterRelease})
+	return r, nil
+}

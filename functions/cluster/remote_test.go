@@ -1,0 +1,108 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
+)
+
+const workloadClusterSpec = `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","providerConfigName":"aws-prod",
+	"workloadCluster":{"providerConfigName":"prod-workloads"},"karpenter":{"install":{}}}`
+
+// TestWorkloadClusterComposesThroughObjects: with spec.workloadCluster, nothing of Kubernetes' own kinds is
+// composed into the cluster that runs Crossplane: the admission policies and the PrometheusRule are Objects of
+// the workload cluster's ProviderConfig, Karpenter's Release uses provider-helm's of the same name, and the AWS
+// managed resources keep the AWS ProviderConfig.
+func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
+	rsp := run(t, newRequest(t, xr(workloadClusterSpec), nil))
+	kinds := map[string]int{}
+	wrapped := map[string]bool{}
+	for name, r := range rsp.GetDesired().GetResources() {
+		o := fntest.AsMap(t, r.GetResource())
+		apiVersion, kind := o["apiVersion"].(string), o["kind"].(string)
+		kinds[kind]++
+		group, _, _ := strings.Cut(apiVersion, "/")
+		if !strings.Contains(apiVersion, "/") {
+			group = ""
+		}
+		switch {
+		case kind == remote.ObjectKind:
+			if pc := fntest.Dig(o, "spec", "providerConfigRef", "name"); pc != "prod-workloads" {
+				t.Errorf("%s: Object's providerConfigRef %v, want prod-workloads", name, pc)
+			}
+			wrapped[fntest.Dig(o, "spec", "forProvider", "manifest", "kind").(string)] = true
+		case kind == releaseKind:
+			if pc := fntest.Dig(o, "spec", "providerConfigRef", "name"); pc != "prod-workloads" {
+				t.Errorf("Release's providerConfigRef %v, want prod-workloads", pc)
+			}
+		case strings.HasSuffix(group, ".aws.upbound.io"):
+			if pc := fntest.Dig(o, "spec", "providerConfigRef", "name"); pc != "aws-prod" {
+				t.Errorf("%s: managed resource's providerConfigRef %v, want aws-prod", name, pc)
+			}
+		case group == usage.Group:
+		default:
+			t.Errorf("%s: %s %s composed into the management cluster", name, apiVersion, kind)
+		}
+	}
+	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "PrometheusRule"} {
+		if !wrapped[kind] {
+			t.Errorf("no %s composed into the workload cluster; wrapped kinds %v", kind, wrapped)
+		}
+	}
+	if kinds[releaseKind] != 1 {
+		t.Errorf("%d Releases, want 1", kinds[releaseKind])
+	}
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	if st["karpenterReleaseResource"] != "prod-karpenter-release" {
+		t.Errorf("status.karpenterReleaseResource %v, want prod-karpenter-release", st["karpenterReleaseResource"])
+	}
+}
+
+// TestKarpenterInstallIsOptIn: without spec.karpenter.install nothing installs Karpenter; with it and no
+// workload cluster, the Release goes to the cluster that runs Crossplane through provider-helm's default
+// ProviderConfig, with the chart and repository defaults.
+func TestKarpenterInstallIsOptIn(t *testing.T) {
+	rsp := run(t, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`), nil))
+	if _, ok := rsp.GetDesired().GetResources()[string(crKarpenterRelease)]; ok {
+		t.Error("a Release composed without spec.karpenter.install")
+	}
+	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["karpenterReleaseResource"] != nil {
+		t.Errorf("status.karpenterReleaseResource %v without an install", st["karpenterReleaseResource"])
+	}
+
+	rsp = run(t, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`), nil))
+	r, ok := rsp.GetDesired().GetResources()[string(crKarpenterRelease)]
+	if !ok {
+		t.Fatal("no Release composed with spec.karpenter.install")
+	}
+	o := fntest.AsMap(t, r.GetResource())
+	for path, want := range map[string]string{
+		"spec.providerConfigRef.name":                        localProviderConfig,
+		"spec.forProvider.chart.name":                        "karpenter",
+		"spec.forProvider.chart.repository":                  "oci://public.ecr.aws/karpenter",
+		"spec.forProvider.chart.version":                     "1.15.0",
+		"spec.forProvider.namespace":                         "kube-system",
+		"spec.forProvider.values.settings.clusterName":       "prod",
+		"spec.forProvider.values.settings.interruptionQueue": "kiso-prod-karpenter-interruption",
+		"metadata.annotations.crossplane\\.io/external-name": "karpenter",
+	} {
+		if got := fntest.Dig(o, splitPath(path)...); got != want {
+			t.Errorf("%s = %v, want %q", path, got, want)
+		}
+	}
+	if got := fntest.Dig(o, "spec", "forProvider", "values", "serviceAccount", "annotations"); got != nil {
+		t.Errorf("Pod Identity needs no service account annotation, got %v", got)
+	}
+}
+
+// splitPath splits a dotted path, where "\." is a dot inside a key.
+func splitPath(path string) []string {
+	parts := strings.Split(strings.ReplaceAll(path, `\.`, "\x00"), ".")
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(p, "\x00", ".")
+	}
+	return parts
+}
