@@ -68,17 +68,27 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
+	// An organization of a workload cluster reads what the provider observed there as Crossplane's answers, and
+	// its composed objects as they are there.
+	observedObjects := observed
+	cluster, wl, observed, err := workloadView(req, spec, in, observed)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+
 	pools := planPools(spec, keys)
 	given, err := givenNamespaces(req, keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	planned := planObjects(spec, pools, in, given.Namespaces)
-	composed := ownership.IndexObserved(observed)
-	rsp.Requirements = requirements(spec, planned, composed, given.Namespaces, keys)
+	planned := planObjects(spec, pools, in, given.Namespaces, cluster.karpenterRelease())
+	ours := ownership.IndexObserved(observed)
+	rsp.Requirements = requirements(spec, planned, ours, given.Namespaces, wl == nil, keys)
+	reads := wl.Requirements(rsp.GetRequirements().GetResources())
 
-	found, err := resolve(req, spec, planned, composed, given, oxr.Resource.GetUID(), keys)
+	found, err := resolve(req, spec, planned, ours, given, oxr.Resource.GetUID(), wl == nil, keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -126,6 +136,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 
+	wl.WrapDesired(rendered, observedObjects)
+	// A read is no deliverable: the organization is ready by what it composes.
+	for name, r := range reads {
+		rendered[name] = &resource.DesiredComposed{Resource: r, Ready: resource.ReadyTrue}
+	}
 	for name, dc := range rendered {
 		desired[name] = dc
 	}
@@ -158,6 +173,7 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 	var identity *nodeidentity.Identity
 	if c := found.Cluster; c != nil {
 		used.ControllerRole = c.Status.ControllerRoleResource
+		used.KarpenterRelease = c.Status.KarpenterReleaseResource
 		if spec.NodeRole == v1alpha1.NodeRoleDedicated {
 			id := dedicatedIdentity(spec, c, organizationTags(spec, c, keys), keys)
 			identity = &id

@@ -30,9 +30,11 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
 // requirements asks Crossplane for the two reference objects, the cluster if
 // the spec names one, the cluster's placement policy, the namespaces the
-// platform gives the organization (and in Warn mode their pods) and, for every object kiso is about to
-// create, for whatever already holds its name.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given map[string]bool, keys placement.Keys) *fnv1.Requirements {
+// platform gives the organization (and in Warn mode their pods, where they
+// are readable: not in a workload cluster, where each would take an Object)
+// and, for every object kiso is about to create, for whatever already holds
+// its name.
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given map[string]bool, podsReadable bool, keys placement.Keys) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
 		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
@@ -42,7 +44,9 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	}
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, spec, keys)
-	requireWarnedPods(rs, spec, given)
+	if podsReadable {
+		requireWarnedPods(rs, spec, given)
+	}
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
 }
@@ -85,7 +89,7 @@ type lookup struct {
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, keys placement.Keys) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, podsReadable bool, keys placement.Keys) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -116,11 +120,13 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 		}
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
-	warned, resolved, err := warnedPods(req, spec, given.Namespaces, keys)
-	if err != nil {
-		return l, err
+	if podsReadable {
+		warned, resolved, err := warnedPods(req, spec, given.Namespaces, keys)
+		if err != nil {
+			return l, err
+		}
+		l.Warned, l.Waiting = warned, l.Waiting || !resolved
 	}
-	l.Warned, l.Waiting = warned, l.Waiting || !resolved
 	if err := l.resolveClusterPolicy(req); err != nil {
 		return l, err
 	}

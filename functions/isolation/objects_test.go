@@ -17,16 +17,21 @@ import (
 // anything is rendered; it protects only if the plan is exactly what is
 // rendered (placement ConfigMaps and Roles only in namespaces the platform gives the organization).
 func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
-	specs := map[string]string{
-		"Organization": orgSpec,
-		"Stack":        stackSpec,
-		"DedicatedAndInjected": strings.Replace(dedicatedSpec, `"nodeClassRef"`,
-			`"isolation":"stack","placement":{"inject":true},"nodeClassRef"`, 1),
+	dedicatedAndInjected := strings.Replace(dedicatedSpec, `"nodeClassRef"`, `"isolation":"stack","placement":{"inject":true},"nodeClassRef"`, 1)
+	installed := strings.Replace(clusterXR, `"status":{`, `"status":{"karpenterReleaseResource":"prod-eu-karpenter-release",`, 1)
+	specs := map[string]struct {
+		spec, cluster, release string
+	}{
+		"Organization":         {spec: orgSpec, cluster: clusterXR},
+		"Stack":                {spec: stackSpec, cluster: clusterXR},
+		"DedicatedAndInjected": {spec: dedicatedAndInjected, cluster: clusterXR},
+		"KarpenterInstalled":   {spec: dedicatedAndInjected, cluster: installed, release: "prod-eu-karpenter-release"},
 	}
-	for name, spec := range specs {
+	for name, tc := range specs {
 		t.Run(name, func(t *testing.T) {
+			spec := tc.spec
 			// Two namespaces are given to acme, one to another organization: the plan holds the first two's objects only.
-			c := cluster{refNodeClass, refNodePool, clusterXR, namespace("acme-web"), namespace("acme-jobs"), namespaceOf("acme-batch", "globex")}
+			c := cluster{refNodeClass, refNodePool, tc.cluster, namespace("acme-web"), namespace("acme-jobs"), namespaceOf("acme-batch", "globex")}
 			given := map[string]bool{"acme-web": true, "acme-jobs": true}
 			rsp := run(t, newRequest(t, input, xr(spec), nil), c)
 			fntest.AssertNoFatal(t, rsp)
@@ -41,7 +46,7 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 			}
 			s := decodeForTest(t, spec)
 			planned := map[string]string{}
-			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, given) {
+			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, given, tc.release) {
 				planned[string(o.Resource)] = o.GVK.Kind + "/" + o.Name
 			}
 			if diff := cmp.Diff(planned, rendered); diff != "" {

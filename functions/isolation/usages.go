@@ -34,6 +34,8 @@ type usedObjects struct {
 	ControllerRole string
 	NodeRole       string
 	NodeProfile    string
+	// KarpenterRelease is the cluster's Release of Karpenter's chart, when kiso installs Karpenter.
+	KarpenterRelease string
 }
 
 // poolUsages lists the usages of one pool. Names depend on the spec only, so
@@ -56,6 +58,11 @@ func poolUsages(spec v1alpha1.XKarpenterIsolationSpec, p pool, used usedObjects)
 				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: np}},
 			poolUsage{Resource: usageResourceName(p, usageOfCluster), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-cluster"),
 				Of: usage.RefOf(clusterGVK, spec.ClusterRef.Name), By: np}})
+		// Karpenter itself, where kiso installs it, stays until the pool's last node is gone.
+		if used.KarpenterRelease != "" {
+			out = append(out, poolUsage{Resource: usageResourceName(p, usageOfKarpenterRelease), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-karpenter"),
+				Of: usage.Ref{APIVersion: releaseAPIVersion, Kind: releaseKind, Name: used.KarpenterRelease}, By: np}})
+		}
 	}
 	return out
 }
@@ -64,11 +71,18 @@ func usageName(p pool, what string) string { return names.Join(253, p.Name, what
 
 // The composed resource names of a pool's Usages are usage-<pool><suffix>, one suffix per object used.
 const (
-	usageOfNodeClass       = ""
-	usageOfNodeRole        = "-node-role"
-	usageOfInstanceProfile = "-instance-profile"
-	usageOfControllerRole  = "-controller-role"
-	usageOfCluster         = "-cluster"
+	usageOfNodeClass        = ""
+	usageOfNodeRole         = "-node-role"
+	usageOfInstanceProfile  = "-instance-profile"
+	usageOfControllerRole   = "-controller-role"
+	usageOfCluster          = "-cluster"
+	usageOfKarpenterRelease = "-karpenter"
+)
+
+// provider-helm's Release, which installs Karpenter where the cluster says so.
+const (
+	releaseAPIVersion = "helm.crossplane.io/v1beta1"
+	releaseKind       = "Release"
 )
 
 func usageResourceName(p pool, suffix string) resource.Name {

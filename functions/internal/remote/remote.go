@@ -35,6 +35,9 @@ const (
 // ObjectGVK is the Object's kind.
 var ObjectGVK = schema.FromAPIVersionAndKind(ObjectAPIVersion, ObjectKind)
 
+// providerConfigRef is a managed resource's reference to its ProviderConfig.
+const providerConfigRef = "providerConfigRef"
+
 // maxObjectName is the longest Kubernetes object name (a DNS-1123 subdomain).
 const maxObjectName = 253
 
@@ -89,9 +92,9 @@ func Wrap(providerConfig string, o *composed.Unstructured) *composed.Unstructure
 		"kind":       ObjectKind,
 		"metadata":   metadata,
 		"spec": map[string]any{
-			"forProvider":       map[string]any{"manifest": manifest},
-			"providerConfigRef": map[string]any{"name": providerConfig},
-			"readiness":         map[string]any{"policy": readinessPolicy(gvk)},
+			"forProvider":     map[string]any{"manifest": manifest},
+			providerConfigRef: map[string]any{"name": providerConfig},
+			"readiness":       map[string]any{"policy": readinessPolicy(gvk)},
 		},
 	}
 	return w
@@ -112,16 +115,21 @@ func WrapObjects(providerConfig string, objects map[resource.Name]*composed.Unst
 }
 
 // WrapDesired is WrapObjects for desired composed resources whose readiness the caller judged from the unwrapped
-// observed objects (UnwrapAll). A wrapped object is ready when it is, and its Object too (observed Ready and
-// Synced: an object the provider cannot apply is not ready).
-func WrapDesired(providerConfig string, desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
+// observed objects (UnwrapAll), but for the objects the reader keeps local. A wrapped object is ready when it
+// is, and its Object too (observed Ready and Synced: an object the provider cannot apply is not ready).
+// A nil reader, for a cluster that runs Crossplane, wraps nothing.
+func (r *Reader) WrapDesired(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
+	if r == nil {
+		return
+	}
 	for name, dc := range desired {
 		gvk := dc.Resource.GroupVersionKind()
 		switch {
 		case gvk.Group == usage.Group:
-			retargetUsage(providerConfig, dc.Resource)
+			retargetUsage(r.ProviderConfig, dc.Resource)
+		case r.Local != nil && r.Local(gvk, dc.Resource.GetNamespace(), dc.Resource.GetName()):
 		case Wrapped(gvk.Group):
-			dc.Resource = Wrap(providerConfig, dc.Resource)
+			dc.Resource = Wrap(r.ProviderConfig, dc.Resource)
 			if oc, ok := observed[name]; !ok || !ready.Managed(oc) {
 				dc.Ready = resource.ReadyFalse
 			}

@@ -144,7 +144,7 @@ func TestWrapDesiredReadiness(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			desired := map[resource.Name]*resource.DesiredComposed{"cm": {Resource: object(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"y"}}`), Ready: tc.own}}
-			WrapDesired("eu", desired, tc.observed)
+			(&Reader{ProviderConfig: "eu"}).WrapDesired(desired, tc.observed)
 			if got := desired["cm"].Ready; got != tc.want {
 				t.Errorf("Ready = %q, want %q", got, tc.want)
 			}

@@ -1,0 +1,245 @@
+package remote
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/ready"
+)
+
+// Reads from the workload cluster. A function asks Crossplane for what it reads (required resources); Crossplane
+// reads only its own cluster. For a workload cluster, a Reader turns each such requirement into a composed
+// resource that reads it there, and the reads' results back into the answers Crossplane would have given, so the
+// function reads the workload cluster exactly as it reads its own:
+//
+//   - a requirement by name becomes an observe-only Object of that object;
+//   - a requirement by labels becomes an ObservedObjectCollection, for which provider-kubernetes creates an
+//     observe-only Object per match, labelled with the collection's name; Crossplane is asked for those Objects.
+//
+// A read is answered once the provider has observed it: the object (found), "does not exist" (not found), or
+// every member of a collection observed. Until then the requirement stays unanswered, as Crossplane leaves one
+// until it has fetched it, and the function waits and keeps what it composed.
+
+// provider-kubernetes' ObservedObjectCollection, and the label it puts on its members.
+const (
+	collectionAPIVersion = "kubernetes.crossplane.io/v1alpha1"
+	collectionKind       = "ObservedObjectCollection"
+	membershipLabel      = "kubernetes.crossplane.io/owned-by-collection"
+)
+
+// readPrefix starts the composed resource name of every read; the rest is the requirement's name.
+const readPrefix = "read:"
+
+// membersPrefix starts the name of the requirement for a collection's members.
+const membersPrefix = "read-members:"
+
+// notExist is what crossplane-runtime says of an observe-only managed resource whose external resource does not
+// exist (its errExternalResourceNotExist).
+const notExist = "external resource does not exist"
+
+// A Reader reads from one workload cluster for one XR.
+type Reader struct {
+	// ProviderConfig is the workload cluster's provider-kubernetes ProviderConfig.
+	ProviderConfig string
+	// Owner names the XR the reads are for; the reads' names are derived from it.
+	Owner string
+	// Local reports whether a requirement stays with Crossplane though its kind lives in a workload cluster
+	// too, e.g. a ConfigMap the function keeps beside its XR.
+	Local func(gvk schema.GroupVersionKind, namespace, name string) bool
+}
+
+// readName is the Kubernetes name of one read: a hash of the owner and the requirement, short enough that a
+// collection's members (name-<7 hex>) and its membership label value fit.
+func (r *Reader) readName(requirement string) string {
+	sum := sha256.Sum256([]byte(r.ProviderConfig + "\x00" + r.Owner + "\x00" + requirement))
+	return "kiso-read-" + hex.EncodeToString(sum[:])[:20]
+}
+
+// Requirements splits a function's requirements: those Crossplane answers from its own cluster stay in rs;
+// each of the others is removed and becomes a read, returned as composed resources, with, for a collection,
+// a requirement for its members added to rs. A nil reader, for a cluster that runs Crossplane, reads nothing.
+func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource.Name]*composed.Unstructured {
+	if r == nil {
+		return nil
+	}
+	reads := map[resource.Name]*composed.Unstructured{}
+	for key, sel := range rs {
+		gvk := schema.FromAPIVersionAndKind(sel.GetApiVersion(), sel.GetKind())
+		if !Wrapped(gvk.Group) || (r.Local != nil && r.Local(gvk, sel.GetNamespace(), sel.GetMatchName())) {
+			continue
+		}
+		delete(rs, key)
+		name := r.readName(key)
+		if sel.GetMatchLabels() == nil {
+			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel.GetNamespace(), sel.GetMatchName())
+			continue
+		}
+		reads[resource.Name(readPrefix+key)] = r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
+		rs[membersPrefix+key] = &fnv1.ResourceSelector{
+			ApiVersion: ObjectAPIVersion,
+			Kind:       ObjectKind,
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{membershipLabel: name}}},
+		}
+	}
+	return reads
+}
+
+// observe is an observe-only Object of one object of the workload cluster.
+func (r *Reader) observe(name string, gvk schema.GroupVersionKind, namespace, objectName string) *composed.Unstructured {
+	metadata := map[string]any{"name": objectName}
+	if namespace != "" {
+		metadata["namespace"] = namespace
+	}
+	o := composed.New()
+	o.Object = map[string]any{
+		"apiVersion": ObjectAPIVersion,
+		"kind":       ObjectKind,
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"managementPolicies": []any{"Observe"},
+			"forProvider": map[string]any{"manifest": map[string]any{
+				"apiVersion": gvk.GroupVersion().String(),
+				"kind":       gvk.Kind,
+				"metadata":   metadata,
+			}},
+			providerConfigRef: map[string]any{"name": r.ProviderConfig},
+		},
+	}
+	return o
+}
+
+// collection is an ObservedObjectCollection of the objects of a kind with the labels.
+func (r *Reader) collection(name string, gvk schema.GroupVersionKind, namespace string, labels map[string]string) *composed.Unstructured {
+	matchLabels := make(map[string]any, len(labels))
+	for k, v := range labels {
+		matchLabels[k] = v
+	}
+	observe := map[string]any{
+		"apiVersion": gvk.GroupVersion().String(),
+		"kind":       gvk.Kind,
+		"selector":   map[string]any{"matchLabels": matchLabels},
+	}
+	if namespace != "" {
+		observe["namespace"] = namespace
+	}
+	o := composed.New()
+	o.Object = map[string]any{
+		"apiVersion": collectionAPIVersion,
+		"kind":       collectionKind,
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"observeObjects":  observe,
+			providerConfigRef: map[string]any{"name": r.ProviderConfig},
+		},
+	}
+	return o
+}
+
+// Localize returns the observed composed resources as the function would observe them composed directly
+// (UnwrapAll), without the reads, whose observations it turns into the request's answers (Answer). A nil reader
+// returns them as they are.
+func (r *Reader) Localize(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]resource.ObservedComposed, error) {
+	if r == nil {
+		return observed, nil
+	}
+	rest, err := Answer(req, observed)
+	if err != nil {
+		return nil, err
+	}
+	return UnwrapAll(rest), nil
+}
+
+// IsRead reports whether a composed resource is one of a Reader's reads.
+func IsRead(name resource.Name) bool { return strings.HasPrefix(string(name), readPrefix) }
+
+// Answer fills in the request's required resources from the reads the provider has observed, as Crossplane
+// would have answered the requirements they stand for, and returns the observed composed resources without the
+// reads, so that the function sees only what it composed.
+func Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]resource.ObservedComposed, error) {
+	rest := make(map[resource.Name]resource.ObservedComposed, len(observed))
+	for name, oc := range observed {
+		if !IsRead(name) {
+			rest[name] = oc
+			continue
+		}
+		key := strings.TrimPrefix(string(name), readPrefix)
+		var items []*unstructured.Unstructured
+		answered := false
+		if oc.Resource.GetKind() == collectionKind {
+			items, answered = collected(req, key, oc)
+		} else {
+			items, answered = observedOne(oc)
+		}
+		if !answered {
+			continue
+		}
+		resources := &fnv1.Resources{Items: make([]*fnv1.Resource, 0, len(items))}
+		for _, item := range items {
+			s, err := structpb.NewStruct(item.Object)
+			if err != nil {
+				return nil, errors.Wrapf(err, "cannot read what %s observed", name)
+			}
+			resources.Items = append(resources.Items, &fnv1.Resource{Resource: s})
+		}
+		if req.RequiredResources == nil {
+			req.RequiredResources = map[string]*fnv1.Resources{}
+		}
+		req.RequiredResources[key] = resources
+	}
+	return rest, nil
+}
+
+// observedOne reads an observe-only Object: the object it observed, none when the object does not exist, and
+// false while the provider has not said either (not yet observed, or the workload cluster unreachable).
+func observedOne(oc resource.ObservedComposed) ([]*unstructured.Unstructured, bool) {
+	if manifest, ok, _ := unstructured.NestedMap(oc.Resource.Object, "status", "atProvider", "manifest"); ok && ready.IsTrue(oc, "Synced") {
+		return []*unstructured.Unstructured{{Object: manifest}}, true
+	}
+	if synced := syncedMessage(oc.Resource); strings.Contains(synced, notExist) {
+		return nil, true
+	}
+	return nil, false
+}
+
+// collected reads a collection: every member's observed object, once the provider has listed the matches and
+// observed each of them.
+func collected(req *fnv1.RunFunctionRequest, key string, oc resource.ObservedComposed) ([]*unstructured.Unstructured, bool) {
+	if !ready.Managed(oc) {
+		return nil, false
+	}
+	members, ok := req.GetRequiredResources()[membersPrefix+key]
+	if !ok {
+		return nil, false
+	}
+	out := make([]*unstructured.Unstructured, 0, len(members.GetItems()))
+	for _, m := range members.GetItems() {
+		manifest, ok, _ := unstructured.NestedMap(m.GetResource().AsMap(), "status", "atProvider", "manifest")
+		if !ok {
+			return nil, false
+		}
+		out = append(out, &unstructured.Unstructured{Object: manifest})
+	}
+	return out, true
+}
+
+// syncedMessage is the message of an object's Synced condition.
+func syncedMessage(o *composed.Unstructured) string {
+	conditions, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Synced" {
+			msg, _ := m["message"].(string)
+			return msg
+		}
+	}
+	return ""
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
+)
+
+// An organization bound to a workload cluster (its XKarpenterCluster sets spec.workloadCluster) is composed
+// there and read from there: its pools, placement Roles and ConfigMaps go in provider-kubernetes Objects, and
+// its reference NodeClass and NodePool, its namespaces, the cluster's placement policy and whatever holds a name
+// it is about to take are read through observe-only Objects. Only the ConfigMap by which it holds its
+// organization stays beside its XR: organizations are unique per control plane, whatever cluster they run in.
+
+// fetchedCluster is the organization's cluster as Crossplane last returned it, nil before it has (on the first
+// call of a reconcile) or when there is none: what the plan depends on before anything else is read.
+func fetchedCluster(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec) (*boundCluster, error) {
+	if spec.ClusterRef == nil {
+		return nil, nil
+	}
+	found, _, err := request.GetRequiredResource(req, requireCluster)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	return decodeCluster(found[0].Resource)
+}
+
+// workloadReader returns the reader of the organization's workload cluster, or nil when it runs in the cluster
+// that runs Crossplane. Before Crossplane has fetched the cluster, the organization is planned as a local one
+// for that one call, and Crossplane calls again once it has fetched it.
+func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in Input) *remote.Reader {
+	if c == nil {
+		return nil
+	}
+	providerConfig, ok := c.Spec.Remote()
+	if !ok {
+		return nil
+	}
+	lock := plannedOrganizationLock(spec, in)
+	return &remote.Reader{
+		ProviderConfig: providerConfig,
+		Owner:          spec.Organization,
+		Local: func(gvk schema.GroupVersionKind, namespace, name string) bool {
+			return gvk == lock.GVK && namespace == lock.Namespace && name == lock.Name
+		},
+	}
+}
+
+// karpenterRelease is the cluster's Release of Karpenter's chart, "" when kiso does not install Karpenter there.
+func (c *boundCluster) karpenterRelease() string {
+	if c == nil {
+		return ""
+	}
+	return c.Status.KarpenterReleaseResource
+}
+
+// workloadView returns the organization's cluster as Crossplane last fetched it, the reader of its workload
+// cluster (nil when it runs beside Crossplane), and the observed composed resources as the rest of the function
+// reads them (see remote.Reader.Localize).
+func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, observed map[resource.Name]resource.ObservedComposed) (*boundCluster, *remote.Reader, map[resource.Name]resource.ObservedComposed, error) {
+	c, err := fetchedCluster(req, spec)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	wl := workloadReader(c, spec, in)
+	local, err := wl.Localize(req, observed)
+	return c, wl, local, err
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
+)
+
+// A cluster served from a management cluster, and an organization bound to it.
+const (
+	workloadClusterXR = `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},
+	"spec":{"clusterName":"prod-eu","region":"eu-west-3","accountId":"123456789012","workloadCluster":{"providerConfigName":"eu"}},
+	"status":{"controllerRoleResource":"prod-eu-karpenter-controller","nodeRolePath":"/kiso/prod-eu/organizations/",
+	          "nodeRoleName":"kiso-prod-eu-karpenter-node","namePrefix":"kiso-prod-eu","karpenterReleaseResource":"prod-eu-karpenter-release"}}`
+	workloadSpec = `{"organization":"acme","clusterRef":{"name":"prod"},"stacks":[{"name":"web","namespaces":["acme-web"]}],
+	"nodeClassRef":{"name":"default"},"nodePoolRef":{"name":"default"}}`
+)
+
+// provider plays provider-kubernetes for the function's desired state: each observe-only Object observes its
+// object among the workload cluster's (or says it does not exist), each collection lists its matches as member
+// Objects in the management cluster, and every other Object has created its object. It returns what Crossplane
+// then observes, and the management cluster with the collections' members.
+func provider(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []string, management cluster) (map[string]string, cluster) {
+	t.Helper()
+	objects := make([]map[string]any, 0, len(workload))
+	for _, o := range workload {
+		objects = append(objects, fntest.JSONMap(t, o))
+	}
+	synced := func(status, message string) []any {
+		return []any{map[string]any{"type": "Ready", "status": status}, map[string]any{"type": "Synced", "status": status, "message": message}}
+	}
+	observed := map[string]string{}
+	for name, o := range fntest.Desired(t, rsp) {
+		u := &unstructured.Unstructured{Object: o}
+		manifest, _, _ := unstructured.NestedMap(o, "spec", "forProvider", "manifest")
+		switch {
+		case u.GetKind() == "ObservedObjectCollection":
+			_ = unstructured.SetNestedSlice(o, synced("True", ""), "status", "conditions")
+			labels, _, _ := unstructured.NestedStringMap(o, "spec", "observeObjects", "selector", "matchLabels")
+			kind, _, _ := unstructured.NestedString(o, "spec", "observeObjects", "kind")
+			for _, w := range objects {
+				m := &unstructured.Unstructured{Object: w}
+				if m.GetKind() != kind || !hasLabels(m.GetLabels(), labels) {
+					continue
+				}
+				member := map[string]any{"apiVersion": remote.ObjectAPIVersion, "kind": remote.ObjectKind,
+					"metadata": map[string]any{"name": u.GetName() + "-" + m.GetName(), "labels": map[string]any{"kubernetes.crossplane.io/owned-by-collection": u.GetName()}},
+					"status":   map[string]any{"atProvider": map[string]any{"manifest": w}}}
+				management = append(management, mustJSON(t, member))
+			}
+		case u.GetKind() == remote.ObjectKind && len(must(unstructured.NestedStringSlice(o, "spec", "managementPolicies"))) > 0:
+			_ = unstructured.SetNestedSlice(o, synced("False", "cannot observe external resource: external resource does not exist"), "status", "conditions")
+			for _, w := range objects {
+				m := &unstructured.Unstructured{Object: w}
+				if m.GetKind() == manifest["kind"] && m.GetName() == (&unstructured.Unstructured{Object: manifest}).GetName() {
+					_ = unstructured.SetNestedSlice(o, synced("True", ""), "status", "conditions")
+					_ = unstructured.SetNestedField(o, w, "status", "atProvider", "manifest")
+				}
+			}
+		case u.GetKind() == remote.ObjectKind:
+			created := map[string]any{}
+			for k, v := range manifest {
+				created[k] = v
+			}
+			created["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			_ = unstructured.SetNestedField(o, created, "status", "atProvider", "manifest")
+			_ = unstructured.SetNestedSlice(o, synced("True", ""), "status", "conditions")
+		}
+		observed[name] = mustJSON(t, o)
+	}
+	return observed, management
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func must[T any](v T, _ bool, _ error) T { return v }
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestWorkloadClusterOrganization follows an organization bound to a workload cluster from its first reconcile:
+// it reads the references, namespaces and names from the workload cluster through observe-only Objects and a
+// collection, composes its pools, Roles and ConfigMaps there as Objects (its organization's ConfigMap stays
+// beside it), orders their deletion through their Objects and Karpenter's Release, and keeps every Object
+// unchanged once the workload cluster stops answering.
+func TestWorkloadClusterOrganization(t *testing.T) {
+	workload := []string{refNodeClass, refNodePool, namespace("acme-web")}
+
+	// First reconcile: nothing read yet, nothing composed but the reads.
+	rsp := run(t, newRequest(t, input, xr(workloadSpec), nil), cluster{workloadClusterXR})
+	fntest.AssertNoFatal(t, rsp)
+	for name, o := range fntest.Desired(t, rsp) {
+		if !strings.HasPrefix(name, "read:") && name != string(organizationLockResource) {
+			t.Errorf("first reconcile composed %s (%v) before reading the workload cluster", name, o["kind"])
+		}
+	}
+	if c := conditionOf(t, rsp, TypeReferencesResolved); c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE {
+		t.Errorf("first reconcile: ReferencesResolved %v, want False while the reads are not answered", c)
+	}
+
+	rsp = settleReads(t, rsp, workload)
+	desired := fntest.Desired(t, rsp)
+	assertComposedInWorkload(t, desired)
+	assertKeptOnGap(t, rsp, workload, desired)
+}
+
+// settleReads plays the provider and Crossplane until the organization's reads settle: each answer may plan
+// more (the namespaces given bring their Roles and ConfigMaps, whose names are read in turn).
+func settleReads(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []string) *fnv1.RunFunctionResponse {
+	t.Helper()
+	for round := 0; ; round++ {
+		before := len(fntest.Desired(t, rsp))
+		observed, management := provider(t, rsp, workload, cluster{workloadClusterXR})
+		rsp = run(t, newRequest(t, input, xr(workloadSpec), observed), management)
+		fntest.AssertNoFatal(t, rsp)
+		if len(fntest.Desired(t, rsp)) == before && conditionOf(t, rsp, TypeReferencesResolved).GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE {
+			return rsp
+		}
+		if round == 4 {
+			t.Fatalf("the reads did not settle after %d rounds: %v", round, conditionOf(t, rsp, TypeReferencesResolved))
+		}
+	}
+}
+
+// assertComposedInWorkload checks that the pools, Roles and ConfigMaps are Objects of the workload cluster's
+// ProviderConfig, the organization's ConfigMap is not, and Usages guard Objects and Karpenter's Release.
+func assertComposedInWorkload(t *testing.T, desired map[string]map[string]any) {
+	t.Helper()
+	for name, objectName := range map[string]string{"nodepool-kiso-acme": "eu.nodepool.kiso-acme", "nodeclass-kiso-acme": "eu.ec2nodeclass.kiso-acme"} {
+		o, ok := desired[name]
+		if !ok {
+			t.Fatalf("%s not composed; desired %v", name, keys(desired))
+		}
+		if o["kind"] != remote.ObjectKind || fntest.Dig(o, "metadata", "name") != objectName || fntest.Dig(o, "spec", "providerConfigRef", "name") != "eu" {
+			t.Errorf("%s: %v %v with ProviderConfig %v, want Object %s of eu", name, o["kind"], fntest.Dig(o, "metadata", "name"), fntest.Dig(o, "spec", "providerConfigRef", "name"), objectName)
+		}
+	}
+	if lock := desired[string(organizationLockResource)]; lock["kind"] != "ConfigMap" {
+		t.Errorf("the organization's ConfigMap is %v, want a ConfigMap beside the XR", lock["kind"])
+	}
+	wrapped := 0
+	for name, o := range desired {
+		kind, _ := o["kind"].(string)
+		switch {
+		case kind == remote.ObjectKind:
+			wrapped++
+		case kind == "Role" || (kind == "ConfigMap" && name != string(organizationLockResource)) || kind == "NodePool":
+			t.Errorf("%s: %s composed into the management cluster", name, kind)
+		case kind == "ClusterUsage":
+			for _, side := range []string{"of", "by"} {
+				if k := fntest.Dig(o, "spec", side, "kind"); k == "NodePool" || k == "EC2NodeClass" {
+					t.Errorf("%s: %s names the %v itself, not its Object", name, side, k)
+				}
+			}
+		}
+	}
+	if wrapped < 4 {
+		t.Errorf("%d Objects, want at least the NodePool, NodeClass, placement Role and ConfigMap", wrapped)
+	}
+	if u := desired["usage-kiso-acme-karpenter"]; fntest.Dig(u, "spec", "of", "resourceRef", "name") != "prod-eu-karpenter-release" || fntest.Dig(u, "spec", "by", "resourceRef", "name") != "eu.nodepool.kiso-acme" {
+		t.Errorf("Karpenter's Release is not kept by the pool's Object: %v", u)
+	}
+}
+
+// assertKeptOnGap makes the workload cluster stop answering (the reads lose their observations) and checks every
+// Object is kept as is.
+func assertKeptOnGap(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []string, desired map[string]map[string]any) {
+	t.Helper()
+	observed, management := provider(t, rsp, workload, cluster{workloadClusterXR})
+	for name := range observed {
+		if strings.HasPrefix(name, "read:") {
+			o := fntest.JSONMap(t, observed[name])
+			delete(o, "status")
+			observed[name] = mustJSON(t, o)
+		}
+	}
+	gap := run(t, newRequest(t, input, xr(workloadSpec), observed), management)
+	fntest.AssertNoFatal(t, gap)
+	kept := fntest.Desired(t, gap)
+	for name, o := range desired {
+		if strings.HasPrefix(name, "read:") {
+			continue
+		}
+		got, ok := kept[name]
+		if !ok {
+			t.Errorf("gap: %s dropped", name)
+			continue
+		}
+		if diff := cmp.Diff(o["spec"], got["spec"]); diff != "" {
+			t.Errorf("gap: %s changed: -before, +after:\n%s", name, diff)
+		}
+	}
+}
+
+func keys(m map[string]map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
