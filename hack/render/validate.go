@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -147,7 +148,7 @@ func splitDocuments(stream string) []string {
 
 // wrappedManifest returns, for a provider-kubernetes Object, the object it composes into the workload cluster as
 // one more document, so that it is validated against its own kind's schema too (the Object's schema takes any
-// manifest); "" for any other document.
+// manifest); "" for any other document, and for an observe-only Object, whose manifest only names what it reads.
 func wrappedManifest(doc string) string {
 	if !strings.Contains(doc, "kind: Object") {
 		return ""
@@ -156,12 +157,14 @@ func wrappedManifest(doc string) string {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Spec       struct {
-			ForProvider struct {
+			ManagementPolicies []string `json:"managementPolicies"`
+			ForProvider        struct {
 				Manifest map[string]any `json:"manifest"`
 			} `json:"forProvider"`
 		} `json:"spec"`
 	}
-	if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind != "Object" || !strings.HasPrefix(o.APIVersion, "kubernetes.crossplane.io/") || o.Spec.ForProvider.Manifest == nil {
+	if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind != "Object" || !strings.HasPrefix(o.APIVersion, "kubernetes.crossplane.io/") ||
+		o.Spec.ForProvider.Manifest == nil || slices.Equal(o.Spec.ManagementPolicies, []string{"Observe"}) {
 		return ""
 	}
 	manifest, err := yaml.Marshal(o.Spec.ForProvider.Manifest)
