@@ -58,6 +58,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
+	// A workload cluster's reads are answered from what the provider observed there.
+	wl := workloadReader(spec, oxr.Resource.GetName())
+	if observed, err = wl.Answer(req, observed); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
 	if errs := validateSpec(spec); len(errs) > 0 {
 		xrcondition.InvalidSpec(rsp, errs, xrcondition.Composite)
 		return rsp, nil
@@ -84,6 +90,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	ownership.Require(rs, planned, composedIdx)
 	keys := placement.NewKeys(in.KeyDomain)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName())
+	reads := wl.Requirements(rs)
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}
 	}
@@ -98,19 +105,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	xrcondition.NamesAvailable(rsp, xrcondition.Composite)
 
-	notReady := 0
-	for name, cd := range objects {
-		oc, ok := observed[name]
-		if verdict.Waiting && !ok {
-			// Not yet known to be free: compose it once Crossplane says so.
-			continue
-		}
-		dc := &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, ok)}
-		if dc.Ready != resource.ReadyTrue {
-			notReady++
-		}
-		desired[name] = dc
-	}
+	notReady := compose(desired, objects, reads, observed, verdict.Waiting)
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
@@ -136,6 +131,29 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	staged.requeue(rsp)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
 	return rsp, nil
+}
+
+// compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,
+// and the reads, and returns how many objects are not ready.
+func compose(desired map[resource.Name]*resource.DesiredComposed, objects, reads map[resource.Name]*composed.Unstructured, observed map[resource.Name]resource.ObservedComposed, waiting bool) int {
+	notReady := 0
+	for name, cd := range objects {
+		oc, ok := observed[name]
+		if waiting && !ok {
+			// Not yet known to be free: compose it once Crossplane says so.
+			continue
+		}
+		dc := &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, ok)}
+		if dc.Ready != resource.ReadyTrue {
+			notReady++
+		}
+		desired[name] = dc
+	}
+	// A read is no deliverable: the cluster is ready by what it composes.
+	for name, r := range reads {
+		desired[name] = &resource.DesiredComposed{Resource: r, Ready: resource.ReadyTrue}
+	}
+	return notReady
 }
 
 // plannedObjects lists what the cluster composes, in name order, so

@@ -8,7 +8,9 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
 // provider-helm's cluster-scoped Release, and Karpenter's chart in it.
@@ -101,4 +103,14 @@ func renderKarpenterRelease(p plan) (*composed.Unstructured, error) {
 	r.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
 	r.SetAnnotations(map[string]string{meta.AnnotationKeyExternalName: karpenterRelease})
 	return r, nil
+}
+
+// workloadReader reads the workload cluster for the cluster's own requirements (the admission API it serves, and
+// for a rollout its pools, NodeClaims and references); nil when Karpenter runs beside Crossplane.
+func workloadReader(spec v1alpha1.XKarpenterClusterSpec, xrName string) *remote.Reader {
+	providerConfig, ok := spec.Remote()
+	if !ok {
+		return nil
+	}
+	return &remote.Reader{ProviderConfig: providerConfig, Owner: v1alpha1.ClusterKind + "/" + xrName}
 }

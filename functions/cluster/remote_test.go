@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
@@ -105,4 +107,42 @@ func splitPath(path string) []string {
 		parts[i] = strings.ReplaceAll(p, "\x00", ".")
 	}
 	return parts
+}
+
+// TestWorkloadClusterReadsItsOwnAPI: whether the workload cluster serves MutatingAdmissionPolicy is read there
+// (an observe-only Object of its APIService), not from the cluster that runs Crossplane; once the read says it
+// does, the injecting policy is composed there.
+func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
+	rsp := run(t, newRequest(t, xr(workloadClusterSpec), nil))
+	if sel, ok := rsp.GetRequirements().GetResources()[requireAdmissionAPI]; ok {
+		t.Errorf("the APIService is asked of the management cluster: %v", sel)
+	}
+	read, ok := rsp.GetDesired().GetResources()["read:"+requireAdmissionAPI]
+	if !ok {
+		t.Fatalf("no read of the workload cluster's APIService; desired %d resources", len(rsp.GetDesired().GetResources()))
+	}
+	o := fntest.AsMap(t, read.GetResource())
+	if fntest.Dig(o, "spec", "forProvider", "manifest", "kind") != "APIService" || fntest.Dig(o, "spec", "providerConfigRef", "name") != "prod-workloads" {
+		t.Errorf("read %v", o)
+	}
+	injects := func(rsp *fnv1.RunFunctionResponse) bool {
+		for _, r := range rsp.GetDesired().GetResources() {
+			if fntest.Dig(fntest.AsMap(t, r.GetResource()), "spec", "forProvider", "manifest", "kind") == "MutatingAdmissionPolicy" {
+				return true
+			}
+		}
+		return false
+	}
+	if injects(rsp) {
+		t.Error("the injecting policy is composed before the workload cluster said it serves its API")
+	}
+
+	o["status"] = map[string]any{
+		"atProvider": map[string]any{"manifest": map[string]any{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.admissionregistration.k8s.io"}}},
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Synced", "status": "True"}},
+	}
+	rsp = run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{"read:" + requireAdmissionAPI: fntest.ToJSON(t, o)}))
+	if !injects(rsp) {
+		t.Error("no injecting policy composed into the workload cluster once it said it serves MutatingAdmissionPolicy v1beta1")
+	}
 }

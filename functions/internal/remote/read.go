@@ -145,6 +145,14 @@ func (r *Reader) collection(name string, gvk schema.GroupVersionKind, namespace 
 	return o
 }
 
+// Answer is the package's Answer for a reader's reads; a nil reader returns the observed resources as they are.
+func (r *Reader) Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]resource.ObservedComposed, error) {
+	if r == nil {
+		return observed, nil
+	}
+	return Answer(req, observed)
+}
+
 // Localize returns the observed composed resources as the function would observe them composed directly
 // (UnwrapAll), without the reads, whose observations it turns into the request's answers (Answer). A nil reader
 // returns them as they are.
