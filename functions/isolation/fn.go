@@ -71,7 +71,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// An organization of a workload cluster reads what the provider observed there as Crossplane's answers, and
 	// its composed objects as they are there.
 	observedObjects := observed
-	cluster, wl, observed, err := workloadView(req, spec, in, observed)
+	cluster, wl, observed, err := workloadView(req, spec, in, claim, observed)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -85,10 +85,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	planned := planObjects(spec, pools, in, given.Namespaces, cluster.karpenterRelease())
 	ours := ownership.IndexObserved(observed)
-	rsp.Requirements = requirements(spec, planned, ours, given.Namespaces, wl == nil, keys)
+	rsp.Requirements = requirements(spec, planned, ours, given.Namespaces, siteOf(wl, claim), keys)
 	reads := wl.Requirements(rsp.GetRequirements().GetResources())
 
-	found, err := resolve(req, spec, planned, ours, given, oxr.Resource.GetUID(), wl == nil, keys)
+	found, err := resolve(req, spec, planned, ours, given, oxr.Resource.GetUID(), siteOf(wl, claim), keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil

@@ -34,7 +34,7 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 // are readable: not in a workload cluster, where each would take an Object)
 // and, for every object kiso is about to create, for whatever already holds
 // its name.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given map[string]bool, podsReadable bool, keys placement.Keys) *fnv1.Requirements {
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given map[string]bool, at site, keys placement.Keys) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
 		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
@@ -44,8 +44,11 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	}
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, spec, keys)
-	if podsReadable {
+	if !at.Workload {
 		requireWarnedPods(rs, spec, given)
+	}
+	if at.Workload && at.ClaimNamespace != "" {
+		rs[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", at.ClaimNamespace)
 	}
 	ownership.Require(rs, planned, composed)
 	return &fnv1.Requirements{Resources: rs}
@@ -86,10 +89,15 @@ type lookup struct {
 
 	// Warned are, in Warn mode, the pods (namespace/name) Enforce would refuse.
 	Warned []string
+
+	// ClaimNamespaceGiven says, for an organization of a workload cluster, whether the platform gives the
+	// organization the claim's namespace in the cluster that runs Crossplane, where the claim is; nil otherwise,
+	// where the claim's namespace is one of Namespaces.
+	ClaimNamespaceGiven *bool
 }
 
 // resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, podsReadable bool, keys placement.Keys) (lookup, error) {
+func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, at site, keys placement.Keys) (lookup, error) {
 	l := lookup{}
 	refs := []struct {
 		name  string
@@ -120,12 +128,19 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 		}
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
-	if podsReadable {
+	if !at.Workload {
 		warned, resolved, err := warnedPods(req, spec, given.Namespaces, keys)
 		if err != nil {
 			return l, err
 		}
 		l.Warned, l.Waiting = warned, l.Waiting || !resolved
+	}
+	if at.Workload && at.ClaimNamespace != "" {
+		given, resolved, err := claimNamespaceGiven(req, spec, keys)
+		if err != nil {
+			return l, err
+		}
+		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
 	if err := l.resolveClusterPolicy(req); err != nil {
 		return l, err
@@ -247,4 +262,28 @@ func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) error {
 		}
 	}
 	return nil
+}
+
+// site is where an organization runs, as its requirements and their answers differ.
+type site struct {
+	// Workload is true for an organization of a workload cluster: what it reads there is read through
+	// provider-kubernetes, and its pods are not read (an Object per pod).
+	Workload bool
+	// ClaimNamespace is the claim's namespace, which for an organization of a workload cluster is read in the
+	// cluster that runs Crossplane, where the claim is.
+	ClaimNamespace string
+}
+
+// requireClaimNamespace is the required resource under which Crossplane returns the claim's namespace, for an
+// organization of a workload cluster.
+const requireClaimNamespace = "claim-namespace"
+
+// claimNamespaceGiven reads whether the platform labels the claim's namespace with the organization, from
+// Crossplane's answer to the claim-namespace requirement.
+func claimNamespaceGiven(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) (given, resolved bool, err error) {
+	found, resolved, err := request.GetRequiredResource(req, requireClaimNamespace)
+	if err != nil {
+		return false, false, errors.Wrap(err, "cannot read required resource Namespace of the claim")
+	}
+	return len(found) > 0 && found[0].Resource.GetLabels()[keys.Organization] == spec.Organization, resolved, nil
 }

@@ -151,7 +151,11 @@ func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, 
 // validateClaimedOrganization refuses a claim whose namespace the platform
 // has not given the organization it claims.
 func validateClaimedOrganization(spec v1alpha1.XKarpenterIsolationSpec, claim claimOf, found lookup, keys placement.Keys) field.ErrorList {
-	if claim.Namespace == "" || found.Namespaces[claim.Namespace] {
+	given := found.Namespaces[claim.Namespace]
+	if found.ClaimNamespaceGiven != nil {
+		given = *found.ClaimNamespaceGiven
+	}
+	if claim.Namespace == "" || given {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(field.NewPath("spec", "organization"), fmt.Sprintf(

@@ -33,7 +33,7 @@ func fetchedCluster(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolat
 // workloadReader returns the reader of the organization's workload cluster, or nil when it runs in the cluster
 // that runs Crossplane. Before Crossplane has fetched the cluster, the organization is planned as a local one
 // for that one call, and Crossplane calls again once it has fetched it.
-func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in Input) *remote.Reader {
+func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf) *remote.Reader {
 	if c == nil {
 		return nil
 	}
@@ -45,8 +45,11 @@ func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in I
 	return &remote.Reader{
 		ProviderConfig: providerConfig,
 		Owner:          spec.Organization,
+		// The organization's ConfigMap, and the claim's namespace (whether the platform gives it the
+		// organization), are where the claim is.
 		Local: func(gvk schema.GroupVersionKind, namespace, name string) bool {
-			return gvk == lock.GVK && namespace == lock.Namespace && name == lock.Name
+			return (gvk == lock.GVK && namespace == lock.Namespace && name == lock.Name) ||
+				(gvk == namespaceGVK && namespace == "" && claim.Namespace != "" && name == claim.Namespace)
 		},
 	}
 }
@@ -62,12 +65,17 @@ func (c *boundCluster) karpenterRelease() string {
 // workloadView returns the organization's cluster as Crossplane last fetched it, the reader of its workload
 // cluster (nil when it runs beside Crossplane), and the observed composed resources as the rest of the function
 // reads them (see remote.Reader.Localize).
-func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, observed map[resource.Name]resource.ObservedComposed) (*boundCluster, *remote.Reader, map[resource.Name]resource.ObservedComposed, error) {
+func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, observed map[resource.Name]resource.ObservedComposed) (*boundCluster, *remote.Reader, map[resource.Name]resource.ObservedComposed, error) {
 	c, err := fetchedCluster(req, spec)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wl := workloadReader(c, spec, in)
+	wl := workloadReader(c, spec, in, claim)
 	local, err := wl.Localize(req, observed)
 	return c, wl, local, err
+}
+
+// siteOf is where the organization runs: in a workload cluster when it has a reader there.
+func siteOf(wl *remote.Reader, claim claimOf) site {
+	return site{Workload: wl != nil, ClaimNamespace: claim.Namespace}
 }

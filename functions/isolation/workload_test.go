@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +120,8 @@ func TestWorkloadClusterOrganization(t *testing.T) {
 		t.Errorf("first reconcile: ReferencesResolved %v, want False while the reads are not answered", c)
 	}
 
-	rsp = settleReads(t, rsp, workload)
+	rsp = settleReads(t, rsp, xr(workloadSpec), workload, cluster{workloadClusterXR})
+	fntest.AssertNoFatal(t, rsp)
 	desired := fntest.Desired(t, rsp)
 	assertComposedInWorkload(t, desired)
 	assertKeptOnGap(t, rsp, workload, desired)
@@ -127,13 +129,15 @@ func TestWorkloadClusterOrganization(t *testing.T) {
 
 // settleReads plays the provider and Crossplane until the organization's reads settle: each answer may plan
 // more (the namespaces given bring their Roles and ConfigMaps, whose names are read in turn).
-func settleReads(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []string) *fnv1.RunFunctionResponse {
+func settleReads(t *testing.T, rsp *fnv1.RunFunctionResponse, xrJSON string, workload []string, management cluster) *fnv1.RunFunctionResponse {
 	t.Helper()
 	for round := 0; ; round++ {
 		before := len(fntest.Desired(t, rsp))
-		observed, management := provider(t, rsp, workload, cluster{workloadClusterXR})
-		rsp = run(t, newRequest(t, input, xr(workloadSpec), observed), management)
-		fntest.AssertNoFatal(t, rsp)
+		observed, withMembers := provider(t, rsp, workload, management)
+		rsp = run(t, newRequest(t, input, xrJSON, observed), withMembers)
+		if slices.ContainsFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL }) {
+			return rsp // refused: the caller says whether it should have been
+		}
 		if len(fntest.Desired(t, rsp)) == before && conditionOf(t, rsp, TypeReferencesResolved).GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE {
 			return rsp
 		}
@@ -219,4 +223,36 @@ func keys(m map[string]map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestWorkloadClusterClaimIsAuthorizedWhereItIs: the claim is in the cluster that runs Crossplane, so whether the
+// platform gives the organization the claim's namespace is read there, never in the workload cluster, where any
+// namespace of that name says nothing about who may claim.
+func TestWorkloadClusterClaimIsAuthorizedWhereItIs(t *testing.T) {
+	cases := map[string]struct {
+		management, workload string // the claim's namespace acme, in each cluster
+		valid                bool
+	}{
+		"GivenWhereTheClaimIs":       {management: namespace("acme"), workload: namespaceOf("acme", ""), valid: true},
+		"GivenOnlyInWorkloadCluster": {management: namespaceOf("acme", ""), workload: namespace("acme"), valid: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xrJSON := claimedXR(workloadSpec, "acme")
+			workload := []string{refNodeClass, refNodePool, namespace("acme-web"), tc.workload}
+			management := cluster{workloadClusterXR, tc.management}
+			rsp := run(t, newRequest(t, input, xrJSON, nil), management)
+			if _, ok := fntest.Desired(t, rsp)["read:"+requireClaimNamespace]; ok {
+				t.Fatal("the claim's namespace is read in the workload cluster")
+			}
+			rsp = settleReads(t, rsp, xrJSON, workload, management)
+			valid := conditionOf(t, rsp, "SpecValid")
+			if got := valid.GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE; got != tc.valid {
+				t.Errorf("SpecValid %v (%s), want valid %v", valid.GetStatus(), valid.GetMessage(), tc.valid)
+			}
+			if !tc.valid && !strings.Contains(valid.GetMessage(), "spec.organization") {
+				t.Errorf("refusal %q does not name spec.organization", valid.GetMessage())
+			}
+		})
+	}
 }
