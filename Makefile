@@ -105,13 +105,15 @@ generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.y
 	$(GO) run ./hack/generate
 
 .PHONY: tools
-tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, kube-scheduler, Karpenter's KWOK provider, kwok) and fetch the CRD schemas.
+tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, kube-scheduler, Karpenter's KWOK provider, kwok, provider-kubernetes, provider-helm) and fetch the CRD schemas.
 	hack/build-tool.sh crossplane-cli >/dev/null
 	hack/build-tool.sh crossplane-core >/dev/null
 	hack/build-tool.sh golangci-lint >/dev/null
 	hack/build-tool.sh kubernetes kube-scheduler >/dev/null
 	hack/build-tool.sh karpenter-kwok >/dev/null
 	hack/build-tool.sh kwok >/dev/null
+	hack/build-tool.sh provider-kubernetes >/dev/null
+	hack/build-tool.sh provider-helm >/dev/null
 	hack/schemas.sh >/dev/null
 
 .PHONY: clean

@@ -31,6 +31,9 @@ const (
 
 // A controlPlane is etcd, kube-apiserver and kube-controller-manager on loopback.
 type controlPlane struct {
+	// name tells a second control plane's servers, logs and phases apart (e.g. "workload"); the management
+	// cluster, where Crossplane runs, has none.
+	name       string
 	dir        string
 	apiServer  string // https://127.0.0.1:PORT
 	kubeconfig string
@@ -38,9 +41,10 @@ type controlPlane struct {
 	ca         *certificateAuthority // signs client certificates, e.g. the components' own
 }
 
-// startControlPlane starts etcd, kube-apiserver and kube-controller-manager, each ready before the next.
-func startControlPlane(ctx context.Context, servers *process.Group, p *prepared, dir string, phases *phaseTimer) (*controlPlane, error) {
-	cp := &controlPlane{dir: dir}
+// startControlPlane starts etcd, kube-apiserver and kube-controller-manager, each ready before the next, on
+// ports of their own: name ("" for the management cluster) sets them apart from another control plane's.
+func startControlPlane(ctx context.Context, servers *process.Group, p *prepared, name, dir string, phases *phaseTimer) (*controlPlane, error) {
+	cp := &controlPlane{name: name, dir: dir}
 	pki := filepath.Join(dir, "pki")
 	ports, err := process.FreePorts(4)
 	if err != nil {
@@ -49,9 +53,9 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 	etcdClientPort, etcdPeerPort, apiServerPort, controllerManagerPort := ports[0], ports[1], ports[2], ports[3]
 
 	var ca *certificateAuthority
-	err = phases.run("make control plane certificates", func() error {
+	err = phases.run("make "+strings.TrimSpace(name+" control plane")+" certificates", func() error {
 		var err error
-		ca, err = newCertificateAuthority("kiso-e2e-ca")
+		ca, err = newCertificateAuthority(cp.serverName("kiso-e2e-ca"))
 		if err != nil {
 			return err
 		}
@@ -106,10 +110,10 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 		return nil, err
 	}
 
-	err = phases.run("start etcd", func() error {
+	err = phases.run("start "+cp.serverName("etcd"), func() error {
 		clientURL := "http://127.0.0.1:" + strconv.Itoa(etcdClientPort)
 		peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeerPort)
-		etcd, err := servers.Start("etcd", p.Etcd, []string{
+		etcd, err := servers.Start(cp.serverName("etcd"), p.Etcd, []string{
 			"--name=e2e",
 			"--data-dir=" + filepath.Join(dir, "etcd"),
 			"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
@@ -128,8 +132,8 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 		return nil, err
 	}
 
-	err = phases.run("start kube-apiserver", func() error {
-		apiServer, err := servers.Start("kube-apiserver", p.KubeAPIServer, []string{
+	err = phases.run("start "+cp.serverName("kube-apiserver"), func() error {
+		apiServer, err := servers.Start(cp.serverName("kube-apiserver"), p.KubeAPIServer, []string{
 			"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdClientPort),
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(apiServerPort),
@@ -160,9 +164,9 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 		return nil, err
 	}
 
-	err = phases.run("start kube-controller-manager", func() error {
+	err = phases.run("start "+cp.serverName("kube-controller-manager"), func() error {
 		kubeconfig := filepath.Join(dir, "kube-controller-manager.kubeconfig")
-		controllerManager, err := servers.Start("kube-controller-manager", p.KubeControllerMgr, []string{
+		controllerManager, err := servers.Start(cp.serverName("kube-controller-manager"), p.KubeControllerMgr, []string{
 			"--kubeconfig=" + kubeconfig,
 			"--authentication-kubeconfig=" + kubeconfig,
 			"--authorization-kubeconfig=" + kubeconfig,
@@ -198,6 +202,15 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 		return nil, err
 	}
 	return cp, nil
+}
+
+// serverName is what this control plane calls one of its servers: its log file and its phases say which
+// cluster it serves.
+func (cp *controlPlane) serverName(component string) string {
+	if cp.name == "" {
+		return component
+	}
+	return cp.name + "-" + component
 }
 
 // controllerManagerUser is the kube-controller-manager's user, which Kubernetes' bootstrap RBAC grants what it

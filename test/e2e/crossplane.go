@@ -195,13 +195,9 @@ func startCrossplane(ctx context.Context, servers *process.Group, cluster *Clust
 // the Service's; the apiserver here dials 127.0.0.1, so the certificate also names that address. It is
 // signed by crossplane-root-ca, as init signs the secret's.
 func webhookServerCertificate(ctx context.Context, cluster *Cluster, dir string) ([]byte, error) {
-	rootCA, err := cluster.Typed.CoreV1().Secrets(crossplaneNamespace).Get(ctx, crossplaneRootCASecret, metav1.GetOptions{})
+	ca, err := crossplaneRootCA(ctx, cluster)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read Crossplane's root CA: %w", err)
-	}
-	ca, err := loadCertificateAuthority(rootCA.Data[corev1.TLSCertKey], rootCA.Data[corev1.TLSPrivateKeyKey])
-	if err != nil {
-		return nil, fmt.Errorf("cannot load Crossplane's root CA: %w", err)
+		return nil, err
 	}
 	service := crossplaneWebhookService + "." + crossplaneNamespace
 	serving, err := ca.issue(certificateRequest{
@@ -217,6 +213,20 @@ func webhookServerCertificate(ctx context.Context, cluster *Cluster, dir string)
 		return nil, err
 	}
 	return ca.certPEM, nil
+}
+
+// crossplaneRootCA is the CA core init keeps in secret crossplane-root-ca, which signs what Crossplane and the
+// packages it runs serve one another: functions' servers, webhooks.
+func crossplaneRootCA(ctx context.Context, cluster *Cluster) (*certificateAuthority, error) {
+	rootCA, err := cluster.Typed.CoreV1().Secrets(crossplaneNamespace).Get(ctx, crossplaneRootCASecret, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot read Crossplane's root CA: %w", err)
+	}
+	ca, err := loadCertificateAuthority(rootCA.Data[corev1.TLSCertKey], rootCA.Data[corev1.TLSPrivateKeyKey])
+	if err != nil {
+		return nil, fmt.Errorf("cannot load Crossplane's root CA: %w", err)
+	}
+	return ca, nil
 }
 
 // pointWebhooksAtLoopback rewrites every webhook init pointed at Crossplane's Service to call baseURL with

@@ -34,7 +34,11 @@ type Environment struct {
 	// Metrics maps a server (crossplane, karpenter) to the URL of its Prometheus metrics, for benchmarks.
 	Metrics map[string]string
 
-	servers *process.Group
+	servers      *process.Group
+	prepared     *prepared
+	dir          string
+	controlPlane *controlPlane
+	workload     lazyWorkload
 }
 
 // env is the environment every test in this package runs against.
@@ -43,15 +47,16 @@ var env *Environment
 // bootEnvironment starts everything, in order, printing each phase's duration. On error the servers
 // started so far are left for the caller to stop, and their logs to print.
 func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *process.Group, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
-	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, Nodes: isolatedNetwork, Timings: &timings{}, Metrics: map[string]string{}}
+	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, prepared: p, dir: dir, Nodes: isolatedNetwork, Timings: &timings{}, Metrics: map[string]string{}}
 	if len(p.ProviderAWSCRDFiles) > 0 {
 		e.ProviderAWSCRDDir = filepath.Dir(p.ProviderAWSCRDFiles[0])
 	}
 
-	cp, err := startControlPlane(ctx, servers, p, filepath.Join(dir, "controlplane"), phases)
+	cp, err := startControlPlane(ctx, servers, p, "", filepath.Join(dir, "controlplane"), phases)
 	if err != nil {
 		return e, err
 	}
+	e.controlPlane = cp
 	e.Kubeconfig = cp.kubeconfig
 	e.Kubectl = &Kubectl{binary: p.Kubectl, kubeconfig: cp.kubeconfig}
 	if e.Cluster, err = newCluster(cp.kubeconfig); err != nil {
@@ -82,7 +87,7 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 
 	if e.Nodes {
 		err = phases.run("start kube-scheduler, kwok, Karpenter", func() error {
-			return startNodes(ctx, servers, e.Cluster, e.Kubectl, p, cp, filepath.Join(dir, "nodes"), e.Metrics)
+			return startNodes(ctx, servers, e.Cluster, e.Kubectl, p, cp, karpenterRelease, filepath.Join(dir, "nodes"), e.Metrics)
 		})
 		if err != nil {
 			return e, err

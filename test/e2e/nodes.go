@@ -14,10 +14,11 @@ import (
 	"github.com/kiso-dev/kiso/internal/process"
 )
 
-// Where Karpenter runs, as its Helm chart installs it (release karpenter).
+// Where Karpenter runs, as its Helm chart installs it. The chart names its service account and RBAC after the
+// release (a release named karpenter-*: the release name itself).
 const (
 	karpenterSystemNamespace = "kube-system"
-	karpenterServiceAccount  = "karpenter"
+	karpenterRelease         = "karpenter"
 	schedulerUser            = "system:kube-scheduler"
 )
 
@@ -25,8 +26,9 @@ const (
 // to nodes; Karpenter, with its KWOK cloud provider and its chart's identity and RBAC, launches NodeClaims
 // for pods nothing fits and creates their Nodes; kwok stands in for the kubelets, making those nodes Ready
 // and their pods Running. Karpenter's metrics and health servers listen on every interface (only their ports
-// can be set): this runs only in the network namespace, where loopback is the only interface.
-func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, metrics map[string]string) error {
+// can be set): this runs only in the network namespace, where loopback is the only interface. Karpenter's
+// identity is its chart's for the given release name.
+func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, release, dir string, metrics map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -43,7 +45,7 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 	if err := componentKubeconfig(cp, schedulerUser, schedulerKubeconfig); err != nil {
 		return err
 	}
-	scheduler, err := servers.Start("kube-scheduler", p.KubeScheduler, []string{
+	scheduler, err := servers.Start(cp.serverName("kube-scheduler"), p.KubeScheduler, []string{
 		"--kubeconfig=" + schedulerKubeconfig,
 		"--authentication-kubeconfig=" + schedulerKubeconfig,
 		"--authorization-kubeconfig=" + schedulerKubeconfig,
@@ -65,7 +67,7 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 	}
 	// kwok plays every kubelet, so it acts as the administrator; it manages only the nodes Karpenter's KWOK
 	// provider creates, which carry this annotation.
-	kwok, err := servers.Start("kwok", p.Kwok, []string{
+	kwok, err := servers.Start(cp.serverName("kwok"), p.Kwok, []string{
 		"--kubeconfig=" + cp.kubeconfig,
 		"--config=" + stagesFile,
 		"--manage-all-nodes=false",
@@ -77,7 +79,7 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 		return err
 	}
 
-	identity, err := chartIdentity(p.KarpenterChart, "karpenter", karpenterSystemNamespace)
+	identity, err := chartIdentity(p.KarpenterChart, release, karpenterSystemNamespace)
 	if err != nil {
 		return err
 	}
@@ -85,10 +87,10 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 		return fmt.Errorf("cannot apply the service account and RBAC of Karpenter's chart: %w", err)
 	}
 	karpenterKubeconfig := filepath.Join(dir, "karpenter.kubeconfig")
-	if err := serviceAccountKubeconfig(ctx, cluster, cp, karpenterSystemNamespace, karpenterServiceAccount, karpenterKubeconfig); err != nil {
+	if err := serviceAccountKubeconfig(ctx, cluster, cp, karpenterSystemNamespace, release, karpenterKubeconfig); err != nil {
 		return err
 	}
-	karpenter, err := servers.Start("karpenter", p.Karpenter, nil, []string{
+	karpenter, err := servers.Start(cp.serverName("karpenter"), p.Karpenter, nil, []string{
 		// Karpenter reads its kubeconfig only from the environment.
 		"KUBECONFIG=" + karpenterKubeconfig,
 		"SYSTEM_NAMESPACE=" + karpenterSystemNamespace,
@@ -103,7 +105,7 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 	if err != nil {
 		return err
 	}
-	metrics["karpenter"] = "http://127.0.0.1:" + strconv.Itoa(karpenterMetricsPort) + "/metrics"
+	metrics[cp.serverName("karpenter")] = "http://127.0.0.1:" + strconv.Itoa(karpenterMetricsPort) + "/metrics"
 
 	if err := waitForHTTP(ctx, scheduler, insecure, "https://127.0.0.1:"+strconv.Itoa(schedulerPort)+"/healthz", "ok"); err != nil {
 		return err

@@ -169,13 +169,9 @@ func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster
 	if err != nil {
 		return nil, err
 	}
-	rootCA, err := cluster.Typed.CoreV1().Secrets(crossplaneNamespace).Get(ctx, crossplaneRootCASecret, metav1.GetOptions{})
+	ca, err := crossplaneRootCA(ctx, cluster)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read Crossplane's root CA: %w", err)
-	}
-	ca, err := loadCertificateAuthority(rootCA.Data[corev1.TLSCertKey], rootCA.Data[corev1.TLSPrivateKeyKey])
-	if err != nil {
-		return nil, fmt.Errorf("cannot load Crossplane's root CA: %w", err)
+		return nil, err
 	}
 	serving, err := ca.issue(certificateRequest{
 		commonName: fn.FunctionName,

@@ -21,6 +21,7 @@ const packageVersion = "v0.0.0-e2e"
 // CRD files it applies from them (paths from the module's root).
 type dependencies struct {
 	crossplane, karpenterCore, kwok          string // follow the tools built from them
+	providerKubernetes, providerHelm         string // likewise
 	providerAWS, karpenter, prometheus       string // hack/crds.env
 	providerAWSCRDs, karpenterCRDs, promCRDs []string
 }
@@ -56,6 +57,8 @@ func readDependencies(repoRoot string) (dependencies, error) {
 		{&d.crossplane, "github.com/crossplane/crossplane/v2", "crossplane-core"},
 		{&d.karpenterCore, "sigs.k8s.io/karpenter", "karpenter-kwok"},
 		{&d.kwok, "sigs.k8s.io/kwok", "kwok"},
+		{&d.providerKubernetes, "github.com/crossplane-contrib/provider-kubernetes", "provider-kubernetes"},
+		{&d.providerHelm, "github.com/crossplane-contrib/provider-helm", "provider-helm"},
 	} {
 		version, err := layout.ToolVersion(repoRoot, m.tool)
 		if err != nil {
@@ -65,6 +68,14 @@ func readDependencies(repoRoot string) (dependencies, error) {
 	}
 	return d, nil
 }
+
+// providerCRDDir holds the CRDs of a Crossplane provider's package, in the provider's module.
+const providerCRDDir = "package/crds"
+
+// karpenterAWSChart is Karpenter's AWS chart, in the module of its AWS provider. Its Chart.yaml can lag the
+// release (v1.15.0's says 1.14.1): Karpenter publishes the chart under the release's version, and so does the
+// harness (see serveKarpenterChart).
+const karpenterAWSChart = "charts/karpenter"
 
 // kwokNodeClassCRD is the NodeClass of Karpenter's KWOK provider, which runs here: its nodes are kwok's.
 const kwokNodeClassCRD = "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml"
@@ -101,24 +112,35 @@ const configurationPackage = "configuration-kiso"
 type prepared struct {
 	RepoRoot string
 
-	Etcd              string
-	KubeAPIServer     string
-	KubeControllerMgr string
-	KubeScheduler     string
-	Kubectl           string
-	Kwok              string
-	Karpenter         string // Karpenter with its KWOK provider
-	Crane             string
-	Crossplane        string // core
-	CrossplaneCLI     string
+	Etcd               string
+	KubeAPIServer      string
+	KubeControllerMgr  string
+	KubeScheduler      string
+	Kubectl            string
+	Kwok               string
+	Karpenter          string // Karpenter with its KWOK provider
+	Crane              string
+	Crossplane         string // core
+	CrossplaneCLI      string
+	ProviderKubernetes string // run for the workload cluster only (see Environment.Workload)
+	ProviderHelm       string // likewise
 
 	CrossplaneCRDDir     string
 	CrossplaneWebhookDir string   // the ValidatingWebhookConfigurations core init applies
 	CRDFiles             []string // provider-aws, Karpenter and PrometheusRule CRDs, applied before Crossplane starts
 	ProviderAWSCRDFiles  []string // the provider-aws CRDs among CRDFiles: what a provider package would install
+	KarpenterCRDFiles    []string // the Karpenter CRDs among CRDFiles, which the workload cluster holds too
 	CrossplaneChart      string   // Crossplane's Helm chart, whose RBAC the harness applies
 	KarpenterChart       string   // Karpenter's KWOK Helm chart, whose RBAC the harness applies
 	KwokStages           []string // kwok's stage files
+
+	// Every CRD of provider-kubernetes' and provider-helm's packages: what installing the packages would apply.
+	ProviderKubernetesCRDFiles []string
+	ProviderHelmCRDFiles       []string
+	// Karpenter's AWS Helm chart and the version Karpenter publishes it under, which the harness serves to
+	// provider-helm.
+	KarpenterAWSChart        string
+	KarpenterAWSChartVersion string
 
 	PackageDir    string         // hack/xpkg output
 	Functions     []kisoFunction // only those whose package was built
@@ -143,6 +165,8 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			{&p.Crane, []string{"crane"}},
 			{&p.Crossplane, []string{"crossplane-core"}},
 			{&p.CrossplaneCLI, []string{"crossplane-cli"}},
+			{&p.ProviderKubernetes, []string{"provider-kubernetes"}},
+			{&p.ProviderHelm, []string{"provider-helm"}},
 		}
 		for _, tool := range tools {
 			path, err := buildTool(ctx, repoRoot, tool.args...)
@@ -163,7 +187,7 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			return err
 		}
 		dirs := map[string]string{}
-		for _, module := range []string{deps.crossplane, deps.providerAWS, deps.karpenter, deps.karpenterCore, deps.kwok, deps.prometheus} {
+		for _, module := range []string{deps.crossplane, deps.providerAWS, deps.karpenter, deps.karpenterCore, deps.kwok, deps.prometheus, deps.providerKubernetes, deps.providerHelm} {
 			dir, err := moduleDir(ctx, workDir, module)
 			if err != nil {
 				return err
@@ -179,16 +203,33 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 		}
 		p.CRDFiles = append(p.CRDFiles, p.ProviderAWSCRDFiles...)
 		for _, name := range deps.karpenterCRDs {
-			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[deps.karpenter], filepath.FromSlash(name)))
+			p.KarpenterCRDFiles = append(p.KarpenterCRDFiles, filepath.Join(dirs[deps.karpenter], filepath.FromSlash(name)))
 		}
-		p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[deps.karpenterCore], filepath.FromSlash(kwokNodeClassCRD)))
+		p.KarpenterCRDFiles = append(p.KarpenterCRDFiles, filepath.Join(dirs[deps.karpenterCore], filepath.FromSlash(kwokNodeClassCRD)))
+		p.CRDFiles = append(p.CRDFiles, p.KarpenterCRDFiles...)
 		for _, name := range deps.promCRDs {
 			p.CRDFiles = append(p.CRDFiles, filepath.Join(dirs[deps.prometheus], filepath.FromSlash(name)))
 		}
 		for _, stage := range kwokStages {
 			p.KwokStages = append(p.KwokStages, filepath.Join(dirs[deps.kwok], filepath.FromSlash(stage)))
 		}
-		checked := append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir, p.CrossplaneChart, p.KarpenterChart}, p.CRDFiles...)
+		for _, provider := range []struct {
+			files  *[]string
+			module string
+		}{
+			{&p.ProviderKubernetesCRDFiles, deps.providerKubernetes},
+			{&p.ProviderHelmCRDFiles, deps.providerHelm},
+		} {
+			files, err := filepath.Glob(filepath.Join(dirs[provider.module], providerCRDDir, "*.yaml"))
+			if err != nil || len(files) == 0 {
+				return fmt.Errorf("cannot find CRDs: %s holds no %s/*.yaml", provider.module, providerCRDDir)
+			}
+			*provider.files = files
+		}
+		p.KarpenterAWSChart = filepath.Join(dirs[deps.karpenter], filepath.FromSlash(karpenterAWSChart))
+		_, version, _ := strings.Cut(deps.karpenter, "@")
+		p.KarpenterAWSChartVersion = strings.TrimPrefix(version, "v")
+		checked := append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir, p.CrossplaneChart, p.KarpenterChart, p.KarpenterAWSChart}, p.CRDFiles...)
 		for _, f := range append(checked, p.KwokStages...) {
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("cannot find CRDs: %w", err)

@@ -33,7 +33,7 @@ func grantCrossplane(ctx context.Context, kubectl *Kubectl, p *prepared) error {
 	if err := kubectl.Apply(ctx, example); err != nil {
 		return fmt.Errorf("cannot apply %s: %w", rbacExample, err)
 	}
-	role, err := providerRole(p.ProviderAWSCRDFiles)
+	role, err := providerRole(providersRole, p.ProviderAWSCRDFiles)
 	if err != nil {
 		return err
 	}
@@ -44,12 +44,27 @@ func grantCrossplane(ctx context.Context, kubectl *Kubectl, p *prepared) error {
 }
 
 // providerRole grants every verb on the kinds of the given CRDs and their status, as the RBAC manager grants
-// Crossplane a provider's managed resource kinds.
-func providerRole(crdFiles []string) ([]byte, error) {
+// Crossplane a provider's managed resource kinds, in a ClusterRole aggregated into Crossplane's.
+func providerRole(name string, crdFiles []string) ([]byte, error) {
+	rules, err := crdRules(crdFiles, []string{rbacv1.VerbAll})
+	if err != nil {
+		return nil, err
+	}
 	role := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: providersRole, Labels: map[string]string{aggregateToCrossplane: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{aggregateToCrossplane: "true"}},
+		Rules:      rules,
 	}
+	out, err := yaml.Marshal(role)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode ClusterRole %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// crdRules grants verbs on the kinds of the given CRDs and their status, one rule per API group.
+func crdRules(crdFiles []string, verbs []string) ([]rbacv1.PolicyRule, error) {
+	var rules []rbacv1.PolicyRule
 	for _, f := range crdFiles {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -67,16 +82,12 @@ func providerRole(crdFiles []string) ([]byte, error) {
 			return nil, fmt.Errorf("cannot decode CRD %s: %w", f, err)
 		}
 		plural := crd.Spec.Names.Plural
-		i := slices.IndexFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return r.APIGroups[0] == crd.Spec.Group })
+		i := slices.IndexFunc(rules, func(r rbacv1.PolicyRule) bool { return r.APIGroups[0] == crd.Spec.Group })
 		if i < 0 {
-			role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{crd.Spec.Group}, Verbs: []string{rbacv1.VerbAll}})
-			i = len(role.Rules) - 1
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{crd.Spec.Group}, Verbs: verbs})
+			i = len(rules) - 1
 		}
-		role.Rules[i].Resources = append(role.Rules[i].Resources, plural, plural+"/status")
+		rules[i].Resources = append(rules[i].Resources, plural, plural+"/status")
 	}
-	out, err := yaml.Marshal(role)
-	if err != nil {
-		return nil, fmt.Errorf("cannot encode ClusterRole %s: %w", providersRole, err)
-	}
-	return out, nil
+	return rules, nil
 }

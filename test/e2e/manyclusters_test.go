@@ -1,0 +1,199 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// The workload cluster scenario's cluster XR, and what kiso names after it.
+const (
+	remoteClusterXR = "e2e-remote"
+	remoteRelease   = "remote-eu-karpenter-release" // <clusterName>-karpenter-release
+)
+
+// TestOneControlPlaneServesAWorkloadCluster is one management cluster (Crossplane, kiso's functions,
+// provider-kubernetes and provider-helm) serving a workload cluster (its own apiserver, scheduler, Karpenter with
+// its KWOK provider, kwok): an XKarpenterCluster with spec.workloadCluster installs Karpenter's chart there with
+// kiso's values; two organizations claimed in the management cluster get pools that the workload cluster's
+// Karpenter makes Ready, and their pods land on their own nodes there; a pod that asks for the other
+// organization's pool is refused by the workload cluster's admission; nothing of Karpenter's kinds is composed
+// into the management cluster; and deleting a claim drains its nodes in the workload cluster.
+func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
+	wl := env.Workload(t)
+	platform := readTestdataT(t, "workload", "workload.yaml")
+	if err := wl.Kubectl.Apply(t.Context(), platform); err != nil {
+		t.Fatalf("cannot apply the workload cluster's references and namespaces: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := wl.Kubectl.Delete(context.Background(), platform, true); err != nil {
+			t.Errorf("cannot clean up the workload cluster: %v", err)
+		}
+	})
+	cluster := []byte(strings.NewReplacer(
+		"WORKLOAD_PROVIDER_CONFIG", WorkloadProviderConfig,
+		"CHART_REPOSITORY", wl.KarpenterChart.Repository,
+		"CHART_VERSION", wl.KarpenterChart.Version,
+	).Replace(string(readTestdataT(t, "workload", "cluster.yaml"))))
+	env.ApplyT(t, cluster)
+	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+
+	step(t, "KisoInstallsKarpenterThereWithItsValues", func(t *testing.T) {
+		start := time.Now()
+		env.Cluster.WaitForConditionT(t, 3*time.Minute, ReleaseKind, "", remoteRelease, "Ready")
+		env.Timings.Record("workload: cluster applied -> Karpenter's Release Ready", time.Since(start))
+		want := map[string]string{"CLUSTER_NAME": "remote-eu", "LOG_LEVEL": "debug"}
+		waitForT(t, time.Minute, fmt.Sprintf("Deployment karpenter/karpenter in the workload cluster with env %v", want), func(ctx context.Context) (bool, string, error) {
+			d, err := wl.Cluster.Typed.AppsV1().Deployments("karpenter").Get(ctx, "karpenter", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			got := controllerEnv(d)
+			for k, v := range want {
+				if got[k] != v {
+					return false, fmt.Sprintf("env %s = %q", k, got[k]), nil
+				}
+			}
+			return true, "", nil
+		})
+	})
+
+	claims := readTestdataT(t, "workload", "claims.yaml")
+	applied := time.Now()
+	env.ApplyT(t, claims)
+	t.Cleanup(func() { deleteAtCleanup(t, claims) })
+
+	var dunder, wonka organization
+	step(t, "PoolsAreReadyByTheWorkloadClustersKarpenter", func(t *testing.T) {
+		dunder = waitForOrganizationT(t, "wl-dunder", "dunder", "dunder")
+		wonka = waitForOrganizationT(t, "wl-wonka", "wonka", "wonka")
+		env.Timings.Record("workload: claims applied -> pools Ready by the workload cluster's Karpenter", time.Since(applied))
+		for _, pool := range append(append([]string{}, dunder.Pools...), wonka.Pools...) {
+			np := wl.Cluster.WaitForConditionT(t, poolsReadyTimeout, NodePoolKind, "", pool, "Ready")
+			if c, ok := Condition(np, "ValidationSucceeded"); !ok || c.Status != "True" {
+				t.Errorf("NodePool %s in the workload cluster: ValidationSucceeded %+v, want True, set by Karpenter there", pool, c)
+			}
+			if _, err := env.Cluster.Get(t.Context(), NodePoolKind, "", pool); !kerrors.IsNotFound(err) {
+				t.Errorf("NodePool %s exists in the management cluster (err %v): kiso must compose it only into the workload cluster", pool, err)
+			}
+		}
+	})
+
+	step(t, "PodsLandOnTheirOwnNodesThere", func(t *testing.T) {
+		pending := time.Now()
+		for _, org := range []organization{dunder, wonka} {
+			sp := org.Stacks["web"]
+			createWorkloadDeploymentT(t, wl, sp.Namespaces[0], org.Name+"-web", sp.NodeSelector, sp.Tolerations)
+		}
+		for _, org := range []organization{dunder, wonka} {
+			waitForWorkloadPodsOnPoolT(t, wl, org.Stacks["web"].Namespaces[0], org.Stacks["web"].Pool)
+		}
+		env.Timings.Record("workload: pending pods -> bound on their pools' new nodes there", time.Since(pending))
+		env.Timings.Record("workload: claims applied -> pods bound on the workload cluster", time.Since(applied))
+	})
+
+	step(t, "TheWorkloadClusterRefusesAForeignPod", func(t *testing.T) {
+		foreign := wonka.Stacks["web"]
+		pod := newPod("wants-wonka", dunder.Stacks["web"].Namespaces[0], foreign.NodeSelector, foreign.Tolerations...)
+		_, err := wl.Cluster.Typed.CoreV1().Pods(pod.Namespace).Create(t.Context(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !kerrors.IsInvalid(err) && !kerrors.IsForbidden(err) {
+			t.Fatalf("a pod of dunder's namespace asking for wonka's pool was not refused by the workload cluster: %v", err)
+		}
+		if !strings.Contains(err.Error(), "kiso-placement") {
+			t.Errorf("refused, but not by kiso's placement policy: %v", err)
+		}
+	})
+
+	step(t, "DeletingAClaimDrainsItsNodesThere", func(t *testing.T) {
+		deleted := time.Now()
+		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", "dunder", "-n", "wl-dunder", "--wait=false"); err != nil {
+			t.Fatal(err)
+		}
+		pool := dunder.Stacks["web"].Pool
+		wl.Cluster.WaitForDeletionT(t, drainTimeout, NodePoolKind, "", pool)
+		waitForT(t, drainTimeout, "the nodes of pool "+pool+" in the workload cluster to go", func(ctx context.Context) (bool, string, error) {
+			nodes, err := wl.Cluster.Typed.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodePoolLabel + "=" + pool})
+			if err != nil {
+				return false, "", err
+			}
+			return len(nodes.Items) == 0, fmt.Sprintf("%d nodes left", len(nodes.Items)), nil
+		})
+		env.Timings.Record("workload: claim deleted -> its nodes there gone", time.Since(deleted))
+		waitForWorkloadPodsOnPoolT(t, wl, wonka.Stacks["web"].Namespaces[0], wonka.Stacks["web"].Pool)
+	})
+}
+
+// controllerEnv is the environment of a Deployment's containers.
+func controllerEnv(d *appsv1.Deployment) map[string]string {
+	out := map[string]string{}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			out[e.Name] = e.Value
+		}
+	}
+	return out
+}
+
+// createWorkloadDeploymentT creates, in the workload cluster, a Deployment of two pods of 500m with the placement
+// given, once the namespace's default service account exists there.
+func createWorkloadDeploymentT(t *testing.T, wl *WorkloadCluster, namespace, name string, nodeSelector map[string]string, tolerations []corev1.Toleration) {
+	t.Helper()
+	waitForT(t, time.Minute, "service account default in namespace "+namespace+" of the workload cluster", func(ctx context.Context) (bool, string, error) {
+		_, err := wl.Cluster.Typed.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       workloadPodSpec("500m", nodeSelector, tolerations, corev1.RestartPolicyAlways),
+			},
+		},
+	}
+	if _, err := wl.Cluster.Typed.AppsV1().Deployments(namespace).Create(t.Context(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("cannot create Deployment %s/%s in the workload cluster: %v", namespace, name, err)
+	}
+}
+
+// waitForWorkloadPodsOnPoolT waits until every pod of a namespace of the workload cluster runs on a node of the
+// pool there.
+func waitForWorkloadPodsOnPoolT(t *testing.T, wl *WorkloadCluster, namespace, pool string) {
+	t.Helper()
+	waitForT(t, landTimeout, "the pods of namespace "+namespace+" to run on nodes of pool "+pool+" in the workload cluster", func(ctx context.Context) (bool, string, error) {
+		pods, err := wl.Cluster.Typed.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if len(pods.Items) == 0 {
+			return false, "no pods yet", nil
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" {
+				return false, fmt.Sprintf("pod %s not bound yet: %s", p.Name, scheduledMessage(p)), nil
+			}
+			node, err := wl.Cluster.Typed.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			if got := node.Labels[nodePoolLabel]; got != pool {
+				return false, fmt.Sprintf("pod %s is on node %s of pool %q, want %s", p.Name, node.Name, got, pool), nil
+			}
+			if p.Status.Phase != corev1.PodRunning {
+				return false, fmt.Sprintf("pod %s is %s", p.Name, p.Status.Phase), nil
+			}
+		}
+		return true, "", nil
+	})
+}

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kiso-dev/kiso/internal/process"
+)
+
+// workloadBootTimeout bounds starting the workload cluster and the providers that act in it.
+const workloadBootTimeout = 5 * time.Minute
+
+// The workload cluster as the management cluster knows it: one ProviderConfig of each provider, both named
+// workload, reading its kubeconfig from one secret in Crossplane's namespace.
+const (
+	WorkloadProviderConfig = "workload"
+	workloadSecret         = "workload-kubeconfig"
+	workloadSecretKey      = "kubeconfig"
+	// workloadKarpenterRelease is the release the harness's Karpenter takes its identity from in the workload
+	// cluster. Not karpenter: a scenario installs Karpenter's AWS chart there as release karpenter, and Helm
+	// refuses to take over the ClusterRoles, bindings and kube-system Roles of that name which another
+	// release's chart (the harness applies the KWOK chart's without Helm's ownership annotations) created.
+	workloadKarpenterRelease = "karpenter-kwok"
+	// managementUser is who the providers act as in the workload cluster: cluster-admin, as a management
+	// cluster that installs charts (CRDs, ClusterRoles) into the clusters it manages must be.
+	managementUser = "kiso-e2e-management"
+)
+
+// A WorkloadCluster is a second control plane beside the one Crossplane runs in: its own etcd, kube-apiserver
+// (with the same authorizers and admission plugins), kube-controller-manager and kube-scheduler, Karpenter with
+// its KWOK provider and kwok, and Karpenter's CRDs. From the management cluster, provider-kubernetes and
+// provider-helm act in it through ProviderConfigs named WorkloadProviderConfig.
+type WorkloadCluster struct {
+	// Kubectl runs kubectl as the workload cluster's administrator.
+	Kubectl *Kubectl
+	// Cluster reads objects of the workload cluster and waits on them.
+	Cluster *Cluster
+	// Kubeconfig is the workload cluster administrator's kubeconfig.
+	Kubeconfig string
+	// KarpenterChart is where a Release finds Karpenter's AWS chart: a chart repository on loopback.
+	KarpenterChart ChartSource
+}
+
+// lazyWorkload starts the workload cluster for the first scenario that asks for it, once per run: the other
+// scenarios never pay for it.
+type lazyWorkload struct {
+	once    sync.Once
+	cluster *WorkloadCluster
+	err     error
+}
+
+// Workload returns the workload cluster, starting it, and the providers acting in it, on the first call. Its
+// Karpenter, like the management cluster's, runs only in a network namespace: elsewhere the scenario is skipped
+// (or fails under CI), as requireNodesT says.
+func (e *Environment) Workload(t *testing.T) *WorkloadCluster {
+	t.Helper()
+	requireNodesT(t)
+	e.workload.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), workloadBootTimeout)
+		defer cancel()
+		phases := newPhaseTimer()
+		e.workload.cluster, e.workload.err = e.startWorkload(ctx, phases)
+		phases.total("workload cluster boot")
+	})
+	if e.workload.err != nil {
+		t.Fatalf("cannot start the workload cluster: %v", e.workload.err)
+	}
+	return e.workload.cluster
+}
+
+// startWorkload starts the workload cluster and, in the management cluster, the providers that act in it.
+func (e *Environment) startWorkload(ctx context.Context, phases *phaseTimer) (*WorkloadCluster, error) {
+	p, servers := e.prepared, e.servers
+	dir := filepath.Join(e.dir, "workload")
+	cp, err := startControlPlane(ctx, servers, p, "workload", filepath.Join(dir, "controlplane"), phases)
+	if err != nil {
+		return nil, err
+	}
+	wl := &WorkloadCluster{Kubeconfig: cp.kubeconfig, Kubectl: &Kubectl{binary: p.Kubectl, kubeconfig: cp.kubeconfig}}
+	if wl.Cluster, err = newCluster(cp.kubeconfig); err != nil {
+		return nil, err
+	}
+
+	err = phases.run("apply Karpenter CRDs to the workload cluster", func() error {
+		if err := wl.Kubectl.ApplyServerSide(ctx, p.KarpenterCRDFiles...); err != nil {
+			return fmt.Errorf("cannot apply Karpenter's CRDs: %w", err)
+		}
+		_, err := wl.Kubectl.Run(ctx, nil, "wait", "--for=condition=Established", "--timeout=60s", "customresourcedefinitions", "--all")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = phases.run("start workload scheduler, kwok, Karpenter", func() error {
+		return startNodes(ctx, servers, wl.Cluster, wl.Kubectl, p, cp, workloadKarpenterRelease, filepath.Join(dir, "nodes"), e.Metrics)
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = phases.run("serve Karpenter's AWS chart", func() error {
+		wl.KarpenterChart, err = serveKarpenterChart(p.KarpenterAWSChart, p.KarpenterAWSChartVersion, filepath.Join(dir, "charts"))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = phases.run("start provider-kubernetes, provider-helm", func() error {
+		return e.startWorkloadProviders(ctx, servers, cp, filepath.Join(dir, "providers"))
+	})
+	return wl, err
+}
+
+// startWorkloadProviders gives the management cluster a kubeconfig of the workload cluster, in a secret, and runs
+// provider-kubernetes and provider-helm with a ProviderConfig that uses it.
+func (e *Environment) startWorkloadProviders(ctx context.Context, servers *process.Group, workload *controlPlane, dir string) error {
+	kubeconfig := filepath.Join(dir, "workload.kubeconfig")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	if err := componentKubeconfig(workload, managementUser, kubeconfig); err != nil {
+		return err
+	}
+	kubectl := &Kubectl{binary: e.prepared.Kubectl, kubeconfig: workload.kubeconfig}
+	if _, err := kubectl.Run(ctx, nil, "create", "clusterrolebinding", managementUser, "--clusterrole=cluster-admin", "--user="+managementUser); err != nil {
+		return fmt.Errorf("cannot make %s an administrator of the workload cluster: %w", managementUser, err)
+	}
+	// The providers run on this machine, so the kubeconfig's server, https://127.0.0.1:PORT, reaches the
+	// workload cluster from them as it does from here.
+	if _, err := e.Kubectl.Run(ctx, nil, "create", "secret", "generic", workloadSecret, "--namespace="+crossplaneNamespace,
+		"--from-file="+workloadSecretKey+"="+kubeconfig); err != nil {
+		return fmt.Errorf("cannot store the workload cluster's kubeconfig: %w", err)
+	}
+	for _, start := range []func(context.Context, *process.Group, *Environment, string) (provider, error){startProviderKubernetes, startProviderHelm} {
+		pr, err := start(ctx, servers, e, dir)
+		if err != nil {
+			return err
+		}
+		if err := pr.configure(ctx, e, WorkloadProviderConfig, workloadSecret, workloadSecretKey); err != nil {
+			return err
+		}
+	}
+	return nil
+}
