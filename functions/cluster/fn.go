@@ -75,7 +75,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	p := newPlan(spec)
-	objects, err := renderAll(p, req, in, oxr.Resource.GetName())
+	objects, err := renderAll(p, req, in, oxr.Resource.GetName(), observed)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -171,12 +171,12 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 // resources: the plan's, the cluster's placement policies, Karpenter's
 // Release, and the Usages that order their deletion. For a workload cluster,
 // every Kubernetes object goes there in a provider-kubernetes Object.
-func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string) (map[resource.Name]*composed.Unstructured, error) {
+func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
 		return nil, err
 	}
-	objects, err := renderPlacementFor(req, in, xrName, p.Spec)
+	objects, err := renderPlacementFor(req, in, xrName, p.Spec, observed)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
@@ -94,7 +95,10 @@ func requireInjectAPI(rs map[string]*fnv1.ResourceSelector, in Input) {
 
 // injectAPIVersion is the MutatingAdmissionPolicy API to render, or "" for
 // none: the input's choice, else v1beta1 where the apiserver serves it.
-func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input) (string, error) {
+// Until the apiserver has answered (a workload cluster may not answer for a
+// while), an injecting policy composed before is kept: Crossplane deletes
+// what a function stops returning.
+func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed map[resource.Name]resource.ObservedComposed) (string, error) {
 	switch in.MutatingAdmissionPolicy {
 	case mutatingAdmissionPolicyNone:
 		return "", nil
@@ -102,14 +106,28 @@ func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input) (string, error) {
 	default:
 		return in.MutatingAdmissionPolicy, nil
 	}
-	found, _, err := request.GetRequiredResource(req, requireAdmissionAPI)
-	if err != nil {
+	found, resolved, err := request.GetRequiredResource(req, requireAdmissionAPI)
+	switch {
+	case err != nil:
 		return "", errors.Wrap(err, "cannot read required resource APIService v1beta1.admissionregistration.k8s.io")
-	}
-	if len(found) == 0 {
+	case !resolved:
+		if oc, ok := observed[crPlacementInjectPolicy]; ok {
+			return observedAPIVersion(oc), nil
+		}
+		return "", nil
+	case len(found) == 0:
 		return "", nil
 	}
 	return admissionv1beta1.SchemeGroupVersion.String(), nil
+}
+
+// observedAPIVersion is the API version of an observed composed object, or of the object a provider-kubernetes
+// Object composes.
+func observedAPIVersion(oc resource.ObservedComposed) string {
+	if oc.Resource.GroupVersionKind().GroupKind() == remote.ObjectGVK.GroupKind() {
+		return remote.Unwrap(oc.Resource).GetAPIVersion()
+	}
+	return oc.Resource.GetAPIVersion()
 }
 
 func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI string) placementPlan {
@@ -132,8 +150,8 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 
 // renderPlacementFor renders the cluster's placement policies for its spec
 // and the MutatingAdmissionPolicy API the apiserver serves.
-func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec) (map[resource.Name]*composed.Unstructured, error) {
-	injectAPI, err := injectAPIVersion(req, in)
+func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
+	injectAPI, err := injectAPIVersion(req, in, observed)
 	if err != nil {
 		return nil, err
 	}

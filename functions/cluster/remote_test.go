@@ -143,6 +143,17 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 	}
 	rsp = run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{"read:" + requireAdmissionAPI: fntest.ToJSON(t, o)}))
 	if !injects(rsp) {
-		t.Error("no injecting policy composed into the workload cluster once it said it serves MutatingAdmissionPolicy v1beta1")
+		t.Fatal("no injecting policy composed into the workload cluster once it said it serves MutatingAdmissionPolicy v1beta1")
+	}
+
+	// The workload cluster stops answering: the injecting policy composed before is kept, not dropped.
+	observed := map[string]string{}
+	for name, r := range rsp.GetDesired().GetResources() {
+		observed[name] = fntest.ToJSON(t, fntest.AsMap(t, r.GetResource()))
+	}
+	delete(o, "status")
+	observed["read:"+requireAdmissionAPI] = fntest.ToJSON(t, o)
+	if rsp = run(t, newRequest(t, xr(workloadClusterSpec), observed)); !injects(rsp) {
+		t.Error("the injecting policy was dropped while the workload cluster did not answer whether it serves its API")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/refusal"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
@@ -108,7 +110,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	switch {
 	case found.Unresolved():
 		rendered = keepObserved(observed, keys)
-		unresolved(rsp, dxr, found, len(observed))
+		unresolved(rsp, dxr, found, wl, len(observed))
 	default:
 		if errs := validateFound(spec, found, observed, in, claim, keys); len(errs) > 0 {
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
@@ -234,11 +236,20 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 
 // unresolved says why nothing new was rendered. A brand-new XR has nothing
 // to keep, so it is explicitly not ready rather than "ready with no pools".
-func unresolved(rsp *fnv1.RunFunctionResponse, dxr *resource.Composite, found lookup, kept int) {
-	if found.Waiting {
+func unresolved(rsp *fnv1.RunFunctionResponse, dxr *resource.Composite, found lookup, wl *remote.Reader, kept int) {
+	switch {
+	case found.Waiting && len(wl.Unanswered()) > 0:
+		// The workload cluster has not answered what the organization reads there: say what and why (it may be
+		// unreachable, or its ProviderConfig missing).
+		msg := fmt.Sprintf("waiting for workload cluster %s to answer: %s", wl.ProviderConfig, strings.Join(wl.Unanswered(), "; "))
+		if kept > 0 {
+			msg += "; keeping the pools already composed unchanged meanwhile"
+		}
+		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonWaiting).WithMessage(msg).TargetCompositeAndClaim()
+	case found.Waiting:
 		response.ConditionFalse(rsp, TypeReferencesResolved, ReasonWaiting).
 			WithMessage("waiting for Crossplane to fetch the reference NodeClass and NodePool").TargetCompositeAndClaim()
-	} else {
+	default:
 		reason, msg := ReasonNotFound, strings.Join(append(found.Missing, found.NotReady...), "; ")
 		if len(found.Missing) == 0 {
 			reason = ReasonClusterNotReady

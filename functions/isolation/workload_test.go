@@ -187,20 +187,27 @@ func assertComposedInWorkload(t *testing.T, desired map[string]map[string]any) {
 	}
 }
 
-// assertKeptOnGap makes the workload cluster stop answering (the reads lose their observations) and checks every
-// Object is kept as is.
+// assertKeptOnGap makes the workload cluster unreachable (the reads lose their observations, the provider says it
+// cannot connect) and checks every Object is kept as is, and the claim says why.
 func assertKeptOnGap(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []string, desired map[string]map[string]any) {
 	t.Helper()
 	observed, management := provider(t, rsp, workload, cluster{workloadClusterXR})
 	for name := range observed {
 		if strings.HasPrefix(name, "read:") {
 			o := fntest.JSONMap(t, observed[name])
-			delete(o, "status")
+			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": "False",
+				"message": "observe failed: cannot get object: dial tcp 10.0.0.1:443: connect: connection refused"}}}
 			observed[name] = mustJSON(t, o)
 		}
 	}
 	gap := run(t, newRequest(t, input, xr(workloadSpec), observed), management)
 	fntest.AssertNoFatal(t, gap)
+	c := conditionOf(t, gap, TypeReferencesResolved)
+	for _, want := range []string{"waiting for workload cluster eu to answer", "NodePool default: observe failed: cannot get object: dial tcp 10.0.0.1:443: connect: connection refused", "keeping the pools already composed unchanged meanwhile"} {
+		if !strings.Contains(c.GetMessage(), want) {
+			t.Errorf("gap: ReferencesResolved %s %q does not say %q", c.GetStatus(), c.GetMessage(), want)
+		}
+	}
 	kept := fntest.Desired(t, gap)
 	for name, o := range desired {
 		if strings.HasPrefix(name, "read:") {

@@ -3,6 +3,7 @@ package remote
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -56,6 +57,9 @@ type Reader struct {
 	// Local reports whether a requirement stays with Crossplane though its kind lives in a workload cluster
 	// too, e.g. a ConfigMap the function keeps beside its XR.
 	Local func(gvk schema.GroupVersionKind, namespace, name string) bool
+
+	// unanswered describes, after Localize, each read the provider has not answered yet, and why.
+	unanswered []string
 }
 
 // readName is the Kubernetes name of one read: a hash of the owner and the requirement, short enough that a
@@ -160,11 +164,21 @@ func (r *Reader) Localize(req *fnv1.RunFunctionRequest, observed map[resource.Na
 	if r == nil {
 		return observed, nil
 	}
-	rest, err := Answer(req, observed)
+	rest, unanswered, err := answer(req, observed)
 	if err != nil {
 		return nil, err
 	}
+	r.unanswered = unanswered
 	return UnwrapAll(rest), nil
+}
+
+// Unanswered describes each read the provider had not answered when Localize ran, and why; none for a nil
+// reader.
+func (r *Reader) Unanswered() []string {
+	if r == nil {
+		return nil
+	}
+	return r.unanswered
 }
 
 // IsRead reports whether a composed resource is one of a Reader's reads.
@@ -174,6 +188,13 @@ func IsRead(name resource.Name) bool { return strings.HasPrefix(string(name), re
 // would have answered the requirements they stand for, and returns the observed composed resources without the
 // reads, so that the function sees only what it composed.
 func Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]resource.ObservedComposed, error) {
+	rest, _, err := answer(req, observed)
+	return rest, err
+}
+
+// answer is Answer, also describing each read not answered yet, in name order.
+func answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]resource.ObservedComposed, []string, error) {
+	var unanswered []string
 	rest := make(map[resource.Name]resource.ObservedComposed, len(observed))
 	for name, oc := range observed {
 		if !IsRead(name) {
@@ -189,13 +210,14 @@ func Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.Ob
 			items, answered = observedOne(oc)
 		}
 		if !answered {
+			unanswered = append(unanswered, describeRead(oc.Resource))
 			continue
 		}
 		resources := &fnv1.Resources{Items: make([]*fnv1.Resource, 0, len(items))}
 		for _, item := range items {
 			s, err := structpb.NewStruct(item.Object)
 			if err != nil {
-				return nil, errors.Wrapf(err, "cannot read what %s observed", name)
+				return nil, nil, errors.Wrapf(err, "cannot read what %s observed", name)
 			}
 			resources.Items = append(resources.Items, &fnv1.Resource{Resource: s})
 		}
@@ -204,7 +226,35 @@ func Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.Ob
 		}
 		req.RequiredResources[key] = resources
 	}
-	return rest, nil
+	slices.Sort(unanswered)
+	return rest, unanswered, nil
+}
+
+// describeRead says what a read reads and why it has no answer: the provider's own words (the workload cluster
+// unreachable, its ProviderConfig missing), or that it has not observed it yet.
+func describeRead(o *composed.Unstructured) string {
+	what := ""
+	if o.GetKind() == collectionKind {
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "observeObjects", "kind")
+		labels, _, _ := unstructured.NestedStringMap(o.Object, "spec", "observeObjects", "selector", "matchLabels")
+		pairs := make([]string, 0, len(labels))
+		for k, v := range labels {
+			pairs = append(pairs, k+"="+v)
+		}
+		slices.Sort(pairs)
+		what = kind + "s labelled " + strings.Join(pairs, ",")
+	} else {
+		m := &unstructured.Unstructured{}
+		m.Object, _, _ = unstructured.NestedMap(o.Object, "spec", "forProvider", "manifest")
+		what = m.GetKind() + " " + m.GetName()
+		if ns := m.GetNamespace(); ns != "" {
+			what = m.GetKind() + " " + ns + "/" + m.GetName()
+		}
+	}
+	if why := syncedMessage(o); why != "" {
+		return what + ": " + why
+	}
+	return what + ": not observed yet"
 }
 
 // observedOne reads an observe-only Object: the object it observed, none when the object does not exist, and
