@@ -157,3 +157,29 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 		t.Error("the injecting policy was dropped while the workload cluster did not answer whether it serves its API")
 	}
 }
+
+// TestWorkloadClusterRolloutReadsThere: a rollout's reads of kiso's NodePools and Karpenter's NodeClaims go to the
+// workload cluster, as ObservedObjectCollections with the same selectors, and Crossplane is asked only for their
+// members in the management cluster.
+func TestWorkloadClusterRolloutReadsThere(t *testing.T) {
+	spec := strings.Replace(workloadClusterSpec, `"karpenter":{"install":{}}`, `"karpenter":{"install":{}},"rollout":{"waves":[{"percent":50}]}`, 1)
+	rsp := run(t, newRequest(t, xr(spec), nil))
+	for _, key := range []string{requirePools, requireNodeClaims} {
+		if sel, ok := rsp.GetRequirements().GetResources()[key]; ok {
+			t.Errorf("%s is asked of the management cluster: %v", key, sel)
+		}
+		members, ok := rsp.GetRequirements().GetResources()["read-members:"+key]
+		if !ok || members.GetKind() != remote.ObjectKind {
+			t.Errorf("no requirement for the members of the collection of %s: %v", key, members)
+		}
+		read, ok := rsp.GetDesired().GetResources()["read:"+key]
+		if !ok {
+			t.Errorf("no read of %s in the workload cluster", key)
+			continue
+		}
+		o := fntest.AsMap(t, read.GetResource())
+		if o["kind"] != "ObservedObjectCollection" || fntest.Dig(o, "spec", "providerConfigRef", "name") != "prod-workloads" {
+			t.Errorf("read of %s: %v", key, o)
+		}
+	}
+}

@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +31,11 @@ const (
 // into the management cluster; and deleting a claim drains its nodes in the workload cluster.
 func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 	wl := env.Workload(t)
+	// The install's activation policy, applied for real: the management cluster accepts it (its providers run as
+	// External processes here, so there is no managed resource definition for it to activate).
+	activation := readRepoFileT(t, "examples/install/activation-policy.yaml")
+	env.ApplyT(t, activation)
+	t.Cleanup(func() { deleteAtCleanup(t, activation) })
 	platform := readTestdataT(t, "workload", "workload.yaml")
 	if err := wl.Kubectl.Apply(t.Context(), platform); err != nil {
 		t.Fatalf("cannot apply the workload cluster's references and namespaces: %v", err)
@@ -110,6 +117,10 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		if !strings.Contains(err.Error(), "kiso-placement") {
 			t.Errorf("refused, but not by kiso's placement policy: %v", err)
 		}
+	})
+
+	step(t, "ANodePoolThePlatformMadeThereIsNeverAdopted", func(t *testing.T) {
+		assertWorkloadNodePoolNotAdoptedT(t, wl)
 	})
 
 	step(t, "DeletingAClaimDrainsItsNodesThere", func(t *testing.T) {
@@ -196,4 +207,85 @@ func waitForWorkloadPodsOnPoolT(t *testing.T, wl *WorkloadCluster, namespace, po
 		}
 		return true, "", nil
 	})
+}
+
+// assertWorkloadNodePoolNotAdoptedT: a NodePool of the name kiso would give organization wernham's pool already
+// exists in the workload cluster, made by the platform; wernham's claim is refused naming it, and the NodePool is
+// neither rewritten nor wrapped in an Object, though nothing of it exists in the management cluster, where
+// Crossplane would otherwise look.
+func assertWorkloadNodePoolNotAdoptedT(t *testing.T, wl *WorkloadCluster) {
+	t.Helper()
+	foreign := []byte(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: kiso-wernham
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: kwok-reference}
+      requirements:
+      - {key: kubernetes.io/os, operator: In, values: [linux]}
+  limits:
+    cpu: 0
+`)
+	if err := wl.Kubectl.Apply(t.Context(), foreign); err != nil {
+		t.Fatalf("cannot create the platform's NodePool in the workload cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := wl.Kubectl.Delete(context.Background(), foreign, true); err != nil {
+			t.Errorf("cannot clean up: %v", err)
+		}
+	})
+	before, err := wl.Cluster.Get(t.Context(), NodePoolKind, "", "kiso-wernham")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := []byte(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: wl-wernham
+  labels: {kiso.dev/organization: wernham}
+---
+apiVersion: kiso.dev/v1alpha1
+kind: KarpenterIsolation
+metadata:
+  name: wernham
+  namespace: wl-wernham
+spec:
+  organization: wernham
+  clusterRef: {name: e2e-remote}
+  stacks:
+  - name: web
+  nodeClassRef: {apiVersion: karpenter.kwok.sh/v1alpha1, kind: KWOKNodeClass, name: kwok-reference}
+  nodePoolRef: {name: kwok-reference}
+`)
+	env.ApplyT(t, claim)
+	t.Cleanup(func() { deleteAtCleanup(t, claim) })
+	c := waitClaimConditionT(t, "wl-wernham", "wernham", "NamesAvailable", "False", "NameConflict")
+	if want := `NodePool "kiso-wernham" already exists and is not composed by this XKarpenterIsolation`; !strings.Contains(c.Message, want) {
+		t.Errorf("NamesAvailable message %q does not say %q", c.Message, want)
+	}
+	after, err := wl.Cluster.Get(t.Context(), NodePoolKind, "", "kiso-wernham")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Karpenter writes the NodePool's status and hash annotations meanwhile; provider-kubernetes, which applies an
+	// Object's manifest as field manager provider-kubernetes/<Object>, must never have written it.
+	for _, m := range after.GetManagedFields() {
+		if strings.HasPrefix(m.Manager, "provider-kubernetes") {
+			t.Errorf("the platform's NodePool was written by %s (%s)", m.Manager, m.Operation)
+		}
+	}
+	if diff := cmp.Diff(before.Object["spec"], after.Object["spec"]); diff != "" || !maps.Equal(before.GetLabels(), after.GetLabels()) {
+		t.Errorf("the platform's NodePool changed: spec -before, +after:\n%s\nlabels %v -> %v", diff, before.GetLabels(), after.GetLabels())
+	}
+	objects, err := env.Cluster.List(t.Context(), ObjectKind, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objects {
+		if o.GetName() == WorkloadProviderConfig+".nodepool.kiso-wernham" {
+			t.Errorf("an Object %s manages the platform's NodePool", o.GetName())
+		}
+	}
 }
