@@ -122,6 +122,12 @@ func TestWorkloadClusterOrganization(t *testing.T) {
 
 	rsp = settleReads(t, rsp, xr(workloadSpec), workload, cluster{workloadClusterXR})
 	fntest.AssertNoFatal(t, rsp)
+	// Nothing of Karpenter's is read from the management cluster, so it needs none of Karpenter's CRDs.
+	for key, sel := range rsp.GetRequirements().GetResources() {
+		if strings.Contains(sel.GetApiVersion(), "karpenter") || sel.GetKind() == "Namespace" && key != requireClaimNamespace {
+			t.Errorf("requirement %s asks the management cluster for %s %s", key, sel.GetApiVersion(), sel.GetKind())
+		}
+	}
 	desired := fntest.Desired(t, rsp)
 	assertComposedInWorkload(t, desired)
 	assertKeptOnGap(t, rsp, workload, desired)
