@@ -239,6 +239,13 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			!strings.Contains(out.Stderr, "is attempting to grant RBAC permissions not currently held") {
 			t.Errorf("the tenant admin widened its grant: exit %d %s", out.ExitCode, strings.TrimSpace(out.Stderr))
 		}
+		// Nor switch its own namespace to Warn, which would turn every refusal of its pods into a warning: RBAC
+		// refuses granting warn on its pool, a permission the tenant admin does not hold.
+		warn := `[{"op":"add","path":"/rules/-","value":{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["warn"],"resourceNames":["umbra"]}}]`
+		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=json", "-p", warn, "--as="+tenantAdmin); out.ExitCode == 0 ||
+			!strings.Contains(out.Stderr, "is attempting to grant RBAC permissions not currently held") {
+			t.Errorf("the tenant admin switched its namespace to Warn: exit %d %s", out.ExitCode, strings.TrimSpace(out.Stderr))
+		}
 		// It may empty the Role: the pods are refused until Crossplane restores it.
 		empty := `[{"op":"replace","path":"/rules","value":[]}]`
 		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=json", "-p", empty, "--as="+tenantAdmin); out.ExitCode != 0 {
