@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -46,14 +45,12 @@ const (
 
 // Karpenter's own names a rollout reads.
 const (
-	nodePoolLabel      = "karpenter.sh/nodepool"
-	nodePoolHash       = "karpenter.sh/nodepool-hash"
-	conditionDrifted   = "Drifted"
-	conditionReady     = "Ready"
-	nodeClaimAPI       = "karpenter.sh/v1"
-	nodeClaimKind      = "NodeClaim"
-	nodePoolAPIVersion = "karpenter.sh/v1"
-	nodePoolKind       = "NodePool"
+	nodePoolLabel    = "karpenter.sh/nodepool"
+	nodePoolHash     = "karpenter.sh/nodepool-hash"
+	conditionDrifted = "Drifted"
+	conditionReady   = "Ready"
+	nodeClaimAPI     = "karpenter.sh/v1"
+	nodeClaimKind    = "NodeClaim"
 )
 
 // requireRollout asks Crossplane for what a staged rollout reads: every pool
@@ -66,7 +63,7 @@ func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpent
 	if spec.Rollout == nil {
 		return
 	}
-	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: nodePoolAPIVersion, Kind: nodePoolKind, Match: &fnv1.ResourceSelector_MatchLabels{
+	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: rollout.NodePoolGVK.GroupVersion().String(), Kind: rollout.NodePoolGVK.Kind, Match: &fnv1.ResourceSelector_MatchLabels{
 		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}},
 	}}
 	rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
@@ -83,7 +80,7 @@ func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpent
 		}
 		nc, npName := referenceRequirements(an[a.Reference])
 		rs[nc] = ownership.ByName(ref.NodeClass, "", ref.NodeClassRef)
-		rs[npName] = ownership.ByName(nodePoolGVK, "", ref.NodePool)
+		rs[npName] = ownership.ByName(rollout.NodePoolGVK, "", ref.NodePool)
 	}
 }
 
@@ -580,9 +577,6 @@ func unboundWaveMembers(r *v1alpha1.Rollout, v rolloutView) []string {
 	}
 	return out
 }
-
-// nodePoolGVK is Karpenter's NodePool kind.
-var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
 // Condition of a staged rollout on the cluster XR.
 const (

@@ -51,7 +51,10 @@ type Reference struct {
 	NodePool     string
 }
 
-// nodePoolKind is the only NodePool kind there is (karpenter.sh/v1).
+// NodePoolGVK is Karpenter's NodePool kind, the only one there is, whatever the provider.
+var NodePoolGVK = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
+
+// nodePoolKind is NodePoolGVK's kind.
 const nodePoolKind = "NodePool"
 
 // String is how a pair reads in annotations and in the cluster's status:
@@ -167,8 +170,7 @@ func (r Revision) Objects(ref Reference) (nodeClass, nodePool *unstructured.Unst
 	nodeClass.SetGroupVersionKind(ref.NodeClass)
 	nodeClass.SetName(ref.NodeClassRef)
 	nodePool = &unstructured.Unstructured{Object: map[string]any{"spec": r.NodePool}}
-	nodePool.SetAPIVersion("karpenter.sh/v1")
-	nodePool.SetKind(nodePoolKind)
+	nodePool.SetGroupVersionKind(NodePoolGVK)
 	nodePool.SetName(ref.NodePool)
 	return nodeClass, nodePool
 }
