@@ -57,7 +57,8 @@ func BenchmarkCallOverFloor(b *testing.B) {
 
 // benchRequests builds the two requests of an organization of n stacks,
 // each in its default namespace, which the platform gives it: "new" has
-// nothing composed yet, "steady" has everything "new" renders observed Ready.
+// nothing composed yet, "steady" has everything "new" renders observed Ready,
+// with managed fields, as Crossplane sends it.
 func benchRequests(b *testing.B, isolation string, n int) (newReq, steadyReq *fnv1.RunFunctionRequest) {
 	b.Helper()
 	stacks := make([]string, n)
@@ -72,8 +73,7 @@ func benchRequests(b *testing.B, isolation string, n int) (newReq, steadyReq *fn
 	newReq, rsp := benchRequest(b, spec, nil, world)
 	observed := map[string]*fnv1.Resource{}
 	for name, r := range rsp.GetDesired().GetResources() {
-		o := r.GetResource().AsMap()
-		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		o := fntest.ObservedAsSent(r.GetResource().AsMap(), map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}})
 		st, err := structpb.NewStruct(o)
 		if err != nil {
 			b.Fatal(err)

@@ -5,12 +5,14 @@ package fnstate
 import (
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
 // State is a request's observed and desired state.
@@ -33,9 +35,7 @@ func Read(req *fnv1.RunFunctionRequest) (State, error) {
 	if s.DesiredXR, err = request.GetDesiredCompositeResource(req); err != nil {
 		return s, errors.Wrap(err, "cannot get desired composite resource")
 	}
-	if s.Observed, err = request.GetObservedComposedResources(req); err != nil {
-		return s, errors.Wrap(err, "cannot get observed composed resources")
-	}
+	s.Observed = observedComposed(req)
 	if s.Desired, err = request.GetDesiredComposedResources(req); err != nil {
 		return s, errors.Wrap(err, "cannot get desired composed resources")
 	}
@@ -50,4 +50,43 @@ func GetInput(req *fnv1.RunFunctionRequest, into runtime.Object) error {
 		return errors.New(strings.Replace(err.Error(), "json: unable to ", "json: cannot ", 1))
 	}
 	return nil
+}
+
+// observedComposed reads the observed composed resources as the SDK does, but without their
+// metadata.managedFields. Crossplane sends every observed object whole, and an object's managed fields
+// (every field each manager set, as a tree) are often as large as its spec; no kiso function reads them,
+// and converting them was most of what reading an observed NodePool cost.
+func observedComposed(req *fnv1.RunFunctionRequest) map[resource.Name]resource.ObservedComposed {
+	resources := req.GetObserved().GetResources()
+	out := make(map[resource.Name]resource.ObservedComposed, len(resources))
+	for name, r := range resources {
+		ocd := resource.ObservedComposed{Resource: composed.New(), ConnectionDetails: r.GetConnectionDetails()}
+		if ocd.ConnectionDetails == nil {
+			ocd.ConnectionDetails = make(resource.ConnectionDetails)
+		}
+		ocd.Resource.SetUnstructuredContent(withoutManagedFields(r.GetResource()))
+		out[resource.Name(name)] = ocd
+	}
+	return out
+}
+
+// withoutManagedFields is s.AsMap() without metadata.managedFields.
+func withoutManagedFields(s *structpb.Struct) map[string]any {
+	fields := s.GetFields()
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		if k != "metadata" || v.GetStructValue() == nil {
+			out[k] = v.AsInterface()
+			continue
+		}
+		meta := v.GetStructValue().GetFields()
+		m := make(map[string]any, len(meta))
+		for mk, mv := range meta {
+			if mk != "managedFields" {
+				m[mk] = mv.AsInterface()
+			}
+		}
+		out[k] = m
+	}
+	return out
 }

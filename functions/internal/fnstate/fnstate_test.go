@@ -1,0 +1,88 @@
+package fnstate
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+const observedNodePool = `{
+	"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+	"metadata": {"name": "acme", "labels": {"kiso.dev/organization": "acme"},
+		"managedFields": [{"manager": "apiextensions.crossplane.io/composed/0a1b", "operation": "Apply",
+			"fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:limits": {"f:cpu": {}}}}}]},
+	"spec": {"limits": {"cpu": "100"}},
+	"status": {"conditions": [{"type": "Ready", "status": "True"}]}
+}`
+
+// Read gives every observed composed resource as the SDK would, without its managed fields.
+func TestReadLeavesOutManagedFields(t *testing.T) {
+	req := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{
+			Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation","metadata":{"name":"acme"}}`)},
+			Resources: map[string]*fnv1.Resource{
+				"nodepool":  {Resource: resource.MustStructJSON(observedNodePool), ConnectionDetails: map[string][]byte{"k": []byte("v")}},
+				"no-fields": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"}}`)},
+			},
+		},
+	}
+	sdk, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Read(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Observed) != len(sdk) {
+		t.Fatalf("Read gives %d observed resources, the SDK %d", len(st.Observed), len(sdk))
+	}
+	for name, want := range sdk {
+		got := st.Observed[name]
+		if got.Resource == nil {
+			t.Fatalf("Read lost observed resource %q", name)
+		}
+		if _, ok := got.Resource.Object["metadata"].(map[string]any)["managedFields"]; ok {
+			t.Errorf("observed resource %q keeps its managed fields", name)
+		}
+		delete(want.Resource.Object["metadata"].(map[string]any), "managedFields")
+		if diff := cmp.Diff(want.Resource.Object, got.Resource.Object); diff != "" {
+			t.Errorf("observed resource %q, SDK (without managed fields) -, Read +:\n%s", name, diff)
+		}
+		if diff := cmp.Diff(want.ConnectionDetails, got.ConnectionDetails); diff != "" {
+			t.Errorf("observed resource %q connection details, SDK -, Read +:\n%s", name, diff)
+		}
+	}
+}
+
+// Any object reads as structpb's AsMap reads it, less metadata.managedFields and nothing else, whatever its
+// metadata is (an object, a scalar, absent).
+func FuzzWithoutManagedFieldsIsAsMapLessThem(f *testing.F) {
+	f.Add(observedNodePool)
+	f.Add(`{"metadata": "not an object", "managedFields": [1]}`)
+	f.Add(`{"spec": {"metadata": {"managedFields": []}}}`)
+	f.Add(`{"metadata": {"managedFields": null, "name": "x"}}`)
+	f.Fuzz(func(t *testing.T, object string) {
+		var m map[string]any
+		if json.Unmarshal([]byte(object), &m) != nil {
+			return
+		}
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			return
+		}
+		want := s.AsMap()
+		if meta, ok := want["metadata"].(map[string]any); ok {
+			delete(meta, "managedFields")
+		}
+		if diff := cmp.Diff(want, withoutManagedFields(s)); diff != "" {
+			t.Errorf("AsMap less managed fields -, withoutManagedFields +:\n%s", diff)
+		}
+	})
+}
