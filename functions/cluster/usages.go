@@ -17,7 +17,7 @@ import (
 // maxUsageName is the longest a ClusterUsage's name may be.
 const maxUsageName = 253
 
-// renderUsages orders the cluster's deletion. Organizations' NodePools use
+// renderUsages orders the cluster's deletion. Organizations' NodeClasses use
 // the controller role (the isolation function composes those Usages); here
 // every other AWS object the cluster composes is used by that role, so
 // deleting an XKarpenterCluster while tenant pools exist leaves Karpenter its
@@ -28,7 +28,7 @@ const maxUsageName = 253
 // keeping its attachments until then cannot deadlock. The placement
 // policies get no Usage: Kubernetes sends no admission request for
 // admission policies to a webhook, so none would be enforced; they stay
-// because every tenant pool uses the XKarpenterCluster itself (the
+// because every tenant NodeClass uses the XKarpenterCluster itself (the
 // isolation function composes those Usages).
 func renderUsages(p plan, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
 	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)

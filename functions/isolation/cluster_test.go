@@ -61,9 +61,10 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 		"usage-kiso-acme":                  {"EC2NodeClass/kiso-acme", "NodePool/kiso-acme"},
 		"usage-kiso-acme-node-role":        {"Role/kiso-acme-node", "EC2NodeClass/kiso-acme"},
 		"usage-kiso-acme-instance-profile": {"InstanceProfile/kiso-acme-node", "EC2NodeClass/kiso-acme"},
-		"usage-kiso-acme-controller-role":  {"Role/prod-eu-karpenter-controller", "NodePool/kiso-acme"},
+		// Karpenter holds the NodeClass, not the NodePool, until the pool's last node is gone.
+		"usage-kiso-acme-controller-role": {"Role/prod-eu-karpenter-controller", "EC2NodeClass/kiso-acme"},
 		// The cluster's admission policies stay while its XR does, which the pool keeps.
-		"usage-kiso-acme-cluster": {"XKarpenterCluster/prod", "NodePool/kiso-acme"},
+		"usage-kiso-acme-cluster": {"XKarpenterCluster/prod", "EC2NodeClass/kiso-acme"},
 	}
 	// The access entry and the policy attachments stay while the role does.
 	usages["node-usage-node-access-entry"] = [2]string{"AccessEntry/kiso-acme-node", "Role/kiso-acme-node"}

@@ -10,7 +10,7 @@ import (
 // planObjects lists every object the organization's spec composes in the
 // namespaces the platform gives it. The plan is known before anything else is
 // fetched, so the function can ask Crossplane whether something else already
-// holds each name. release is the cluster's Karpenter Release, which every pool's NodePool uses, if any.
+// holds each name. release is the cluster's Karpenter Release, which every pool's NodeClass uses, if any.
 func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input, given map[string]bool, release string) []ownership.Object {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nodePool := schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)

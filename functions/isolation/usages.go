@@ -13,12 +13,16 @@ import (
 )
 
 // Usages order an organization's deletion: nodes go before their NodeClass,
-// a NodeClass before its IAM identity, and every tenant pool before the
+// a NodeClass before its IAM identity, and every tenant NodeClass before the
 // controller's permissions, so Karpenter can still terminate the last tenant
-// node. Every tenant pool also uses its XKarpenterCluster itself: the
-// cluster's admission policies, which keep organizations apart, are objects
-// Kubernetes sends to no admission webhook (so no Usage of them is enforced),
-// and they stay only while the XR that composes them does.
+// node. The cluster's objects are used by the NodeClass, not the NodePool:
+// Karpenter keeps no finalizer on a NodePool, which goes at once while its
+// NodeClaims are still draining, but holds the NodeClass (EC2NodeClass's
+// termination finalizer) until no NodeClaim refers to it any more. Every
+// tenant NodeClass also uses its XKarpenterCluster itself: the cluster's
+// admission policies, which keep organizations apart, are objects Kubernetes
+// sends to no admission webhook (so no Usage of them is enforced), and they
+// stay only while the XR that composes them does.
 var usageGVK = schema.FromAPIVersionAndKind(usage.APIVersion, usage.Kind)
 
 // A poolUsage is one usage of a pool, under its composed resource name.
@@ -54,14 +58,14 @@ func poolUsages(spec v1alpha1.XKarpenterIsolationSpec, p pool, used usedObjects)
 	}
 	if spec.ClusterRef != nil {
 		out = append(out,
-			poolUsage{Resource: usageResourceName(p, usageOfControllerRole), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-controller-role"),
-				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: np}},
-			poolUsage{Resource: usageResourceName(p, usageOfCluster), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-cluster"),
-				Of: usage.RefOf(clusterGVK, spec.ClusterRef.Name), By: np}})
+			poolUsage{Resource: usageResourceName(p, usageOfControllerRole), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-controller-role"),
+				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: nc}},
+			poolUsage{Resource: usageResourceName(p, usageOfCluster), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-cluster"),
+				Of: usage.RefOf(clusterGVK, spec.ClusterRef.Name), By: nc}})
 		// Karpenter itself, where kiso installs it, stays until the pool's last node is gone.
 		if used.KarpenterRelease != "" {
-			out = append(out, poolUsage{Resource: usageResourceName(p, usageOfKarpenterRelease), Usage: usage.Usage{Name: usageName(p, "nodepool-uses-karpenter"),
-				Of: usage.Ref{APIVersion: releaseAPIVersion, Kind: releaseKind, Name: used.KarpenterRelease}, By: np}})
+			out = append(out, poolUsage{Resource: usageResourceName(p, usageOfKarpenterRelease), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-karpenter"),
+				Of: usage.Ref{APIVersion: releaseAPIVersion, Kind: releaseKind, Name: used.KarpenterRelease}, By: nc}})
 		}
 	}
 	return out
@@ -96,7 +100,7 @@ func nodeClassUsageResourceName(p pool) resource.Name { return usageResourceName
 // poolObjectNames are the composed resource names of everything one pool is: its NodeClass, its NodePool and
 // every Usage it may have.
 func poolObjectNames(p pool) []resource.Name {
-	suffixes := []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole, usageOfCluster}
+	suffixes := []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole, usageOfCluster, usageOfKarpenterRelease}
 	out := make([]resource.Name, 0, 2+len(suffixes))
 	out = append(out, nodeClassResourceName(p), nodePoolResourceName(p))
 	for _, suffix := range suffixes {

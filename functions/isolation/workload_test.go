@@ -188,8 +188,8 @@ func assertComposedInWorkload(t *testing.T, desired map[string]map[string]any) {
 	if wrapped < 4 {
 		t.Errorf("%d Objects, want at least the NodePool, NodeClass, placement Role and ConfigMap", wrapped)
 	}
-	if u := desired["usage-kiso-acme-karpenter"]; fntest.Dig(u, "spec", "of", "resourceRef", "name") != "prod-eu-karpenter-release" || fntest.Dig(u, "spec", "by", "resourceRef", "name") != "eu.nodepool.kiso-acme" {
-		t.Errorf("Karpenter's Release is not kept by the pool's Object: %v", u)
+	if u := desired["usage-kiso-acme-karpenter"]; fntest.Dig(u, "spec", "of", "resourceRef", "name") != "prod-eu-karpenter-release" || fntest.Dig(u, "spec", "by", "resourceRef", "name") != "eu.ec2nodeclass.kiso-acme" {
+		t.Errorf("Karpenter's Release is not kept by the pool's NodeClass's Object: %v", u)
 	}
 }
 

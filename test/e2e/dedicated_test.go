@@ -12,7 +12,7 @@ import (
 // plane: Crossplane hands the isolation function the XKarpenterCluster the claim names; the organization gets
 // an IAM role and instance profile of its own under the cluster's node-role path and permissions boundary,
 // tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and its
-// NodePool uses the cluster's controller role, so the cluster cannot be deleted from under a tenant.
+// EC2NodeClass uses the cluster's controller role, so the cluster cannot be deleted from under a tenant.
 func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 	// The organization's role starts with the cluster's name prefix and lives where the controller may pass
 	// roles: <prefix>-org-<organization>-node under <iamPath>organizations/.
@@ -72,10 +72,10 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 		t.Errorf("EC2NodeClass tags (the cluster's inherited): -want, +got:\n%s", diff)
 	}
 
-	usage := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "kiso-hooli-nodepool-uses-controller-role", nil)
+	usage := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "kiso-hooli-nodeclass-uses-controller-role", nil)
 	wantUsage := map[string]any{
 		"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": controllerRole}},
-		"by": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "resourceRef": map[string]any{"name": "kiso-hooli"}},
+		"by": map[string]any{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "resourceRef": map[string]any{"name": "kiso-hooli"}},
 	}
 	if diff := cmp.Diff(wantUsage, map[string]any{"of": nested(usage, "spec", "of"), "by": nested(usage, "spec", "by")}); diff != "" {
 		t.Errorf("Usage of the cluster's controller role: -want, +got:\n%s", diff)

@@ -90,7 +90,18 @@ func TestFleetBenchmark(t *testing.T) {
 		idleStart := time.Now()
 		// The measurement window itself: nothing changes, and what the servers spend is the result. Karpenter,
 		// whose client reports no requests, is profiled over most of it.
+		apiserverProfile, apiserverProfiled := make(chan string, 1), make(chan error, 1)
+		profileDir := t.TempDir()
+		go func() {
+			top, err := profileAPIServer(t.Context(), fleetIdle-10*time.Second, profileDir)
+			apiserverProfile <- top
+			apiserverProfiled <- err
+		}()
 		karpenterProfile := profileKarpenterT(t, fleetIdle-10*time.Second)
+		apiserverTop := <-apiserverProfile
+		if err := <-apiserverProfiled; err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(time.Until(idleStart.Add(fleetIdle)))
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
@@ -98,7 +109,8 @@ func TestFleetBenchmark(t *testing.T) {
 		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, perMinute(elapsed))+
 			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, perMinute(elapsed)))+
 			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"])+
-			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile))
+			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile)+
+			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the idle minute:\n%s", "", apiserverTop))
 
 		bound := pendingPodBoundT(t, fleetOrganization(n-1))
 		fmt.Printf("%-6d %10s %12s %9s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), eventsWritten.Round(time.Second), objects,
@@ -204,19 +216,45 @@ func profileKarpenterT(t *testing.T, d time.Duration) string {
 		t.Fatalf("cannot profile Karpenter: %v", err)
 	}
 	defer func() { _ = rsp.Body.Close() }()
-	file := filepath.Join(t.TempDir(), "karpenter.cpu.pprof")
 	data, err := io.ReadAll(rsp.Body)
 	if err != nil || rsp.StatusCode != http.StatusOK {
 		t.Fatalf("cannot profile Karpenter: %s %v", rsp.Status, err)
 	}
-	if err := os.WriteFile(file, data, 0o600); err != nil {
+	top, err := topOfProfile(t.Context(), "karpenter", t.TempDir(), data)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(t.Context(), "go", "tool", "pprof", "-top", "-cum", "-nodecount=25", file).CombinedOutput()
+	return top
+}
+
+// profileAPIServer takes a CPU profile of kube-apiserver (its /debug/pprof, which it serves to cluster
+// admins) for the duration given, and returns the functions that took the most CPU. It runs beside Karpenter's
+// profile, on a goroutine of its own, so it reports errors rather than failing the test.
+func profileAPIServer(ctx context.Context, d time.Duration, dir string) (string, error) {
+	typed, err := env.Cluster.TypedWithoutWarnings()
 	if err != nil {
-		t.Fatalf("go tool pprof: %v: %s", err, out)
+		return "", err
 	}
-	return string(out)
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	data, err := typed.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("cannot profile kube-apiserver: %w", err)
+	}
+	return topOfProfile(ctx, "kube-apiserver", dir, data)
+}
+
+// topOfProfile prints a CPU profile's busiest functions, cumulatively, as go tool pprof does.
+func topOfProfile(ctx context.Context, server, dir string, profile []byte) (string, error) {
+	file := filepath.Join(dir, server+".cpu.pprof")
+	if err := os.WriteFile(file, profile, 0o600); err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=30", file).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof: %w: %s", err, out)
+	}
+	return string(out), nil
 }
 
 // breakerT reads how often Crossplane's per-XR watch circuit breaker opened and what it did with events.

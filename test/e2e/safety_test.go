@@ -89,24 +89,24 @@ func waitDeletionRefusedT(t *testing.T, r composedRef) {
 	}
 }
 
-// holdObject adds a finalizer to a cluster-scoped object (a NodePool, a NodeClass), standing in for Karpenter
-// while it drains the nodes that use it.
-func holdObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
+// holdNodeClass adds a finalizer to an EC2NodeClass, standing in for Karpenter's termination finalizer, which
+// holds it while NodeClaims still refer to it.
+func holdNodeClass(t *testing.T, name string) {
 	t.Helper()
-	u := env.Cluster.GetT(t, gvk, "", name)
+	u := env.Cluster.GetT(t, EC2NodeClassKind, "", name)
 	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/metadata/finalizers", "value": append(u.GetFinalizers(), drainingFinalizer)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
-		t.Fatalf("cannot add finalizer %s to %s %s: %v", drainingFinalizer, resource, name, err)
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "ec2nodeclass", name, "--type=json", "-p", string(patch)); err != nil {
+		t.Fatalf("cannot add finalizer %s to EC2NodeClass %s: %v", drainingFinalizer, name, err)
 	}
 }
 
-// releaseObject removes the finalizer holdObject added, if it is still there.
-func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
+// releaseNodeClass removes the finalizer holdNodeClass added, if it is still there.
+func releaseNodeClass(t *testing.T, name string) {
 	t.Helper()
-	u, err := env.Cluster.Get(context.Background(), gvk, "", name)
+	u, err := env.Cluster.Get(context.Background(), EC2NodeClassKind, "", name)
 	if err != nil || !slices.Contains(u.GetFinalizers(), drainingFinalizer) {
 		return
 	}
@@ -115,8 +115,8 @@ func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
-		t.Errorf("cannot remove finalizer %s from %s %s: %v", drainingFinalizer, resource, name, err)
+	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "ec2nodeclass", name, "--type=json", "-p", string(patch)); err != nil {
+		t.Errorf("cannot remove finalizer %s from EC2NodeClass %s: %v", drainingFinalizer, name, err)
 	}
 }
 
@@ -124,9 +124,12 @@ func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name str
 // exists, as an operator tearing a cluster down in the wrong order would. The deletion is refused while the
 // pool uses the cluster, and replayed once it is gone: Karpenter keeps everything it needs to drain and
 // terminate the tenant's nodes (its role, policies, attachments, Pod Identity association, queue and rules,
-// and the nodes their role), and the admission policies keep other pods off the tenant's nodes meanwhile. Deleting the claim while
-// Karpenter still drains the pool (a finalizer stands in for it) must likewise keep the organization's
-// dedicated role, access entry and policy attachments until the NodeClass is gone. Then everything goes.
+// and the nodes their role), and the admission policies keep other pods off the tenant's nodes meanwhile.
+// Karpenter keeps no finalizer on a NodePool: deleting the claim deletes the NodePool at once, while its
+// NodeClaims still drain. What Karpenter holds is the EC2NodeClass (its termination finalizer waits until no
+// NodeClaim refers to it; a finalizer of the test's stands in for it here), so that is what must keep the
+// cluster, the controller role and the organization's dedicated role, access entry and policy attachments.
+// Then everything goes.
 func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "safety", "cluster.yaml")
@@ -135,7 +138,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
 	env.ApplyT(t, claim)
 	t.Cleanup(func() {
-		releaseObject(t, NodePoolKind, "nodepool", soylentPool)
+		releaseNodeClass(t, soylentPool)
 		deleteAtCleanup(t, claim)
 	})
 
@@ -149,29 +152,21 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	if len(identityObjects) == 0 {
 		t.Fatalf("XR %s composed no dedicated identity", xr)
 	}
-	// Every AWS object is in use, by the tenant's NodePool or NodeClass or, through them, by the roles; the
-	// XKarpenterCluster itself, by the tenant's NodePool (its admission policies have no Usage: Kubernetes
+	// Every AWS object is in use, by the tenant's NodeClass or, through them, by the roles; the
+	// XKarpenterCluster itself, by the tenant's NodeClass (its admission policies have no Usage: Kubernetes
 	// sends no admission request for those to a webhook).
 	for _, r := range append(append(awsRefs(clusterObjects), identityObjects...), composedRef{GVK: ClusterKind, Name: safetyCluster}) {
 		waitInUseT(t, r)
 	}
 
-	// Karpenter is draining the tenant's nodes: the NodePool is held, as Karpenter's finalizer would.
-	holdObject(t, NodePoolKind, "nodepool", soylentPool)
+	// Karpenter has tenant nodes to drain: it holds the EC2NodeClass, as its termination finalizer would.
+	holdNodeClass(t, soylentPool)
 
 	step(t, "DeletingTheClusterFirstIsRefusedAndKeepsTheBoundary", func(t *testing.T) {
 		// Refused while the tenant's pool uses it, so nothing of it goes, the admission policies included
 		// (Kubernetes sends no admission request for those to Crossplane's webhook, so only keeping their XR
 		// keeps them). Crossplane replays the deletion once the pool is gone.
-		out := env.TryT(t, nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false")
-		if want := "This resource is in-use by"; out.ExitCode == 0 || !strings.Contains(out.Stderr, want) || !strings.Contains(out.Stderr, soylentPool) {
-			t.Errorf("deleting XKarpenterCluster %s while NodePool %s uses it: exit %d %s; want it refused by the Usage naming the NodePool", safetyCluster, soylentPool, out.ExitCode, strings.TrimSpace(out.Stderr))
-		}
-		for _, r := range append([]composedRef{{GVK: ClusterKind, Name: safetyCluster}}, clusterObjects...) {
-			if u, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil || u.GetDeletionTimestamp() != nil {
-				t.Errorf("%s went while organization soylent's pool exists (err %v)", r, err)
-			}
-		}
+		assertClusterDeletionRefusedT(t, clusterObjects)
 		// The boundary holds: a pod of no organization's namespace may not tolerate soylent's nodes.
 		tolerateSoylent := corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "soylent", Effect: corev1.TaintEffectNoSchedule}
 		assertRefusedT(t, newPod("tolerates-soylent", "default", nil, tolerateSoylent), placementPolicy,
@@ -180,29 +175,65 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 				"and any the platform labels kiso.dev/placement-exempt=true)")
 	})
 
-	step(t, "TheClaimGoesWhileKarpenterDrainsAndItsNodeClassAndIdentityStay", func(t *testing.T) {
+	step(t, "TheClaimAndItsNodePoolGoWhileKarpenterDrainsAndEverythingTheNodesNeedStays", func(t *testing.T) {
 		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", soylentClaim, "-n", soylentNS, "--wait=false"); err != nil {
 			t.Fatalf("cannot delete claim %s/%s: %v", soylentNS, soylentClaim, err)
 		}
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-		for _, r := range append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...) {
+		// Nothing holds the NodePool (Karpenter keeps no finalizer on it): it goes, and with it every Usage it
+		// is the user of. Crossplane then replays the refused deletion of the EC2NodeClass, which Karpenter holds.
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
+		env.Cluster.WaitForT(t, 120*time.Second, EC2NodeClassKind, "", soylentPool, func(u *unstructured.Unstructured) (bool, string) {
+			return u.GetDeletionTimestamp() != nil, "not being deleted yet"
+		})
+		waitForT(t, 120*time.Second, "no ClusterUsage used by NodePool "+soylentPool+" to be left", func(ctx context.Context) (bool, string, error) {
+			usages, err := env.Cluster.List(ctx, ClusterUsageKind, "", "")
+			if err != nil {
+				return false, "", err
+			}
+			var left []string
+			for _, u := range usages {
+				if kind, _, _ := unstructured.NestedString(u.Object, "spec", "by", "kind"); kind != "NodePool" {
+					continue
+				}
+				if name, _, _ := unstructured.NestedString(u.Object, "spec", "by", "resourceRef", "name"); name == soylentPool {
+					left = append(left, u.GetName())
+				}
+			}
+			return len(left) == 0, fmt.Sprintf("still there: %v", left), nil
+		})
+		// The NodePool and every Usage it held are gone; the nodes are still draining. The cluster must still
+		// be refused, and every AWS object the nodes or Karpenter need must still be there.
+		for _, r := range identityObjects {
 			waitDeletionRefusedT(t, r)
 		}
-		for _, r := range append(slices.Clone(clusterObjects), identityObjects...) {
-			if _, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil {
-				t.Errorf("%s went while NodePool %s still drains: %v", r, soylentPool, err)
-			}
-		}
+		assertClusterDeletionRefusedT(t, append(slices.Clone(clusterObjects), identityObjects...))
 	})
 
 	step(t, "OnceTheLastNodeIsGoneEverythingGoes", func(t *testing.T) {
-		releaseObject(t, NodePoolKind, "nodepool", soylentPool)
-		env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
+		releaseNodeClass(t, soylentPool)
+		env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", soylentPool)
 		env.Cluster.WaitForDeletionT(t, 180*time.Second, ClusterKind, "", safetyCluster)
-		for _, r := range append(append([]composedRef{{GVK: EC2NodeClassKind, Name: soylentPool}}, identityObjects...), clusterObjects...) {
+		for _, r := range append(slices.Clone(identityObjects), clusterObjects...) {
 			env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, r.Namespace, r.Name)
 		}
 	})
+}
+
+// assertClusterDeletionRefusedT deletes the safety cluster, as an operator would, and checks Crossplane's
+// Usage webhook refuses it naming soylent's pool (its EC2NodeClass has the pool's name), and that neither the
+// XKarpenterCluster nor any of kept is gone or being deleted.
+func assertClusterDeletionRefusedT(t *testing.T, kept []composedRef) {
+	t.Helper()
+	out := env.TryT(t, nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false")
+	if want := "This resource is in-use by"; out.ExitCode == 0 || !strings.Contains(out.Stderr, want) || !strings.Contains(out.Stderr, soylentPool) {
+		t.Errorf("deleting XKarpenterCluster %s while organization soylent's pool %s uses it: exit %d %s; want it refused by the Usage naming the pool", safetyCluster, soylentPool, out.ExitCode, strings.TrimSpace(out.Stderr))
+	}
+	for _, r := range append([]composedRef{{GVK: ClusterKind, Name: safetyCluster}}, kept...) {
+		if u, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil || u.GetDeletionTimestamp() != nil {
+			t.Errorf("%s went while organization soylent's pool still drains (err %v)", r, err)
+		}
+	}
 }
 
 // composedVersionsT maps each object an XR composed to its UID and resourceVersion.

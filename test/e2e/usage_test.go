@@ -85,8 +85,9 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 		t.Fatalf("cannot remove annotation %s from EC2NodeClass %s: %v", deletionAttemptAnnotation, vandelayPool, err)
 	}
 
-	// Deleting the claim deletes everything it composed. A finalizer holds the NodePool meanwhile, as Karpenter
-	// would while it still has the pool's nodes to terminate: the EC2NodeClass must outlive it.
+	// Deleting the claim deletes everything it composed. A finalizer holds the NodePool meanwhile (as foreground
+	// deletion would while its NodeClaims go; Karpenter itself keeps none on a NodePool): the EC2NodeClass must
+	// outlive it.
 	hold := `[{"op":"add","path":"/metadata/finalizers","value":["` + drainingFinalizer + `"]}]`
 	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", vandelayPool, "--type=json", "-p", hold); err != nil {
 		t.Fatalf("cannot add finalizer %s to NodePool %s: %v", drainingFinalizer, vandelayPool, err)
@@ -132,7 +133,7 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 // policy.
 const deletionAttemptAnnotation = "usage.crossplane.io/deletion-attempt-with-policy"
 
-// drainingFinalizer holds the NodePool after its deletion, standing in for Karpenter terminating its nodes.
+// drainingFinalizer holds an object after its deletion, standing in for whatever keeps it while nodes drain.
 const drainingFinalizer = "e2e.kiso.dev/draining-nodes"
 
 // releaseNodePool removes the test's finalizer, if the NodePool still has it.
