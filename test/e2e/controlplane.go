@@ -20,6 +20,9 @@ import (
 	"github.com/kiso-dev/kiso/internal/process"
 )
 
+// fleetEnv is set by make bench-fleet, which runs the fleet benchmark on this control plane.
+const fleetEnv = "KISO_BENCH_FLEET"
+
 const (
 	// serverStartTimeout bounds how long one server may take to become ready.
 	serverStartTimeout = 90 * time.Second
@@ -150,7 +153,8 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 			// The default admission plugins are on; these make MutatingAdmissionPolicy servable too.
 			"--feature-gates=" + admissionFeatureGates,
 			"--runtime-config=" + admissionRuntimeAPIs,
-			"--profiling=false",
+			// Only the fleet benchmark profiles the apiserver (over its idle minute); EKS serves no profiles.
+			"--profiling=" + strconv.FormatBool(os.Getenv(fleetEnv) == "1"),
 			// The kubernetes Service cannot have a loopback endpoint, and nothing here runs in a pod.
 			"--endpoint-reconciler-type=none",
 		}, nil)

@@ -21,10 +21,9 @@ import (
 	"github.com/kiso-dev/kiso/internal/process"
 )
 
-// The fleet benchmark's settings: make bench-fleet sets fleetEnv; the steps are cumulative organization
-// counts (default 100,300,600,1000).
+// The fleet benchmark's settings: make bench-fleet sets fleetEnv (controlplane.go); the steps are cumulative
+// organization counts (default 100,300,600,1000).
 const (
-	fleetEnv      = "KISO_BENCH_FLEET"
 	fleetStepsEnv = "KISO_FLEET_STEPS"
 	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
 	fleetIdle = time.Minute
