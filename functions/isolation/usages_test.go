@@ -8,15 +8,18 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
+// poolWithEveryUsage is a pool with every Usage a pool can have: a Dedicated node role, a cluster, and
+// Karpenter installed by kiso.
+func poolWithEveryUsage() (v1alpha1.XKarpenterIsolationSpec, pool, usedObjects) {
+	spec := v1alpha1.XKarpenterIsolationSpec{NodeRole: v1alpha1.NodeRoleDedicated, ClusterRef: &v1alpha1.ClusterReference{Name: "prod-eu"}}
+	used := usedObjects{ControllerRole: "prod-eu-karpenter", NodeRole: "kiso-acme-node", NodeProfile: "kiso-acme-node", KarpenterRelease: "prod-eu-karpenter"}
+	return spec, pool{Name: "kiso-acme"}, used
+}
+
 // A draining pool's objects are left to their deletion by name (withoutPools, planTransition): every Usage a
 // pool can have must be among them, or a draining pool would keep one rendered onto a pool being deleted.
 func TestPoolObjectNamesCoverEveryUsage(t *testing.T) {
-	spec := v1alpha1.XKarpenterIsolationSpec{
-		NodeRole:   v1alpha1.NodeRoleDedicated,
-		ClusterRef: &v1alpha1.ClusterReference{Name: "prod-eu"},
-	}
-	p := pool{Name: "kiso-acme"}
-	used := usedObjects{ControllerRole: "prod-eu-karpenter", NodeRole: "kiso-acme-node", NodeProfile: "kiso-acme-node", KarpenterRelease: "prod-eu-karpenter"}
+	spec, p, used := poolWithEveryUsage()
 	names := poolObjectNames(p)
 	usages := poolUsages(spec, p, used)
 	if len(usages) != 6 {
@@ -33,9 +36,7 @@ func TestPoolObjectNamesCoverEveryUsage(t *testing.T) {
 // NodeClass is what Karpenter holds until its last NodeClaim is gone, so every object outside the pool (the
 // identity, the controller role, the cluster, Karpenter's Release) must be used by the NodeClass.
 func TestObjectsOutsideThePoolAreUsedByItsNodeClass(t *testing.T) {
-	spec := v1alpha1.XKarpenterIsolationSpec{NodeRole: v1alpha1.NodeRoleDedicated, ClusterRef: &v1alpha1.ClusterReference{Name: "prod-eu"}}
-	p := pool{Name: "kiso-acme"}
-	used := usedObjects{ControllerRole: "prod-eu-karpenter", NodeRole: "kiso-acme-node", NodeProfile: "kiso-acme-node", KarpenterRelease: "prod-eu-karpenter"}
+	spec, p, used := poolWithEveryUsage()
 	nodeClass := usage.RefOf(nodeClassGVK(spec.NodeClassRef), p.Name)
 	for _, u := range poolUsages(spec, p, used) {
 		if u.Of == nodeClass {

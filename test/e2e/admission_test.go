@@ -370,8 +370,8 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		retiredNodeClasses := map[string]types.UID{}
 		for _, pool := range stackPools {
 			retiredNodeClasses[pool] = env.Cluster.GetT(t, EC2NodeClassKind, "", pool).GetUID()
-			holdNodeClass(t, pool)
-			t.Cleanup(func() { releaseNodeClass(t, pool) })
+			holdObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
+			t.Cleanup(func() { releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool) })
 		}
 		patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
 		waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
@@ -436,7 +436,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		// Karpenter's nodes are gone: the NodeClasses go, kiso composes them anew, and they become Ready.
 		composedAgain := map[string]types.UID{}
 		for _, pool := range stackPools {
-			releaseNodeClass(t, pool)
+			releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
 			waitTouchingXRT(t, xr, "NodeClass "+pool+" composed anew", func(ctx context.Context, _ int64) (bool, string, error) {
 				u, err := env.Cluster.Get(ctx, EC2NodeClassKind, "", pool)
 				if err != nil || u.GetUID() == retiredNodeClasses[pool] || u.GetDeletionTimestamp() != nil {

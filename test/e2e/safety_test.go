@@ -89,24 +89,25 @@ func waitDeletionRefusedT(t *testing.T, r composedRef) {
 	}
 }
 
-// holdNodeClass adds a finalizer to an EC2NodeClass, standing in for Karpenter's termination finalizer, which
-// holds it while NodeClaims still refer to it.
-func holdNodeClass(t *testing.T, name string) {
+// holdObject adds a finalizer to a cluster-scoped object, standing in for what would hold it after its deletion:
+// Karpenter's termination finalizer on an EC2NodeClass while NodeClaims still refer to it, or foreground
+// deletion on a NodePool while its NodeClaims go.
+func holdObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
 	t.Helper()
-	u := env.Cluster.GetT(t, EC2NodeClassKind, "", name)
+	u := env.Cluster.GetT(t, gvk, "", name)
 	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/metadata/finalizers", "value": append(u.GetFinalizers(), drainingFinalizer)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "ec2nodeclass", name, "--type=json", "-p", string(patch)); err != nil {
-		t.Fatalf("cannot add finalizer %s to EC2NodeClass %s: %v", drainingFinalizer, name, err)
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
+		t.Fatalf("cannot add finalizer %s to %s %s: %v", drainingFinalizer, resource, name, err)
 	}
 }
 
-// releaseNodeClass removes the finalizer holdNodeClass added, if it is still there.
-func releaseNodeClass(t *testing.T, name string) {
+// releaseObject removes the finalizer holdObject added, if it is still there.
+func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
 	t.Helper()
-	u, err := env.Cluster.Get(context.Background(), EC2NodeClassKind, "", name)
+	u, err := env.Cluster.Get(context.Background(), gvk, "", name)
 	if err != nil || !slices.Contains(u.GetFinalizers(), drainingFinalizer) {
 		return
 	}
@@ -115,8 +116,8 @@ func releaseNodeClass(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "ec2nodeclass", name, "--type=json", "-p", string(patch)); err != nil {
-		t.Errorf("cannot remove finalizer %s from EC2NodeClass %s: %v", drainingFinalizer, name, err)
+	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
+		t.Errorf("cannot remove finalizer %s from %s %s: %v", drainingFinalizer, resource, name, err)
 	}
 }
 
@@ -138,7 +139,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
 	env.ApplyT(t, claim)
 	t.Cleanup(func() {
-		releaseNodeClass(t, soylentPool)
+		releaseObject(t, EC2NodeClassKind, "ec2nodeclass", soylentPool)
 		deleteAtCleanup(t, claim)
 	})
 
@@ -160,7 +161,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	}
 
 	// Karpenter has tenant nodes to drain: it holds the EC2NodeClass, as its termination finalizer would.
-	holdNodeClass(t, soylentPool)
+	holdObject(t, EC2NodeClassKind, "ec2nodeclass", soylentPool)
 
 	step(t, "DeletingTheClusterFirstIsRefusedAndKeepsTheBoundary", func(t *testing.T) {
 		// Refused while the tenant's pool uses it, so nothing of it goes, the admission policies included
@@ -211,7 +212,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	})
 
 	step(t, "OnceTheLastNodeIsGoneEverythingGoes", func(t *testing.T) {
-		releaseNodeClass(t, soylentPool)
+		releaseObject(t, EC2NodeClassKind, "ec2nodeclass", soylentPool)
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", soylentPool)
 		env.Cluster.WaitForDeletionT(t, 180*time.Second, ClusterKind, "", safetyCluster)
 		for _, r := range append(slices.Clone(identityObjects), clusterObjects...) {

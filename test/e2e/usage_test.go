@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -88,11 +86,8 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 	// Deleting the claim deletes everything it composed. A finalizer holds the NodePool meanwhile (as foreground
 	// deletion would while its NodeClaims go; Karpenter itself keeps none on a NodePool): the EC2NodeClass must
 	// outlive it.
-	hold := `[{"op":"add","path":"/metadata/finalizers","value":["` + drainingFinalizer + `"]}]`
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", vandelayPool, "--type=json", "-p", hold); err != nil {
-		t.Fatalf("cannot add finalizer %s to NodePool %s: %v", drainingFinalizer, vandelayPool, err)
-	}
-	t.Cleanup(func() { releaseNodePool(t) })
+	holdObject(t, NodePoolKind, "nodepool", vandelayPool)
+	t.Cleanup(func() { releaseObject(t, NodePoolKind, "nodepool", vandelayPool) })
 	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", vandelayClaim, "-n", vandelayNamespace, "--wait=false"); err != nil {
 		t.Fatalf("cannot delete claim %s/%s: %v", vandelayNamespace, vandelayClaim, err)
 	}
@@ -123,7 +118,7 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 	}
 
 	// The NodePool's nodes are gone: it goes, then the Usage, then the EC2NodeClass.
-	releaseNodePool(t)
+	releaseObject(t, NodePoolKind, "nodepool", vandelayPool)
 	env.Cluster.WaitForDeletionT(t, 30*time.Second, NodePoolKind, "", vandelayPool)
 	env.Cluster.WaitForDeletionT(t, 30*time.Second, ClusterUsageKind, "", vandelayUsage)
 	env.Cluster.WaitForDeletionT(t, 60*time.Second, EC2NodeClassKind, "", vandelayPool)
@@ -135,23 +130,3 @@ const deletionAttemptAnnotation = "usage.crossplane.io/deletion-attempt-with-pol
 
 // drainingFinalizer holds an object after its deletion, standing in for whatever keeps it while nodes drain.
 const drainingFinalizer = "e2e.kiso.dev/draining-nodes"
-
-// releaseNodePool removes the test's finalizer, if the NodePool still has it.
-func releaseNodePool(t *testing.T) {
-	t.Helper()
-	np, err := env.Cluster.Get(context.Background(), NodePoolKind, "", vandelayPool)
-	if err != nil || !slices.Contains(np.GetFinalizers(), drainingFinalizer) {
-		return
-	}
-	remaining := slices.DeleteFunc(np.GetFinalizers(), func(f string) bool { return f == drainingFinalizer })
-	patch, err := json.Marshal([]map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": np.GetResourceVersion()},
-		{"op": "replace", "path": "/metadata/finalizers", "value": remaining},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "nodepool", vandelayPool, "--type=json", "-p", string(patch)); err != nil {
-		t.Errorf("cannot remove finalizer %s from NodePool %s: %v", drainingFinalizer, vandelayPool, err)
-	}
-}
