@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
@@ -35,6 +37,13 @@ func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
 	}{{"spec", &c.Spec}, {"status", &c.Status}} {
 		if err := xrfields.Decode(u.Object, f.name, f.into); err != nil {
 			return nil, errors.Wrapf(err, "spec.clusterRef: cannot read %s %q", v1alpha1.ClusterKind, c.Name)
+		}
+	}
+	// The XRD's schema requires it, but a cluster read here is whatever is stored: an empty one would start
+	// the name of every Object composed in the workload cluster with a dot.
+	if pc, remote := c.Spec.Remote(); remote {
+		if errs := validation.IsDNS1123Label(pc); len(errs) > 0 {
+			return nil, errors.Errorf("spec.clusterRef: %s %q: spec.workloadCluster.providerConfigName %q is not a DNS label: %s", v1alpha1.ClusterKind, c.Name, pc, strings.Join(errs, "; "))
 		}
 	}
 	c.Spec.Default()
