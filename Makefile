@@ -80,9 +80,15 @@ FLEET_STEPS ?= 100,300,600,1000
 # Crossplane's --poll-interval in the fleet benchmark: its default, or what the README advises a large fleet.
 FLEET_POLL ?= 1m
 
+# FLEET_AUDIT=1 turns on the apiserver's audit log of writes, and the benchmark says from it how often Crossplane
+# composed each organization and why; the log costs the apiserver CPU, so compare CPU figures only without it.
+FLEET_AUDIT ?=
+# FLEET_DIRECT=1 applies each organization as an XKarpenterIsolation without a claim, to measure what claims cost.
+FLEET_DIRECT ?=
+
 .PHONY: bench-fleet
 bench-fleet: ## Onboard organizations in steps (FLEET_STEPS, default 100,300,600,1000) on the e2e control plane with Crossplane polling every FLEET_POLL (default 1m, its default); prints apply and Ready times, objects per organization, CPU-seconds and memory per server, requests by whom, pending pod -> bound.
-	KISO_BENCH_FLEET=1 KISO_FLEET_STEPS=$(FLEET_STEPS) KISO_E2E_CROSSPLANE_POLL=$(FLEET_POLL) test/e2e/run.sh -run '^TestFleetBenchmark$$' -timeout=240m
+	KISO_BENCH_FLEET=1 KISO_FLEET_STEPS=$(FLEET_STEPS) KISO_E2E_CROSSPLANE_POLL=$(FLEET_POLL) KISO_E2E_AUDIT=$(FLEET_AUDIT) KISO_FLEET_DIRECT=$(FLEET_DIRECT) test/e2e/run.sh -run '^TestFleetBenchmark$$' -timeout=240m
 
 ##@ Packages
 

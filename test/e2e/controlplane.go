@@ -136,7 +136,11 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 	}
 
 	err = phases.run("start "+cp.serverName("kube-apiserver"), func() error {
-		apiServer, err := servers.Start(cp.serverName("kube-apiserver"), p.KubeAPIServer, []string{
+		auditFlags, err := cp.auditFlags()
+		if err != nil {
+			return err
+		}
+		apiServer, err := servers.Start(cp.serverName("kube-apiserver"), p.KubeAPIServer, append([]string{
 			"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdClientPort),
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(apiServerPort),
@@ -157,7 +161,7 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 			"--profiling=" + strconv.FormatBool(os.Getenv(fleetEnv) == "1"),
 			// The kubernetes Service cannot have a loopback endpoint, and nothing here runs in a pod.
 			"--endpoint-reconciler-type=none",
-		}, nil)
+		}, auditFlags...), nil)
 		if err != nil {
 			return err
 		}

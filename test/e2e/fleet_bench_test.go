@@ -25,12 +25,17 @@ import (
 // organization counts (default 100,300,600,1000).
 const (
 	fleetStepsEnv = "KISO_FLEET_STEPS"
+	// fleetDirectEnv set to 1 applies each organization as an XKarpenterIsolation, without a claim, to measure
+	// what the claim costs.
+	fleetDirectEnv = "KISO_FLEET_DIRECT"
 	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
 	fleetIdle = time.Minute
 	// fleetBatch is how many organizations one kubectl apply holds.
 	fleetBatch = 20
 	// fleetReadyTimeout bounds one step's pools becoming Ready; it is a failure bound, not a measurement.
 	fleetReadyTimeout = 40 * time.Minute
+	// onboardingProfiled is how long the apiserver is profiled from the first kubectl apply of a step.
+	onboardingProfiled = time.Minute
 )
 
 // TestFleetBenchmark applies organizations in steps, as a platform onboarding its customers would (organization
@@ -54,19 +59,35 @@ func TestFleetBenchmark(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, references) })
 	usePlacementClusterT(t)
 
-	fmt.Printf("\nFleet: organization isolation, one stack each; Crossplane polls every %s; %d cores\n", crossplanePollInterval(), runtime.NumCPU())
+	applied := "a claim each"
+	if os.Getenv(fleetDirectEnv) == "1" {
+		applied = "an XR each, no claim"
+	}
+	fmt.Printf("\nFleet: organization isolation, one stack each, %s; Crossplane polls every %s; %d cores\n", applied, crossplanePollInterval(), runtime.NumCPU())
 	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
-	var requests, onboarding []string
+	var requests, onboarding, writes []string
 	created := 0
 	for _, n := range steps {
 		before := usageByServer(env.servers.Usage())
 		breakerBefore := breakerT(t)
 		onboardingFrom := fleetRequestsT(t)
 		start := time.Now()
+		// The apiserver is profiled over the first onboardingProfiled of onboarding, while it is busiest.
+		// Its profile is kept in the run's directory (KISO_E2E_KEEP=1 keeps it) for go tool pprof.
+		onboardingDir := filepath.Join(env.controlPlane.dir, fmt.Sprintf("profile-onboarding-%d", n))
+		if err := os.MkdirAll(onboardingDir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		onboardingTops, onboardingErrs := make(chan string, 1), make(chan error, 1)
+		go func() {
+			top, err := profileAPIServer(t.Context(), onboardingProfiled, onboardingDir)
+			onboardingTops <- top
+			onboardingErrs <- err
+		}()
 		// In batches of fleetBatch organizations, one kubectl apply each, as a platform's pipeline would.
 		for from := created; from < n; from += fleetBatch {
 			to := min(from+fleetBatch, n)
-			if out := env.TryT(t, fleetManifest(from, to), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
+			if out := env.TryT(t, fleetManifest(from, to, os.Getenv(fleetDirectEnv) == "1"), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
 				t.Fatalf("kubectl apply of organizations %d..%d: %s", from, to-1, out.Stderr)
 			}
 		}
@@ -78,7 +99,15 @@ func TestFleetBenchmark(t *testing.T) {
 		// Idle starts once every organization waits on nothing and Crossplane has no reconcile queued.
 		waitForFleetSettledT(t, n)
 		settled := time.Since(start)
-		onboarding = append(onboarding, fleetRequestsT(t).since(onboardingFrom, n, perOrganization(n-created)))
+		onboardingTop := <-onboardingTops
+		if err := <-onboardingErrs; err != nil {
+			t.Fatal(err)
+		}
+		onboarding = append(onboarding, fleetRequestsT(t).since(onboardingFrom, n, perOrganization(n-created))+
+			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the first %s of onboarding:\n%s", "", onboardingProfiled, onboardingTop))
+		if os.Getenv(auditEnv) == "1" {
+			writes = append(writes, fmt.Sprintf("%-6d %s", n, xrWritesT(t, created, n, start).perOrganization(n-created)))
+		}
 		waitForEventsWrittenT(t)
 		eventsWritten := time.Since(start)
 		breaker := breakerT(t).since(breakerBefore)
@@ -119,6 +148,12 @@ func TestFleetBenchmark(t *testing.T) {
 	fmt.Println("\nRequests per new organization while onboarding (until settled): the apiserver's by verb and resource, and each client's by method")
 	for _, r := range onboarding {
 		fmt.Println(r)
+	}
+	if len(writes) > 0 {
+		fmt.Println("\nCrossplane's writes per new organization while onboarding, from the apiserver's audit log")
+		for _, w := range writes {
+			fmt.Println(w)
+		}
 	}
 	fmt.Println("\nRequests per minute over each idle minute: the apiserver's by verb and resource (the busiest), and each client's by method")
 	for _, r := range requests {
@@ -197,6 +232,20 @@ func readEventsT(t *testing.T) eventCounts {
 		t.Fatal(err)
 	}
 	return events
+}
+
+// xrWritesT reads from the audit log Crossplane's writes of organizations from..to-1 since start.
+func xrWritesT(t *testing.T, from, to int, start time.Time) xrWrites {
+	t.Helper()
+	orgs := map[string]bool{}
+	for i := from; i < to; i++ {
+		orgs[fleetOrganization(i)] = true
+	}
+	w, err := readXRWrites(env.controlPlane.auditLog(), orgs, start, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // profileKarpenterT takes a CPU profile of Karpenter for the duration given, and returns the functions that
@@ -337,8 +386,8 @@ func fleetSteps(v string) ([]int, error) {
 func fleetOrganization(i int) string { return fmt.Sprintf("fleet-%04d", i) }
 
 // fleetManifest is organizations from..to-1: each a namespace <org>-web the platform gives the organization,
-// holding its claim.
-func fleetManifest(from, to int) []byte {
+// holding its claim, or (direct) beside its XR.
+func fleetManifest(from, to int, direct bool) []byte {
 	var b strings.Builder
 	for i := from; i < to; i++ {
 		org := fleetOrganization(i)
@@ -348,13 +397,24 @@ kind: Namespace
 metadata:
   name: %[1]s-web
   labels: {kiso.dev/organization: %[1]s}
----
+`, org)
+		if direct {
+			fmt.Fprintf(&b, `---
+apiVersion: kiso.dev/v1alpha1
+kind: XKarpenterIsolation
+metadata:
+  name: %[1]s
+`, org)
+		} else {
+			fmt.Fprintf(&b, `---
 apiVersion: kiso.dev/v1alpha1
 kind: KarpenterIsolation
 metadata:
   name: %[1]s
   namespace: %[1]s-web
-spec:
+`, org)
+		}
+		fmt.Fprintf(&b, `spec:
   organization: %[1]s
   stacks: [{name: web}]
   nodeClassRef: {apiVersion: karpenter.kwok.sh/v1alpha1, kind: KWOKNodeClass, name: kwok-reference}
