@@ -120,9 +120,10 @@ func readXRWrites(path string, orgs map[string]bool, from, to time.Time) (xrWrit
 			continue
 		}
 		name := e.ObjectRef.Name
+		inTime := !e.StageTimestamp.Before(from) && !e.StageTimestamp.After(to)
 		switch e.ObjectRef.Resource {
 		case "karpenterisolations":
-			if orgs[name] && !e.StageTimestamp.Before(from) && !e.StageTimestamp.After(to) {
+			if orgs[name] && inTime {
 				w.claimWrites++
 			}
 			continue
@@ -143,7 +144,7 @@ func readXRWrites(path string, orgs map[string]bool, from, to time.Time) (xrWrit
 		for _, c := range xr.Status.Conditions {
 			conditions[c.Type] = condition{c.Status, c.Reason, c.Message}
 		}
-		inWindow := orgs[org] && !e.StageTimestamp.Before(from) && !e.StageTimestamp.After(to)
+		inWindow := orgs[org] && inTime
 		if inWindow && xr.Metadata.ResourceVersion != lastVersion[name] {
 			w.changed++
 		}

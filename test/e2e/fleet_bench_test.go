@@ -59,8 +59,9 @@ func TestFleetBenchmark(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, references) })
 	usePlacementClusterT(t)
 
+	direct := os.Getenv(fleetDirectEnv) == "1"
 	applied := "a claim each"
-	if os.Getenv(fleetDirectEnv) == "1" {
+	if direct {
 		applied = "an XR each, no claim"
 	}
 	fmt.Printf("\nFleet: organization isolation, one stack each, %s; Crossplane polls every %s; %d cores\n", applied, crossplanePollInterval(), runtime.NumCPU())
@@ -78,16 +79,11 @@ func TestFleetBenchmark(t *testing.T) {
 		if err := os.MkdirAll(onboardingDir, 0o750); err != nil {
 			t.Fatal(err)
 		}
-		onboardingTops, onboardingErrs := make(chan string, 1), make(chan error, 1)
-		go func() {
-			top, err := profileAPIServer(t.Context(), onboardingProfiled, onboardingDir)
-			onboardingTops <- top
-			onboardingErrs <- err
-		}()
+		onboardingProfile := startAPIServerProfileT(t, onboardingProfiled, onboardingDir)
 		// In batches of fleetBatch organizations, one kubectl apply each, as a platform's pipeline would.
 		for from := created; from < n; from += fleetBatch {
 			to := min(from+fleetBatch, n)
-			if out := env.TryT(t, fleetManifest(from, to, os.Getenv(fleetDirectEnv) == "1"), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
+			if out := env.TryT(t, fleetManifest(from, to, direct), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
 				t.Fatalf("kubectl apply of organizations %d..%d: %s", from, to-1, out.Stderr)
 			}
 		}
@@ -99,10 +95,7 @@ func TestFleetBenchmark(t *testing.T) {
 		// Idle starts once every organization waits on nothing and Crossplane has no reconcile queued.
 		waitForFleetSettledT(t, n)
 		settled := time.Since(start)
-		onboardingTop := <-onboardingTops
-		if err := <-onboardingErrs; err != nil {
-			t.Fatal(err)
-		}
+		onboardingTop := onboardingProfile()
 		onboarding = append(onboarding, fleetRequestsT(t).since(onboardingFrom, n, perOrganization(n-created))+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the first %s of onboarding:\n%s", "", onboardingProfiled, onboardingTop))
 		if os.Getenv(auditEnv) == "1" {
@@ -118,18 +111,9 @@ func TestFleetBenchmark(t *testing.T) {
 		idleStart := time.Now()
 		// The measurement window itself: nothing changes, and what the servers spend is the result. Karpenter,
 		// whose client reports no requests, is profiled over most of it.
-		apiserverProfile, apiserverProfiled := make(chan string, 1), make(chan error, 1)
-		profileDir := t.TempDir()
-		go func() {
-			top, err := profileAPIServer(t.Context(), fleetIdle-10*time.Second, profileDir)
-			apiserverProfile <- top
-			apiserverProfiled <- err
-		}()
+		apiserverProfile := startAPIServerProfileT(t, fleetIdle-10*time.Second, t.TempDir())
 		karpenterProfile := profileKarpenterT(t, fleetIdle-10*time.Second)
-		apiserverTop := <-apiserverProfile
-		if err := <-apiserverProfiled; err != nil {
-			t.Fatal(err)
-		}
+		apiserverTop := apiserverProfile()
 		time.Sleep(time.Until(idleStart.Add(fleetIdle)))
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
@@ -273,6 +257,26 @@ func profileKarpenterT(t *testing.T, d time.Duration) string {
 		t.Fatal(err)
 	}
 	return top
+}
+
+// startAPIServerProfileT profiles kube-apiserver for d on a goroutine of its own, its profile written to dir,
+// while the test goes on; the function it returns waits for the profile's busiest functions.
+func startAPIServerProfileT(t *testing.T, d time.Duration, dir string) func() string {
+	t.Helper()
+	tops, errs := make(chan string, 1), make(chan error, 1)
+	go func() {
+		top, err := profileAPIServer(t.Context(), d, dir)
+		tops <- top
+		errs <- err
+	}()
+	return func() string {
+		t.Helper()
+		top := <-tops
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		return top
+	}
 }
 
 // profileAPIServer takes a CPU profile of kube-apiserver (its /debug/pprof, which it serves to cluster
