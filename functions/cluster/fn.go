@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
@@ -106,6 +108,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xrcondition.NamesAvailable(rsp, xrcondition.Composite)
 
 	notReady := compose(desired, objects, reads, observed, verdict.Waiting)
+	// An object the spec no longer asks for that a Usage still names goes once Crossplane can delete it.
+	inUse := usage.KeepInUse(desired, observed, []string{meta.AnnotationKeyExternalName})
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
@@ -127,9 +131,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
-	requeue.After(rsp, oxr, notReady == 0 && !verdict.Waiting && !staged.InProgress)
+	requeue.After(rsp, oxr, notReady == 0 && len(inUse) == 0 && !verdict.Waiting && !staged.InProgress)
 	staged.requeue(rsp)
-	log.Debug("rendered", "resources", len(objects), "notReady", notReady)
+	log.Debug("rendered", "resources", len(objects), "notReady", notReady, "keptInUse", len(inUse))
 	return rsp, nil
 }
 

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
@@ -30,58 +27,25 @@ func isReady(oc resource.ObservedComposed, ok bool) bool {
 }
 
 // keepObserved returns every observed composed resource as desired, exactly
-// as kiso rendered it: identity, kiso's labels and annotations, and content. It is what the function returns when it cannot render: Crossplane
+// as kiso rendered it (keep.AsRendered). It is what the function returns when it cannot render: Crossplane
 // deletes any composed resource a function stops returning, and deleting a
 // NodePool drains a tenant's nodes.
 func keepObserved(observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) map[resource.Name]*resource.DesiredComposed {
+	annotations := ownAnnotations(keys)
 	out := make(map[resource.Name]*resource.DesiredComposed, len(observed))
 	for name, oc := range observed {
-		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": oc.Resource.GetAPIVersion(),
-			"kind":       oc.Resource.GetKind(),
-			"metadata":   map[string]any{"name": oc.Resource.GetName()},
-		}}
-		if ns := oc.Resource.GetNamespace(); ns != "" {
-			u.SetNamespace(ns)
-		}
-		if labels := ownLabels(oc.Resource.GetLabels()); len(labels) > 0 {
-			u.SetLabels(labels)
-		}
-		if annotations := ownAnnotations(oc.Resource.GetAnnotations(), keys); len(annotations) > 0 {
-			u.SetAnnotations(annotations)
-		}
-		// A ConfigMap's content is its data, a Role's its rules, a
-		// RoleBinding's its role and subjects; everything else kiso composes
-		// keeps it in spec.
-		for _, content := range []string{"spec", configMapData, "rules", "roleRef", "subjects"} {
-			if v, ok := oc.Resource.Object[content]; ok {
-				u.Object[content] = runtime.DeepCopyJSONValue(v)
-			}
-		}
-		cd := composed.New()
-		cd.Unstructured = *u
+		cd := keep.AsRendered(oc, annotations)
 		out[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
 	}
 	return out
 }
 
-// renderedAnnotations are the annotations kiso itself renders. The external
-// name is a managed resource's AWS identity: a kept Role without it would
-// make provider-aws manage a role of another name.
-var renderedAnnotations = []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation}
-
-// ownAnnotations keeps the annotations kiso renders and drops the ones
-// Crossplane and providers write (composition resource name, external
-// create times), which are theirs to keep.
-func ownAnnotations(annotations map[string]string, keys placement.Keys) map[string]string {
+// ownAnnotations are the annotations kiso renders. The external name is a managed resource's AWS identity: a
+// kept Role without it would make provider-aws manage a role of another name. The composition resource name
+// and external create times are Crossplane's and the providers', theirs to keep.
+func ownAnnotations(keys placement.Keys) []string {
 	r := rollout.NewAnnotations(keys.Domain)
-	out := make(map[string]string, len(renderedAnnotations)+3)
-	for _, k := range append(renderedAnnotations[:len(renderedAnnotations):len(renderedAnnotations)], r.Cluster, r.Reference, r.Revision) {
-		if v, ok := annotations[k]; ok {
-			out[k] = v
-		}
-	}
-	return out
+	return []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation, r.Cluster, r.Reference, r.Revision}
 }
 
 // observedPool is the observed NodeClass and NodePool of one pool.
@@ -90,17 +54,6 @@ func observedPool(observed map[resource.Name]resource.ObservedComposed, p pool) 
 	for _, name := range []resource.Name{nodeClassResourceName(p), nodePoolResourceName(p)} {
 		if oc, ok := observed[name]; ok {
 			out[name] = oc
-		}
-	}
-	return out
-}
-
-// ownLabels drops the labels Crossplane itself puts on composed resources.
-func ownLabels(labels map[string]string) map[string]string {
-	out := make(map[string]string, len(labels))
-	for k, v := range labels {
-		if !strings.HasPrefix(k, "crossplane.io/") {
-			out[k] = v
 		}
 	}
 	return out

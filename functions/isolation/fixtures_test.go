@@ -3,10 +3,13 @@ package main
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
 // Reference objects a platform owns. The NodeClass carries a field kiso does
@@ -64,4 +67,15 @@ func namespaceOf(name, organization string) string {
 		return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`
 	}
 	return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `","labels":{"kiso.dev/organization":"` + organization + `"}}}`
+}
+
+// withoutInUse is an observed object as kiso rendered it, without the label Crossplane adds while a Usage
+// names it.
+func withoutInUse(t *testing.T, observed string) map[string]any {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: fntest.JSONMap(t, observed)}
+	labels := u.GetLabels()
+	delete(labels, usage.InUseLabel)
+	u.SetLabels(labels)
+	return u.Object
 }

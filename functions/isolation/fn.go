@@ -22,6 +22,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/refusal"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/requeue"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
@@ -139,6 +140,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 
 	wl.WrapDesired(rendered, observedObjects)
+	// A retired object a Usage still names goes once Crossplane can delete it.
+	inUse := usage.KeepInUse(rendered, observedObjects, ownAnnotations(keys))
 	// A read is no deliverable: the organization is ready by what it composes.
 	for name, r := range reads {
 		rendered[name] = &resource.DesiredComposed{Resource: r, Ready: resource.ReadyTrue}
@@ -159,7 +162,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil
 	}
-	log.Debug("rendered", "pools", len(pools), "waiting", found.Waiting, "missing", len(found.Missing))
+	log.Debug("rendered", "pools", len(pools), "waiting", found.Waiting, "missing", len(found.Missing), "keptInUse", len(inUse))
 	return rsp, nil
 }
 

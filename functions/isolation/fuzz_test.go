@@ -55,6 +55,17 @@ func handSeeds(t testing.TB) []fntest.Seed {
 		{XR: xr(strings.Replace(orgSpec, `"acme"`, `"ünïcødé-`+strings.Repeat("x", 300)+`"`, 1)), Cluster: objects(refNodeClass, refNodePool)},
 		{XR: xr(orgSpec), Cluster: objects(refNodeClass, refNodePool, namespace("acme-web")), Observed: fntest.ToJSON(t, map[string]any{"nodepool-kiso-acme": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": "x", "spec": []any{}}})},
 	}
+	// A switch to stack isolation whose new pools are Ready: the organization's pool retires, its NodeClass,
+	// which a Usage names, last.
+	retiring := map[string]any{}
+	fn := &Function{log: logging.NewNopLogger()}
+	for _, spec := range []string{orgSpec, stackSwitch} {
+		for name, o := range fntest.Desired(t, fntest.Run(t, fn, fntest.Request(input, xr(spec), nil), cluster{refNodeClass, refNodePool})) {
+			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			retiring[name] = o
+		}
+	}
+	seeds = append(seeds, fntest.Seed{XR: xr(stackSwitch), Cluster: objects(refNodeClass, refNodePool), Observed: fntest.ToJSON(t, retiring)})
 	for i := range seeds {
 		seeds[i].Input = input
 		if seeds[i].Observed == "" {

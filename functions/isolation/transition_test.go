@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/requeue"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
 // stackSwitch is orgSpec switched to stack isolation.
@@ -22,7 +25,7 @@ func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 
 	got := fntest.Desired(t, rsp)
 	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
-		if diff := cmp.Diff(fntest.JSONMap(t, old[name]), withStatus(t, got[name], old[name])); diff != "" {
+		if diff := cmp.Diff(fntest.JSONMap(t, old[name]), fntest.WithStatus(t, got[name], old[name])); diff != "" {
 			t.Errorf("retired %s must be kept unchanged until its replacements are Ready: -composed, +kept:\n%s", name, diff)
 		}
 	}
@@ -51,20 +54,10 @@ func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
 }
 
-// withStatus copies the observed status onto a kept object, which carries
-// none, so the two can be compared whole.
-func withStatus(t *testing.T, kept map[string]any, observed string) map[string]any {
-	t.Helper()
-	if st, ok := fntest.JSONMap(t, observed)["status"]; ok && kept != nil {
-		kept["status"] = st
-	}
-	return kept
-}
-
 // flipBack is what the function observes when the spec switches back to stack isolation while the stack pools it
 // retired a moment ago are still being deleted: the organization's pool (Ready), and the stack pools' objects,
-// which Crossplane keeps referencing until every one of them could be deleted. terminating names the objects
-// already being deleted.
+// which Crossplane keeps referencing until every one of them could be deleted, each labelled in use while a
+// Usage names it. terminating names the objects already being deleted.
 func flipBack(t *testing.T, terminating ...string) map[string]string {
 	t.Helper()
 	observed := composedOrg(t, true)
@@ -78,23 +71,28 @@ func flipBack(t *testing.T, terminating ...string) map[string]string {
 		}
 		observed[name] = fntest.ToJSON(t, o)
 	}
+	fntest.LabelInUse(t, observed)
 	return observed
 }
 
 // TestFlipBackWaitsUntilTheRetiredPoolIsGone: a stack pool whose retirement is under way (its Usage is being
 // deleted, its NodePool drains) is not composed again until it is gone. Composing it at once would not keep it:
-// the Usage replays the NodeClass's deletion once the old NodePool is gone, and the stack would be left with
-// a NodePool whose NodeClass Karpenter holds in deletion. Meanwhile the organization's pool stays.
+// a Usage that refused the NodeClass's deletion replays it once the old NodePool is gone, and the stack would be
+// left with a NodePool whose NodeClass Karpenter holds in deletion. Its NodeClass, which the Usage still names,
+// stays as it was. Meanwhile the organization's pool stays.
 func TestFlipBackWaitsUntilTheRetiredPoolIsGone(t *testing.T) {
 	observed := flipBack(t, "usage-kiso-acme.web", "nodepool-kiso-acme.web")
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web"} {
+	for _, name := range []string{"nodepool-kiso-acme.web", "usage-kiso-acme.web"} {
 		if _, ok := got[name]; ok {
 			t.Errorf("%s is composed again while the pool of that name is still being deleted", name)
 		}
+	}
+	if kept, ok := got["nodeclass-kiso-acme.web"]; !ok || kept["metadata"].(map[string]any)["labels"].(map[string]any)[usage.InUseLabel] != nil {
+		t.Errorf("nodeclass-kiso-acme.web, which the Usage being deleted still names, is not kept as it was: %v", kept)
 	}
 	for _, name := range []string{"nodepool-kiso-acme.jobs", "nodeclass-kiso-acme.jobs", "usage-kiso-acme.jobs"} {
 		if _, ok := got[name]; !ok {
@@ -102,7 +100,7 @@ func TestFlipBackWaitsUntilTheRetiredPoolIsGone(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
-		if diff := cmp.Diff(fntest.JSONMap(t, observed[name]), withStatus(t, got[name], observed[name])); diff != "" {
+		if diff := cmp.Diff(withoutInUse(t, observed[name]), fntest.WithStatus(t, got[name], observed[name])); diff != "" {
 			t.Errorf("the organization's %s must stay unchanged until the stack pools are back and Ready: -composed, +kept:\n%s", name, diff)
 		}
 	}
@@ -183,4 +181,47 @@ func TestAPoolBeingDeletedIsNotReady(t *testing.T) {
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonReplacing,
 		"keeping retired pools kiso-acme until new pools kiso-acme.web report Ready")
+}
+
+// TestARetiredPoolGoesInTheOrderCrossplaneCanDelete: once the new pools are Ready, the retired pool's NodePool
+// and its Usage go first. Its NodeClass, which that Usage names, stays exactly as rendered while Crossplane
+// labels it in use: Crossplane's webhook would refuse to delete it, and on the refusal Crossplane gives up the
+// XR's whole reconcile (nothing applied, no status written) until an attempt happens to delete the Usage
+// first. Once the Usage is gone, the NodeClass goes.
+func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
+	observed := composedOrg(t, true)
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
+		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	rendered := maps.Clone(observed)
+	fntest.LabelInUse(t, observed)
+	if !strings.Contains(observed["nodeclass-kiso-acme"], usage.InUseLabel) {
+		t.Fatal("the fixture does not label the retired NodeClass in use; the test would prove nothing")
+	}
+
+	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	for _, name := range []string{"nodepool-kiso-acme", "usage-kiso-acme"} {
+		if _, ok := got[name]; ok {
+			t.Errorf("retired %s still rendered after every new pool is Ready", name)
+		}
+	}
+	if diff := cmp.Diff(fntest.JSONMap(t, rendered["nodeclass-kiso-acme"]), fntest.WithStatus(t, got["nodeclass-kiso-acme"], rendered["nodeclass-kiso-acme"])); diff != "" {
+		t.Errorf("the retired NodeClass a Usage still names must be kept as rendered: -rendered, +kept:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != requeue.Settling {
+		t.Errorf("TTL %s while a retired NodeClass waits for its Usage to go, want %s", ttl, requeue.Settling)
+	}
+
+	// Crossplane deleted the NodePool and the Usage, and no longer labels the NodeClass in use.
+	delete(rendered, "nodepool-kiso-acme")
+	delete(rendered, "usage-kiso-acme")
+	rsp = run(t, newRequest(t, input, xr(stackSwitch), rendered), cluster{refNodeClass, refNodePool})
+	fntest.AssertNoFatal(t, rsp)
+	if _, ok := fntest.Desired(t, rsp)["nodeclass-kiso-acme"]; ok {
+		t.Error("the retired NodeClass is still rendered once no Usage names it")
+	}
 }

@@ -381,9 +381,15 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		markReady(t, EC2NodeClassKind, "kiso-globex")
 		waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
 		for _, pool := range stackPools {
-			env.Cluster.WaitForT(t, xrSettleTimeout, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+			u := env.Cluster.WaitForT(t, xrSettleTimeout, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
 				return u.GetDeletionTimestamp() != nil, "not being deleted yet"
 			})
+			// Crossplane deleted the retired NodeClass only once no Usage named it: its usage webhook, which
+			// records each deletion it refuses on the object, never refused one, so Crossplane never gave up a
+			// reconcile of the XR on a refusal.
+			if policy, refused := u.GetAnnotations()[deletionAttemptAnnotation]; refused {
+				t.Errorf("Crossplane was refused the deletion of retired EC2NodeClass %s (%s=%s): kiso stopped composing it while a Usage still named it", pool, deletionAttemptAnnotation, policy)
+			}
 		}
 
 		// And back to stack isolation while the stack NodeClasses are still being deleted, still saying Ready.

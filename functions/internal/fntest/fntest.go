@@ -290,3 +290,13 @@ func AssertChangesNothing(t *testing.T, rsp *fnv1.RunFunctionResponse, want stri
 		}
 	}
 }
+
+// WithStatus copies an observed object's status (JSON) onto the object a function keeps of it, which carries
+// none, so the two compare whole.
+func WithStatus(t testing.TB, kept map[string]any, observed string) map[string]any {
+	t.Helper()
+	if st, ok := JSONMap(t, observed)["status"]; ok && kept != nil {
+		kept["status"] = st
+	}
+	return kept
+}

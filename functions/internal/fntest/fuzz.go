@@ -120,6 +120,7 @@ func FuzzRun(t *testing.T, fn fnv1.FunctionRunnerServiceServer, s Seed, ops []by
 		t.Skip("not JSON objects")
 	}
 	d.mutate(ops)
+	inUse := d.labelUsedObjects()
 	req, ok := d.request()
 	if !ok {
 		t.Skip("an observed resource is not an object")
@@ -137,6 +138,7 @@ func FuzzRun(t *testing.T, fn fnv1.FunctionRunnerServiceServer, s Seed, ops []by
 			return
 		}
 		checkComposed(t, rsp, req)
+		checkInUseKept(t, rsp, inUse)
 		last := rsp.GetRequirements() == nil || (asked != nil && proto.Equal(rsp.GetRequirements(), asked))
 		if last {
 			checkNothingAdopted(t, rsp, req, cluster, xrUID)
@@ -200,6 +202,23 @@ func checkComposed(t *testing.T, rsp *fnv1.RunFunctionResponse, req *fnv1.RunFun
 			if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
 				t.Fatalf("desired %s (%s %q) has an invalid label %s=%q: %v", name, u.GetKind(), u.GetName(), k, v, msgs)
 			}
+		}
+	}
+}
+
+// labelUsedObjects labels every observed object an observed ClusterUsage names as used, as Crossplane's usage
+// controller does, and returns their composed resource names.
+func (d *docs) labelUsedObjects() map[string]bool {
+	return labelUsed(d.Observed)
+}
+
+// checkInUseKept fails if the function stops returning an object a Usage still names: Crossplane's webhook
+// would refuse to delete it, and Crossplane would give up the XR's whole reconcile on the refusal.
+func checkInUseKept(t *testing.T, rsp *fnv1.RunFunctionResponse, inUse map[string]bool) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(inUse)) {
+		if _, ok := rsp.GetDesired().GetResources()[name]; !ok {
+			t.Fatalf("observed %s is in use by a Usage, yet not desired: Crossplane would try to delete it and be refused", name)
 		}
 	}
 }

@@ -1,0 +1,46 @@
+package usage
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/keep"
+	"github.com/kiso-dev/kiso/functions/internal/ready"
+)
+
+// InUseLabel is what Crossplane's usage controller labels an object a Usage names as used with, and removes
+// once no Usage names it any more. Crossplane's usage webhook is asked about deleting objects so labelled
+// only, and refuses while a Usage exists.
+const InUseLabel = "crossplane.io/in-use"
+
+// InUse reports whether Crossplane would refuse to delete the object now.
+func InUse(o *unstructured.Unstructured) bool {
+	return o.GetLabels()[InUseLabel] == "true"
+}
+
+// KeepInUse adds to desired, as rendered (keep.AsRendered, with the annotations a function renders), every
+// observed composed resource desired lacks that Crossplane would refuse to delete, and returns their names in
+// order. Crossplane deletes what a function stops returning before it applies anything else, and a refused
+// deletion is a conflict, on which it gives up the XR's whole reconcile (nothing applied, no status written,
+// no event) and tries again with backoff. A NodeClass retired together with its NodePool and the Usage
+// between them would hold the XR so until an attempt happens to delete the Usage first, and for good while
+// another XR's Usage names the object. Returned until no Usage names it, an object goes only once Crossplane
+// can delete it: a retired pool's Usage and NodePool first, its NodeClass once the Usage is gone.
+// observed is what Crossplane observed, not a function's view of a workload cluster: the label is put on the
+// objects Crossplane composes.
+func KeepInUse(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, annotations []string) []resource.Name {
+	var kept []resource.Name
+	for name, oc := range observed {
+		if _, ok := desired[name]; ok || oc.Resource == nil || !InUse(&oc.Resource.Unstructured) {
+			continue
+		}
+		cd := keep.AsRendered(oc, annotations)
+		desired[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
+		kept = append(kept, name)
+	}
+	slices.Sort(kept)
+	return kept
+}
