@@ -85,6 +85,12 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 		errs = append(errs, field.Invalid(sp.Child("karpenter", "serviceAccount"), spec.Karpenter.ServiceAccount, msg))
 	}
 
+	if wc := spec.WorkloadCluster; wc != nil {
+		// It starts the names of the Objects that carry every Kubernetes object into the workload cluster.
+		for _, msg := range validation.IsDNS1123Label(wc.ProviderConfigName) {
+			errs = append(errs, field.Invalid(sp.Child("workloadCluster", "providerConfigName"), wc.ProviderConfigName, msg))
+		}
+	}
 	errs = append(errs, validateController(sp.Child("controller"), spec)...)
 	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
 		errs = append(errs, validateExistingInstanceProfile(sp.Child("nodeRole", "existingInstanceProfile"), *ex, spec)...)

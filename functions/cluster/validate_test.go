@@ -37,6 +37,11 @@ func TestValidateSpec(t *testing.T) {
 			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.ClusterName, s.Region, s.AccountID = "", "", "" },
 			want:   []string{"spec.clusterName: Required value", "spec.region: Required value", "spec.accountId: Required value"},
 		},
+		"WorkloadClusterWithoutProviderConfig": {
+			reason: "The workload cluster's ProviderConfig starts the names of the Objects that reach it.",
+			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.WorkloadCluster = &v1alpha1.WorkloadCluster{} },
+			want:   []string{`spec.workloadCluster.providerConfigName: Invalid value: "": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+		},
 		"AccountIDNotTwelveDigits": {
 			reason: "An AWS account ID is exactly 12 digits.",
 			mutate: func(s *v1alpha1.XKarpenterClusterSpec) { s.AccountID = "1234" },
