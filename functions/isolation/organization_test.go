@@ -4,10 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
@@ -130,5 +133,14 @@ func TestANamespaceTakenAwayLosesItsGrantWhilePoolsWait(t *testing.T) {
 		if _, kept := got[name]; kept {
 			t.Errorf("%s is kept in a namespace the platform gave another organization", name)
 		}
+	}
+
+	// The tenant admin labelled its ConfigMap as Crossplane labels what a Usage names: the label keeps nothing
+	// in a namespace.
+	cm := &unstructured.Unstructured{Object: fntest.JSONMap(t, observed["placement-configmap-batch"])}
+	cm.SetLabels(map[string]string{usage.InUseLabel: "true"})
+	observed["placement-configmap-batch"] = fntest.ToJSON(t, cm.Object)
+	if _, kept := fntest.Desired(t, run(t, newRequest(t, input, xr(dropped), observed), relabelled))["placement-configmap-batch"]; kept {
+		t.Error("a tenant keeps its ConfigMap in a namespace the platform gave another organization by labelling it in use")
 	}
 }

@@ -23,7 +23,8 @@ func LabelInUse(t testing.TB, observed map[string]string) {
 	}
 }
 
-// labelUsed labels every object an object of kind ClusterUsage names as used, and returns their names.
+// labelUsed labels every cluster-scoped object an object of kind ClusterUsage names as used, and returns their
+// names.
 func labelUsed(objects map[string]any) map[string]bool {
 	used := map[string]bool{}
 	for _, o := range objects {
@@ -45,7 +46,8 @@ func labelUsed(objects map[string]any) map[string]bool {
 		}
 		obj := &unstructured.Unstructured{Object: u}
 		m, ok := u["metadata"].(map[string]any)
-		if !ok || !used[obj.GetAPIVersion()+"/"+obj.GetKind()+"/"+obj.GetName()] {
+		// A ClusterUsage names cluster-scoped objects only.
+		if !ok || obj.GetNamespace() != "" || !used[obj.GetAPIVersion()+"/"+obj.GetKind()+"/"+obj.GetName()] {
 			continue
 		}
 		labels, ok := m["labels"].(map[string]any)

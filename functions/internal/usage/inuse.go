@@ -30,11 +30,14 @@ func InUse(o *unstructured.Unstructured) bool {
 // another XR's Usage names the object. Returned until no Usage names it, an object goes only once Crossplane
 // can delete it: a retired pool's Usage and NodePool first, its NodeClass once the Usage is gone.
 // observed is what Crossplane observed, not a function's view of a workload cluster: the label is put on the
-// objects Crossplane composes.
+// objects Crossplane composes. Only cluster-scoped objects are trusted with the label: every Usage kiso composes
+// is a ClusterUsage, which names cluster-scoped objects only, and a namespaced object may be labelled by whoever
+// may edit it in its namespace (a tenant admin may edit a ConfigMap there); trusting the label on one would let
+// a tenant keep what the platform takes away.
 func KeepInUse(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, annotations []string) []resource.Name {
 	var kept []resource.Name
 	for name, oc := range observed {
-		if _, ok := desired[name]; ok || oc.Resource == nil || !InUse(&oc.Resource.Unstructured) {
+		if _, ok := desired[name]; ok || oc.Resource == nil || oc.Resource.GetNamespace() != "" || !InUse(&oc.Resource.Unstructured) {
 			continue
 		}
 		cd := keep.AsRendered(oc, annotations)

@@ -29,7 +29,10 @@ func TestKeepInUseKeepsOnlyWhatCrossplaneWouldRefuseToDelete(t *testing.T) {
 		"free-retired":     observedObject("NodePool", "b", map[string]any{"team": "a"}),
 		"used-still-asked": observedObject("NodeClass", "c", inUse),
 		"marked-false":     observedObject("NodeClass", "d", map[string]any{InUseLabel: "false"}),
+		"tenant-labelled":  observedObject("ConfigMap", "e", inUse),
 	}
+	// A tenant admin may label a ConfigMap in its namespace; no ClusterUsage can name it.
+	observed["tenant-labelled"].Resource.SetNamespace("acme-web")
 	asked := composed.New()
 	asked.SetName("c-as-rendered-now")
 	desired := map[resource.Name]*resource.DesiredComposed{"used-still-asked": {Resource: asked}}
@@ -52,7 +55,7 @@ func TestKeepInUseKeepsOnlyWhatCrossplaneWouldRefuseToDelete(t *testing.T) {
 	if desired["used-still-asked"].Resource.GetName() != "c-as-rendered-now" {
 		t.Error("an object the function still returns was replaced by its observed copy")
 	}
-	for _, name := range []resource.Name{"free-retired", "marked-false"} {
+	for _, name := range []resource.Name{"free-retired", "marked-false", "tenant-labelled"} {
 		if _, ok := desired[name]; ok {
 			t.Errorf("%s, which Crossplane may delete, is kept", name)
 		}
