@@ -39,11 +39,7 @@ func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 }
 
 func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
-	observed := composedOrg(t, true)
-	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
-		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-		observed[name] = fntest.ToJSON(t, o)
-	}
+	observed := switchedWithNewPoolsReady(t)
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
 	got := fntest.Desired(t, rsp)
 	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
@@ -52,6 +48,18 @@ func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 		}
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
+}
+
+// switchedWithNewPoolsReady is what the function observes once the switch to stack isolation has composed the
+// stack pools and Karpenter reports them Ready, beside the organization's pool (Ready too).
+func switchedWithNewPoolsReady(t *testing.T) map[string]string {
+	t.Helper()
+	observed := composedOrg(t, true)
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
+		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	return observed
 }
 
 // flipBack is what the function observes when the spec switches back to stack isolation while the stack pools it
@@ -189,11 +197,7 @@ func TestAPoolBeingDeletedIsNotReady(t *testing.T) {
 // XR's whole reconcile (nothing applied, no status written) until an attempt happens to delete the Usage
 // first. Once the Usage is gone, the NodeClass goes.
 func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
-	observed := composedOrg(t, true)
-	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
-		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-		observed[name] = fntest.ToJSON(t, o)
-	}
+	observed := switchedWithNewPoolsReady(t)
 	rendered := maps.Clone(observed)
 	fntest.LabelInUse(t, observed)
 	if !strings.Contains(observed["nodeclass-kiso-acme"], usage.InUseLabel) {

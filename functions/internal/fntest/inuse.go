@@ -4,11 +4,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-// inUseLabel is what Crossplane's usage controller labels an object a Usage names with; its webhook refuses to
-// delete an object so labelled while the Usage exists.
-const inUseLabel = "crossplane.io/in-use"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
+)
 
 // LabelInUse labels every observed object (composed resource name -> JSON) an observed ClusterUsage names as
 // used, as Crossplane's usage controller does while the Usage exists.
@@ -29,7 +27,7 @@ func labelUsed(objects map[string]any) map[string]bool {
 	used := map[string]bool{}
 	for _, o := range objects {
 		u, ok := o.(map[string]any)
-		if !ok || u["kind"] != "ClusterUsage" {
+		if !ok || u["kind"] != usage.Kind {
 			continue
 		}
 		of, _ := Dig(u, "spec", "of").(map[string]any)
@@ -55,7 +53,7 @@ func labelUsed(objects map[string]any) map[string]bool {
 			labels = map[string]any{}
 			m["labels"] = labels
 		}
-		labels[inUseLabel] = "true"
+		labels[usage.InUseLabel] = "true"
 		labelled[name] = true
 	}
 	return labelled
