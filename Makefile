@@ -85,10 +85,13 @@ FLEET_POLL ?= 1m
 FLEET_AUDIT ?=
 # FLEET_DIRECT=1 applies each organization as an XKarpenterIsolation without a claim, to measure what claims cost.
 FLEET_DIRECT ?=
+# FLEET_CLUSTER=bound binds every organization to a cluster (clusterRef); FLEET_CLUSTER=rollout also gives that
+# cluster a rollout in waves.
+FLEET_CLUSTER ?=
 
 .PHONY: bench-fleet
 bench-fleet: ## Onboard organizations in steps (FLEET_STEPS, default 100,300,600,1000) on the e2e control plane with Crossplane polling every FLEET_POLL (default 1m, its default); prints apply and Ready times, objects per organization, CPU-seconds and memory per server, requests by whom, pending pod -> bound.
-	KISO_BENCH_FLEET=1 KISO_FLEET_STEPS=$(FLEET_STEPS) KISO_E2E_CROSSPLANE_POLL=$(FLEET_POLL) KISO_E2E_AUDIT=$(FLEET_AUDIT) KISO_FLEET_DIRECT=$(FLEET_DIRECT) test/e2e/run.sh -run '^TestFleetBenchmark$$' -timeout=240m
+	KISO_BENCH_FLEET=1 KISO_FLEET_STEPS=$(FLEET_STEPS) KISO_E2E_CROSSPLANE_POLL=$(FLEET_POLL) KISO_E2E_AUDIT=$(FLEET_AUDIT) KISO_FLEET_DIRECT=$(FLEET_DIRECT) KISO_FLEET_CLUSTER=$(FLEET_CLUSTER) test/e2e/run.sh -run '^TestFleetBenchmark$$' -timeout=240m
 
 ##@ Packages
 

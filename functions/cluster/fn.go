@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
@@ -77,7 +78,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	p := newPlan(spec)
-	objects, err := renderAll(p, req, in, oxr.Resource.GetName(), observed)
+	keys := placement.NewKeys(in.KeyDomain)
+	// The status comes first: the view the cluster composes for its organizations shows part of it.
+	status := buildStatus(p)
+	staged, err := stageRollout(rsp, req, oxr, spec, keys, time.Now())
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
+	objects, err := renderAll(p, req, in, oxr.Resource.GetName(), status, observed)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -90,7 +100,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	rs := map[string]*fnv1.ResourceSelector{}
 	requireInjectAPI(rs, in)
 	ownership.Require(rs, planned, composedIdx)
-	keys := placement.NewKeys(in.KeyDomain)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName())
 	reads := wl.Requirements(rs)
 	if len(rs) > 0 {
@@ -114,14 +123,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
 	}
-
-	status := buildStatus(p)
-	staged, err := stageRollout(rsp, req, oxr, spec, keys, time.Now())
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
 	if err := xrfields.SetStatus(dxr, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -136,6 +137,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady, "keptInUse", len(inUse))
 	return rsp, nil
 }
+
+// crClusterView is the composed resource name of the cluster's view for its organizations (clusterview).
+const crClusterView resource.Name = "organization-view"
 
 // compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,
 // and the reads, and returns how many objects are not ready.
@@ -173,9 +177,11 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 
 // renderAll returns every object the cluster composes, as composed
 // resources: the plan's, the cluster's placement policies, Karpenter's
-// Release, and the Usages that order their deletion. For a workload cluster,
-// every Kubernetes object goes there in a provider-kubernetes Object.
-func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
+// Release, the Usages that order their deletion, and the view its
+// organizations read. For a workload cluster, every Kubernetes object goes
+// there in a provider-kubernetes Object; the view stays where Crossplane and
+// the organizations' XRs run.
+func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, status v1alpha1.XKarpenterClusterStatus, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
 		return nil, err
@@ -201,6 +207,11 @@ func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, ob
 	for name, cd := range renderUsages(p, objects) {
 		objects[name] = cd
 	}
+	view, err := clusterview.Render(xrName, p.Spec, status)
+	if err != nil {
+		return nil, err
+	}
+	objects[crClusterView] = view
 	if providerConfig, ok := p.Spec.Remote(); ok {
 		remote.WrapObjects(providerConfig, objects)
 	}

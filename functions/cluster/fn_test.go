@@ -60,6 +60,9 @@ func usageNames(groups ...[]string) []string {
 	return out
 }
 
+// viewNames is the view every cluster composes for its organizations.
+var viewNames = []string{string(crClusterView)}
+
 // tags are the tags of every AWS resource of podIdentitySpec.
 const tags = `{"app.kubernetes.io/managed-by":"kiso","kiso.dev/cluster":"prod","team":"platform"}`
 
@@ -68,7 +71,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	want := sortedNames(controllerNames, nodeNames, interruptionNames, placementNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association"}))
+	want := sortedNames(controllerNames, nodeNames, interruptionNames, placementNames, viewNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Fatalf("composed resource names: -want, +got:\n%s", diff)
 	}
@@ -184,7 +187,7 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	want := sortedNames(controllerNames, interruptionNames, placementNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, interruptionNames, []string{"pod-identity-association"}))
+	want := sortedNames(controllerNames, interruptionNames, placementNames, viewNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, interruptionNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("no node role, instance profile or access entry: -want, +got:\n%s", diff)
 	}
@@ -245,7 +248,7 @@ func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
 			wantController = append(wantController, n)
 		}
 	}
-	want := sortedNames(wantController, nodeNames, placementNames, []string{"pod-identity-association"}, usageNames(wantController, nodeNames, []string{"pod-identity-association"}))
+	want := sortedNames(wantController, nodeNames, placementNames, viewNames, []string{"pod-identity-association"}, usageNames(wantController, nodeNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
 		t.Errorf("no queue, rules, targets, interruption policy or PrometheusRule: -want, +got:\n%s", diff)
 	}

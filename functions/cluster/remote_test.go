@@ -6,6 +6,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
@@ -45,6 +46,8 @@ func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
 				t.Errorf("%s: managed resource's providerConfigRef %v, want aws-prod", name, pc)
 			}
 		case group == usage.Group:
+		case kind == clusterview.GVK.Kind:
+			// The organizations' XRs read it where they and Crossplane run.
 		default:
 			t.Errorf("%s: %s %s composed into the management cluster", name, apiVersion, kind)
 		}
@@ -53,6 +56,9 @@ func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
 		if !wrapped[kind] {
 			t.Errorf("no %s composed into the workload cluster; wrapped kinds %v", kind, wrapped)
 		}
+	}
+	if kinds[clusterview.GVK.Kind] != 1 {
+		t.Errorf("%d views for the organizations, want 1", kinds[clusterview.GVK.Kind])
 	}
 	if kinds[releaseKind] != 1 {
 		t.Errorf("%d Releases, want 1", kinds[releaseKind])

@@ -15,6 +15,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
@@ -101,17 +102,21 @@ func TestARolloutMovesWaveByWave(t *testing.T) {
 		wantSoak  time.Duration
 		wantOnNew int32
 		wantWait  int32
+		// wantSeen: the organizations' view of the cluster (clusterview) changes, which wakes every one of
+		// them; only a new revision, an opened wave or a snapshot dropped may.
+		wantSeen bool
 	}{
-		{what: "a new revision opens the canary's wave", spec: spec, on: allOn(v1.ID), wantWave: 0, wantHeld: "organization canary: pool kiso-canary is still on revision " + v1.ID, wantWait: 9},
+		{what: "a new revision opens the canary's wave", spec: spec, on: allOn(v1.ID), wantWave: 0, wantHeld: "organization canary: pool kiso-canary is still on revision " + v1.ID, wantWait: 9, wantSeen: true},
 		{what: "the canary moved; Karpenter still replaces its drifted node", spec: spec, on: canaryMoved, holdup: drifting, wantWave: 0, wantHeld: "drifted", wantOnNew: 1, wantWait: 9},
 		{what: "replaced: the canary's wave is done and soaks", spec: spec, on: canaryMoved, wantWave: 0, wantSoak: 10 * time.Minute, wantOnNew: 1, wantWait: 9},
 		{what: "paused: the soak is over but no further wave opens", spec: paused, on: canaryMoved, after: 11 * time.Minute, wantWave: 0, wantHeld: "spec.rollout.paused", wantOnNew: 1, wantWait: 9},
-		{what: "resumed: the 50% wave opens", spec: spec, on: canaryMoved, after: 11 * time.Minute, wantWave: 1, wantHeld: "is still on revision", wantOnNew: 1, wantWait: int32(9 - half)},
+		{what: "resumed: the 50% wave opens", spec: spec, on: canaryMoved, after: 11 * time.Minute, wantWave: 1, wantHeld: "is still on revision", wantOnNew: 1, wantWait: int32(9 - half), wantSeen: true},
 		{what: "the 50% wave moved and soaks", spec: spec, on: halfMoved, after: 12 * time.Minute, wantWave: 1, wantSoak: 10 * time.Minute, wantOnNew: int32(1 + half), wantWait: int32(9 - half)},
-		{what: "the last wave opens", spec: spec, on: halfMoved, after: 23 * time.Minute, wantWave: 2, wantHeld: "is still on revision", wantOnNew: int32(1 + half)},
-		{what: "everyone moved: the rollout is done", spec: spec, on: allOn(v2.ID), after: 24 * time.Minute, wantWave: 4, wantOnNew: 10},
+		{what: "the last wave opens", spec: spec, on: halfMoved, after: 23 * time.Minute, wantWave: 2, wantHeld: "is still on revision", wantOnNew: int32(1 + half), wantSeen: true},
+		{what: "everyone moved: the rollout is done", spec: spec, on: allOn(v2.ID), after: 24 * time.Minute, wantWave: 4, wantOnNew: 10, wantSeen: true},
 	}
 	state := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v1.ID, Wave: 4, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}}}
+	seen := clusterview.ForOrganizations(v1alpha1.XKarpenterClusterStatus{Rollouts: state})
 	for _, s := range steps {
 		v := fleet(s.on, s.holdup)
 		v.Current[testRef] = v2
@@ -131,7 +136,11 @@ func TestARolloutMovesWaveByWave(t *testing.T) {
 			res.RequeueAfter != s.wantSoak || onNew != s.wantOnNew || r.Waiting != s.wantWait {
 			t.Errorf("%s: %s; want wave %d, held by %q, soak left %s, %d on the new revision, %d waiting", s.what, got, s.wantWave, s.wantHeld, s.wantSoak, s.wantOnNew, s.wantWait)
 		}
-		state = res.Rollouts
+		now := clusterview.ForOrganizations(v1alpha1.XKarpenterClusterStatus{Rollouts: res.Rollouts, Rollout: summary(s.spec, res.Rollouts)})
+		if diff := cmp.Diff(seen, now); (diff != "") != s.wantSeen {
+			t.Errorf("%s: the organizations' view changed %t, want %t: -before, +after:\n%s", s.what, diff != "", s.wantSeen, diff)
+		}
+		state, seen = res.Rollouts, now
 	}
 	if got := snapshotRevisions(state[0]); !cmp.Equal(got, []string{v2.ID}) {
 		t.Errorf("snapshots %v: no organization is on the first revision any more, only the current one is kept", got)

@@ -217,13 +217,13 @@ func TestBadInputChangesNothing(t *testing.T) {
 			reason: "The organization's XKarpenterCluster must be readable.",
 			spec:   clusterRef,
 			refs:   append(cluster{`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod"},"spec":"prod"}`}, refs...),
-			want:   `spec.clusterRef: cannot read XKarpenterCluster "prod": spec: Invalid value: "string": must be an object`,
+			want:   `spec.clusterRef: cannot read XKarpenterCluster "prod" from its view EnvironmentConfig "kiso-cluster.prod": spec: Invalid value: "string": must be an object`,
 		},
 		"ClusterTagsNotStrings": {
 			reason: "A cluster whose tags are not strings cannot be inherited from.",
 			spec:   clusterRef,
 			refs:   append(cluster{strings.Replace(clusterXR, `"tags":{`, `"tags":{"team":["a"],`, 1)}, refs...),
-			want:   `spec.clusterRef: cannot read XKarpenterCluster "prod": spec.tags: Invalid value: "array": must be a string`,
+			want:   `spec.clusterRef: cannot read XKarpenterCluster "prod" from its view EnvironmentConfig "kiso-cluster.prod": spec.tags: Invalid value: "array": must be a string`,
 		},
 	}
 	observed := composedOrg(t, false)

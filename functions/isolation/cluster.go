@@ -11,11 +11,13 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 )
 
 // requireCluster is the required resource under which Crossplane returns the
-// organization's XKarpenterCluster.
+// view the organization's XKarpenterCluster composes for its organizations
+// (clusterview): not the cluster itself, whose every status change would
+// reconcile every organization bound to it.
 const requireCluster = "cluster"
 
 var clusterGVK = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: v1alpha1.ClusterKind}
@@ -27,17 +29,11 @@ type boundCluster struct {
 	Status v1alpha1.XKarpenterClusterStatus
 }
 
-// decodeCluster reads a cluster XR's spec and status.
-func decodeCluster(u *unstructured.Unstructured) (*boundCluster, error) {
-	c := &boundCluster{Name: u.GetName()}
-	// In order, so a cluster with both fields malformed always reads the same.
-	for _, f := range []struct {
-		name string
-		into any
-	}{{"spec", &c.Spec}, {"status", &c.Status}} {
-		if err := xrfields.Decode(u.Object, f.name, f.into); err != nil {
-			return nil, errors.Wrapf(err, "spec.clusterRef: cannot read %s %q", v1alpha1.ClusterKind, c.Name)
-		}
+// decodeCluster reads the spec and status of the cluster XR named name from its view.
+func decodeCluster(view *unstructured.Unstructured, name string) (*boundCluster, error) {
+	c := &boundCluster{Name: name}
+	if err := clusterview.Read(view, &c.Spec, &c.Status); err != nil {
+		return nil, errors.Wrapf(err, "spec.clusterRef: cannot read %s %q from its view %s %q", v1alpha1.ClusterKind, name, clusterview.GVK.Kind, view.GetName())
 	}
 	// The XRD's schema requires it, but a cluster read here is whatever is stored: an empty one would start
 	// the name of every Object composed in the workload cluster with a dot.

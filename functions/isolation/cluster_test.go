@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -95,7 +99,7 @@ func TestMissingClusterKeepsComposedPools(t *testing.T) {
 		t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotFound,
-		`spec.clusterRef: XKarpenterCluster "prod" not found; keeping the pools already composed unchanged meanwhile`)
+		`spec.clusterRef: XKarpenterCluster "prod" not found, or it has not composed its view for organizations (EnvironmentConfig "kiso-cluster.prod") yet; keeping the pools already composed unchanged meanwhile`)
 }
 
 func TestClusterNotYetRenderedKeepsComposedPools(t *testing.T) {
@@ -108,6 +112,34 @@ func TestClusterNotYetRenderedKeepsComposedPools(t *testing.T) {
 	}
 	assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonClusterNotReady,
 		`spec.clusterRef: XKarpenterCluster "prod" has not been rendered yet (its status has no controllerRoleResource); keeping the pools already composed unchanged meanwhile`)
+}
+
+// TestAViewTheClusterDoesNotControlIsNotRead: an EnvironmentConfig of the view's name that the cluster does not
+// control (the platform's own, or another cluster's) is not read as the cluster's; the pools stay as they are.
+func TestAViewTheClusterDoesNotControlIsNotRead(t *testing.T) {
+	observed := composedOrg(t, true)
+	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
+	for name, controller := range map[string][]metav1.OwnerReference{
+		"NoController":       nil,
+		"AnotherCluster":     {{APIVersion: "kiso.dev/v1alpha1", Kind: "XKarpenterCluster", Name: "staging", Controller: ptr.To(true)}},
+		"AnotherKind":        {{APIVersion: "example.org/v1", Kind: "XKarpenterCluster", Name: "prod", Controller: ptr.To(true)}},
+		"OwnedNotControlled": {{APIVersion: "kiso.dev/v1alpha1", Kind: "XKarpenterCluster", Name: "prod"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			view := fntest.ClusterView(&unstructured.Unstructured{Object: fntest.JSONMap(t, clusterXR)})
+			view.SetOwnerReferences(controller)
+			b, err := json.Marshal(view.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool, string(b)})
+			if diff := cmp.Diff(slices.Sorted(maps.Keys(observed)), slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
+				t.Errorf("composed resources must all be kept: -observed, +desired:\n%s", diff)
+			}
+			assertCondition(t, rsp, TypeReferencesResolved, fnv1.Status_STATUS_CONDITION_FALSE, ReasonClusterNotReady,
+				`spec.clusterRef: EnvironmentConfig "kiso-cluster.prod" is not the view of XKarpenterCluster "prod": XKarpenterCluster "prod" does not control it; keeping the pools already composed unchanged meanwhile`)
+		})
+	}
 }
 
 func TestDedicatedNeedsAClusterThatMayPassIt(t *testing.T) {

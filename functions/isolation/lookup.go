@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
@@ -40,7 +41,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
 	}
 	if spec.ClusterRef != nil {
-		rs[requireCluster] = ownership.ByName(clusterGVK, "", spec.ClusterRef.Name)
+		rs[requireCluster] = ownership.ByName(clusterview.GVK, "", clusterview.Name(spec.ClusterRef.Name))
 	}
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, spec, keys)
@@ -154,19 +155,22 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 	return l, nil
 }
 
-// resolveCluster reads the organization's XKarpenterCluster.
+// resolveCluster reads the organization's XKarpenterCluster, from the view it composes for its organizations.
 func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error {
 	ref := ownership.Object{GVK: clusterGVK, Name: name}
+	view := ownership.Object{GVK: clusterview.GVK, Name: clusterview.Name(name)}
 	found, resolved, err := request.GetRequiredResource(req, requireCluster)
 	switch {
 	case err != nil:
-		return errors.Wrapf(err, "cannot read required resource %s", ref)
+		return errors.Wrapf(err, "cannot read required resource %s", view)
 	case !resolved:
 		l.Waiting = true
 	case len(found) == 0:
-		l.Missing = append(l.Missing, fmt.Sprintf("spec.clusterRef: %s not found", ref))
+		l.Missing = append(l.Missing, fmt.Sprintf("spec.clusterRef: %s not found, or it has not composed its view for organizations (%s) yet", ref, view))
+	case !clusterview.ComposedBy(found[0].Resource, name):
+		l.NotReady = append(l.NotReady, fmt.Sprintf("spec.clusterRef: %s is not the view of %s: %s does not control it", view, ref, ref))
 	default:
-		c, err := decodeCluster(found[0].Resource)
+		c, err := decodeCluster(found[0].Resource, name)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
@@ -24,10 +25,10 @@ func fetchedCluster(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolat
 		return nil, nil
 	}
 	found, _, err := request.GetRequiredResource(req, requireCluster)
-	if err != nil || len(found) == 0 {
+	if err != nil || len(found) == 0 || !clusterview.ComposedBy(found[0].Resource, spec.ClusterRef.Name) {
 		return nil, err
 	}
-	return decodeCluster(found[0].Resource)
+	return decodeCluster(found[0].Resource, spec.ClusterRef.Name)
 }
 
 // workloadReader returns the reader of the organization's workload cluster, or nil when it runs in the cluster

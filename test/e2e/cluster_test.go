@@ -17,7 +17,9 @@ import (
 
 // kiso's cluster API and the kinds it composes.
 var (
-	ClusterKind                = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "XKarpenterCluster"}
+	ClusterKind = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "XKarpenterCluster"}
+	// ClusterViewKind is the kind of the view a cluster composes for its organizations.
+	ClusterViewKind            = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
 	RoleKind                   = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Role"}
 	PolicyKind                 = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Policy"}
 	RolePolicyAttachmentKind   = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "RolePolicyAttachment"}
@@ -134,7 +136,9 @@ func wantClusterComposed() []wantComposed {
 		placement = append(placement, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
 	}
 	placement = append(placement, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
-	return append(want, placement...)
+	want = append(want, placement...)
+	// The view its organizations read instead of the XR.
+	return append(want, wantComposed{Kind: ClusterViewKind, Name: clusterViewName(clusterXR)})
 }
 
 // wantUsages are the ClusterUsages that order the cluster's deletion: every AWS object waits for the
@@ -209,6 +213,10 @@ func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
 			assertAlerts(t, got)
 			continue
 		}
+		if w.Kind == ClusterViewKind {
+			assertClusterView(t, got, xr)
+			continue
+		}
 		if w.Kind == ClusterUsageKind || w.Kind.Group == ValidatingAdmissionPolicyKind.Group {
 			continue
 		}
@@ -248,6 +256,22 @@ func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
 	env.DeleteT(t, xrManifest)
 	for _, w := range want {
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, w.Kind, w.Namespace, w.Name)
+	}
+}
+
+// assertClusterView checks the view the cluster composes for its organizations: the XR's spec, and of its status
+// what organizations read (not Karpenter's Helm values).
+func assertClusterView(t *testing.T, view, xr *unstructured.Unstructured) {
+	t.Helper()
+	if got, _, _ := unstructured.NestedString(view.Object, "data", "spec", "clusterName"); got != clusterName {
+		t.Errorf("the cluster's view: data.spec.clusterName %q, want %q", got, clusterName)
+	}
+	want, _, _ := unstructured.NestedString(xr.Object, "status", "controllerRoleResource")
+	if got, _, _ := unstructured.NestedString(view.Object, "data", "status", "controllerRoleResource"); got != want || got == "" {
+		t.Errorf("the cluster's view: data.status.controllerRoleResource %q, want the XR's %q", got, want)
+	}
+	if helm, found, _ := unstructured.NestedFieldNoCopy(view.Object, "data", "status", "helm"); found {
+		t.Errorf("the cluster's view shows Karpenter's Helm values %v, which no organization reads", helm)
 	}
 }
 
@@ -340,3 +364,6 @@ func resourceRefKeys(xr *unstructured.Unstructured) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// clusterViewName is the name of the view the cluster named cluster composes for its organizations.
+func clusterViewName(cluster string) string { return "kiso-cluster." + cluster }

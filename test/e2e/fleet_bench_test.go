@@ -28,6 +28,10 @@ const (
 	// fleetDirectEnv set to 1 applies each organization as an XKarpenterIsolation, without a claim, to measure
 	// what the claim costs.
 	fleetDirectEnv = "KISO_FLEET_DIRECT"
+	// fleetClusterEnv binds every organization to the placement cluster (clusterRef) when "bound", and also
+	// gives that cluster a rollout when "rollout": the topology of a platform whose organizations get their
+	// node role and controller permissions from kiso's XKarpenterCluster, and stage reference changes in waves.
+	fleetClusterEnv = "KISO_FLEET_CLUSTER"
 	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
 	fleetIdle = time.Minute
 	// fleetBatch is how many organizations one kubectl apply holds.
@@ -64,7 +68,8 @@ func TestFleetBenchmark(t *testing.T) {
 	if direct {
 		applied = "an XR each, no claim"
 	}
-	fmt.Printf("\nFleet: organization isolation, one stack each, %s; Crossplane polls every %s; %d cores\n", applied, crossplanePollInterval(), runtime.NumCPU())
+	bound := fleetBindingT(t, os.Getenv(fleetClusterEnv))
+	fmt.Printf("\nFleet: organization isolation, one stack each, %s, %s; Crossplane polls every %s; %d cores\n", applied, bound, crossplanePollInterval(), runtime.NumCPU())
 	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
 	var requests, onboarding, writes []string
 	created := 0
@@ -72,6 +77,7 @@ func TestFleetBenchmark(t *testing.T) {
 		before := usageByServer(env.servers.Usage())
 		breakerBefore := breakerT(t)
 		onboardingFrom := fleetRequestsT(t)
+		callsFrom := functionCallsT(t)
 		start := time.Now()
 		// The apiserver is profiled over the first onboardingProfiled of onboarding, while it is busiest.
 		// Its profile is kept in the run's directory (KISO_E2E_KEEP=1 keeps it) for go tool pprof.
@@ -83,7 +89,7 @@ func TestFleetBenchmark(t *testing.T) {
 		// In batches of fleetBatch organizations, one kubectl apply each, as a platform's pipeline would.
 		for from := created; from < n; from += fleetBatch {
 			to := min(from+fleetBatch, n)
-			if out := env.TryT(t, fleetManifest(from, to, direct), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
+			if out := env.TryT(t, fleetManifest(from, to, direct, bound != unbound), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
 				t.Fatalf("kubectl apply of organizations %d..%d: %s", from, to-1, out.Stderr)
 			}
 		}
@@ -97,6 +103,7 @@ func TestFleetBenchmark(t *testing.T) {
 		settled := time.Since(start)
 		onboardingTop := onboardingProfile()
 		onboarding = append(onboarding, fleetRequestsT(t).since(onboardingFrom, n, perOrganization(n-created))+
+			fmt.Sprintf("\n%-6s isolation function calls %.1f/org", "", float64(functionCallsT(t)-callsFrom)/float64(n-created))+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the first %s of onboarding:\n%s", "", onboardingProfiled, onboardingTop))
 		if os.Getenv(auditEnv) == "1" {
 			writes = append(writes, fmt.Sprintf("%-6d %s", n, xrWritesT(t, created, n, start).perOrganization(n-created)))
@@ -107,6 +114,7 @@ func TestFleetBenchmark(t *testing.T) {
 
 		idleFrom := usageByServer(env.servers.Usage())
 		requestsFrom := fleetRequestsT(t)
+		idleCallsFrom := functionCallsT(t)
 		eventsFrom := readEventsT(t)
 		idleStart := time.Now()
 		// The measurement window itself: nothing changes, and what the servers spend is the result. Karpenter,
@@ -119,6 +127,7 @@ func TestFleetBenchmark(t *testing.T) {
 		elapsed := time.Since(idleStart).Seconds()
 		events := readEventsT(t).since(eventsFrom)
 		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, perMinute(elapsed))+
+			fmt.Sprintf("\n%-6s isolation function calls %.0f/min", "", float64(functionCallsT(t)-idleCallsFrom)*60/elapsed)+
 			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, perMinute(elapsed)))+
 			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"])+
 			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile)+
@@ -158,25 +167,30 @@ func waitForFleetSettledT(t *testing.T, n int) {
 		if settled < n {
 			return false, fmt.Sprintf("%d of %d organizations' latest calls asked for the settled TTL", settled, all), nil
 		}
-		families, err := env.scrapeMetrics(ctx, "crossplane")
-		if err != nil {
-			return false, "", err
-		}
-		queued := counters(families, "workqueue_depth", "name")
-		running := counters(families, "controller_runtime_active_workers", "controller")
-		busy := 0.0
-		for name, v := range queued {
-			if strings.HasPrefix(name, "composite/") {
-				busy += v
-			}
-		}
-		for name, v := range running {
-			if strings.HasPrefix(name, "composite/") {
-				busy += v
-			}
-		}
-		return busy == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", busy), nil
+		return crossplaneIdle(ctx)
 	})
+}
+
+// crossplaneIdle says whether Crossplane's XR controllers have no reconcile queued or running.
+func crossplaneIdle(ctx context.Context) (bool, string, error) {
+	families, err := env.scrapeMetrics(ctx, "crossplane")
+	if err != nil {
+		return false, "", err
+	}
+	queued := counters(families, "workqueue_depth", "name")
+	running := counters(families, "controller_runtime_active_workers", "controller")
+	busy := 0.0
+	for name, v := range queued {
+		if strings.HasPrefix(name, "composite/") {
+			busy += v
+		}
+	}
+	for name, v := range running {
+		if strings.HasPrefix(name, "composite/") {
+			busy += v
+		}
+	}
+	return busy == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", busy), nil
 }
 
 // eventsQuiet is how long the apiserver must have written no event for the events recorded while onboarding
@@ -389,9 +403,48 @@ func fleetSteps(v string) ([]int, error) {
 
 func fleetOrganization(i int) string { return fmt.Sprintf("fleet-%04d", i) }
 
+// How the fleet's organizations are bound to a cluster (fleetClusterEnv).
+const (
+	unbound        = "no clusterRef"
+	boundToCluster = "clusterRef to the placement cluster"
+	boundInWaves   = "clusterRef to the placement cluster, which has a rollout"
+)
+
+// fleetBindingT reads fleetClusterEnv, and gives the placement cluster its rollout for "rollout" until the
+// benchmark ends: two waves (half, then everyone) that soak a minute each.
+func fleetBindingT(t *testing.T, v string) string {
+	t.Helper()
+	switch v {
+	case "":
+		return unbound
+	case "bound":
+		return boundToCluster
+	case "rollout":
+		patchClusterT(t, `{"spec":{"rollout":{"waves":[{"percent":50},{"percent":100}],"soak":"1m"}}}`)
+		t.Cleanup(func() {
+			if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "xkarpentercluster", rolloutCluster, "--type=merge", "-p", `{"spec":{"rollout":null}}`); err != nil {
+				t.Errorf("cannot remove the rollout: %v", err)
+			}
+		})
+		return boundInWaves
+	}
+	t.Fatalf("%s=%q: want bound or rollout", fleetClusterEnv, v)
+	return ""
+}
+
+// functionCallsT counts the isolation function's calls so far.
+func functionCallsT(t *testing.T) int {
+	t.Helper()
+	calls, err := env.loggedCalls(isolationFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(calls)
+}
+
 // fleetManifest is organizations from..to-1: each a namespace <org>-web the platform gives the organization,
-// holding its claim, or (direct) beside its XR.
-func fleetManifest(from, to int, direct bool) []byte {
+// holding its claim, or (direct) beside its XR; bound to the placement cluster if bound.
+func fleetManifest(from, to int, direct, bound bool) []byte {
 	var b strings.Builder
 	for i := from; i < to; i++ {
 		org := fleetOrganization(i)
@@ -425,6 +478,9 @@ metadata:
   nodePoolRef: {name: kwok-reference}
   pool: {limits: {cpu: 4}}
 `, org)
+		if bound {
+			fmt.Fprintf(&b, "  clusterRef: {name: %s}\n", rolloutCluster)
+		}
 	}
 	return []byte(b.String())
 }

@@ -65,6 +65,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		waitForRolloutT(t, "the rollout of the first release to be done", func(r rolloutState) bool { return r.Wave == 4 && r.On[r.Revision] == 10 })
 	})
 	first := currentRolloutT(t).Revision
+	step(t, "WhatTheClusterCountsWakesNoOrganization", func(t *testing.T) { assertCountsWakeNoOrganizationT(t) })
 
 	setReleaseT(t, "r2")
 	var second string
@@ -128,6 +129,68 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 			return r.Wave == 4 && r.On[second] == 10 && r.Reason == "Complete"
 		})
 	})
+}
+
+// countChanges is how many times assertCountsWakeNoOrganizationT changes the cluster's count.
+const countChanges = 3
+
+// assertCountsWakeNoOrganizationT changes what the cluster's status counts, as an organization onboarded or
+// moved does, and restores it (the cluster function rewrites it), countChanges times: Crossplane reconciles
+// every XR that requires an object whenever that object changes, so organizations that read the cluster itself
+// would each be reconciled twice per change (2×countChanges×10 calls); they read the view the cluster composes
+// for them, which shows no count, and none should be. Fewer calls than organizations leaves room for a
+// reconcile something else caused.
+func assertCountsWakeNoOrganizationT(t *testing.T) {
+	t.Helper()
+	waitForT(t, xrSettleTimeout, "Crossplane idle", crossplaneIdle)
+	calls, err := env.loggedCalls(isolationFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := len(calls)
+	counted := currentRolloutSummaryT(t)
+	for i := range countChanges {
+		miscounted := fmt.Sprintf("%s (miscounted %d)", counted, i)
+		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", rolloutCluster, "--subresource=status", "--type=merge",
+			"-p", fmt.Sprintf(`{"status":{"rollout":%q}}`, miscounted)); err != nil {
+			t.Fatalf("cannot change the cluster's status: %v", err)
+		}
+		env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", rolloutCluster, func(u *unstructured.Unstructured) (bool, string) {
+			got, _, _ := unstructured.NestedString(u.Object, "status", "rollout")
+			return got == counted, fmt.Sprintf("the cluster function to count again: status.rollout %q", got)
+		})
+	}
+	waitForT(t, xrSettleTimeout, "Crossplane idle", crossplaneIdle)
+	if calls, err = env.loggedCalls(isolationFunction); err != nil {
+		t.Fatal(err)
+	}
+	woken := map[string]int{}
+	for _, c := range calls[from:] {
+		if strings.HasPrefix(c.XR, "ro-") {
+			woken[c.XR]++
+		}
+	}
+	total := 0
+	for _, n := range woken {
+		total += n
+	}
+	if total >= len(rolloutOrganizations) {
+		t.Errorf("%d changes of what the cluster counts reconciled the organizations bound to it %d times: %v", 2*countChanges, total, woken)
+	}
+}
+
+// currentRolloutSummaryT is the cluster's status.rollout.
+func currentRolloutSummaryT(t *testing.T) string {
+	t.Helper()
+	u, err := env.Cluster.Get(t.Context(), ClusterKind, "", rolloutCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := unstructured.NestedString(u.Object, "status", "rollout")
+	if s == "" {
+		t.Fatal("the cluster's status.rollout is empty")
+	}
+	return s
 }
 
 // rolloutState is the cluster's status for the scenario's reference pair.

@@ -354,21 +354,21 @@ spec:
 	// The clusterRef broken.
 	patchClaim(map[string]any{"clusterRef": map[string]any{"name": "e2e-no-such-cluster"}})
 	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
-	if want := `spec.clusterRef: XKarpenterCluster "e2e-no-such-cluster" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
+	if want := `spec.clusterRef: XKarpenterCluster "e2e-no-such-cluster" not found, or it has not composed its view for organizations (EnvironmentConfig "kiso-cluster.e2e-no-such-cluster") yet; keeping the pools already composed unchanged meanwhile`; c.Message != want {
 		t.Errorf("clusterRef broken: ReferencesResolved message %q, want %q", c.Message, want)
 	}
 	assertUntouched("clusterRef broken")
 	patchClaim(map[string]any{"clusterRef": map[string]any{"name": "e2e-gaps"}})
 	converged("clusterRef broken")
 
-	// The cluster's status gone (as for a cluster XR being recreated): Crossplane is paused on it, so the status
-	// stays empty until the test resumes it.
+	// The cluster's status gone from the view organizations read (as for a cluster XR being recreated):
+	// Crossplane is paused on the cluster, so nothing composes the view again until the test resumes it.
 	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused=true"); err != nil {
 		t.Fatal(err)
 	}
-	clearStatus := `{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}`
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", "e2e-gaps", "--subresource=status", "--type=merge", "-p", clearStatus); err != nil {
-		t.Fatalf("cannot clear the cluster's status: %v", err)
+	clearStatus := `{"data":{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}}`
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "environmentconfig", clusterViewName("e2e-gaps"), "--type=merge", "-p", clearStatus); err != nil {
+		t.Fatalf("cannot clear the status of the cluster's view: %v", err)
 	}
 	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ClusterNotReady")
 	if want := `spec.clusterRef: XKarpenterCluster "e2e-gaps" has not been rendered yet (its status has no controllerRoleResource); keeping the pools already composed unchanged meanwhile`; c.Message != want {
@@ -380,14 +380,14 @@ spec:
 	}
 	// A paused XR has no requeue pending, so the un-pause event is the one thing that wakes it; the ClusterUsages'
 	// churn may have opened Crossplane's watch circuit breaker for it, which drops that event. Touch the cluster
-	// until it has rendered its status again, as a user re-applying it would.
-	waitTouchingT(t, "xkarpentercluster", "e2e-gaps", "the cluster to render its status again", func(ctx context.Context, _ int64) (bool, string, error) {
-		u, err := env.Cluster.Get(ctx, ClusterKind, "", "e2e-gaps")
+	// until it has composed its view again, as a user re-applying it would.
+	waitTouchingT(t, "xkarpentercluster", "e2e-gaps", "the cluster to compose its view again", func(ctx context.Context, _ int64) (bool, string, error) {
+		u, err := env.Cluster.Get(ctx, ClusterViewKind, "", clusterViewName("e2e-gaps"))
 		if err != nil {
 			return false, "", err
 		}
-		role, _, _ := unstructured.NestedString(u.Object, "status", "controllerRoleResource")
-		return role != "", "status.controllerRoleResource is still empty", nil
+		role, _, _ := unstructured.NestedString(u.Object, "data", "status", "controllerRoleResource")
+		return role != "", "data.status.controllerRoleResource is still empty", nil
 	})
 	converged("cluster status gone")
 

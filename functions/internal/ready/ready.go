@@ -72,7 +72,7 @@ func Of(desired *composed.Unstructured, oc resource.ObservedComposed, observed b
 // they exist.
 func readyOnceExists(group string) bool {
 	switch group {
-	case "", "admissionregistration.k8s.io", "rbac.authorization.k8s.io", "protection.crossplane.io", "monitoring.coreos.com":
+	case "", "admissionregistration.k8s.io", "rbac.authorization.k8s.io", "protection.crossplane.io", "apiextensions.crossplane.io", "monitoring.coreos.com":
 		return true
 	}
 	return false
