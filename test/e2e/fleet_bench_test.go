@@ -61,8 +61,6 @@ func TestFleetBenchmark(t *testing.T) {
 	references := readTestdataT(t, "karpenter", "references.yaml")
 	env.ApplyT(t, references)
 	t.Cleanup(func() { deleteAtCleanup(t, references) })
-	usePlacementClusterT(t)
-
 	direct := os.Getenv(fleetDirectEnv) == "1"
 	applied := "a claim each"
 	if direct {
@@ -410,22 +408,21 @@ const (
 	boundInWaves   = "clusterRef to the placement cluster, which has a rollout"
 )
 
-// fleetBindingT reads fleetClusterEnv, and gives the placement cluster its rollout for "rollout" until the
-// benchmark ends: two waves (half, then everyone) that soak a minute each.
+// fleetBindingT reads fleetClusterEnv and applies the placement cluster, with a rollout for "rollout": two waves
+// (half, then everyone) that soak a minute each. A cluster organizations are bound to stays: it would be deleted
+// only after every organization, and the control plane goes with the benchmark.
 func fleetBindingT(t *testing.T, v string) string {
 	t.Helper()
 	switch v {
 	case "":
+		usePlacementClusterT(t)
 		return unbound
 	case "bound":
+		env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
 		return boundToCluster
 	case "rollout":
+		env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
 		patchClusterT(t, `{"spec":{"rollout":{"waves":[{"percent":50},{"percent":100}],"soak":"1m"}}}`)
-		t.Cleanup(func() {
-			if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "xkarpentercluster", rolloutCluster, "--type=merge", "-p", `{"spec":{"rollout":null}}`); err != nil {
-				t.Errorf("cannot remove the rollout: %v", err)
-			}
-		})
 		return boundInWaves
 	}
 	t.Fatalf("%s=%q: want bound or rollout", fleetClusterEnv, v)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -58,6 +60,9 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	step(t, "EveryOrganizationRunsOnItsOwnNode", func(t *testing.T) {
 		for _, o := range rolloutOrganizations {
 			org := waitForOrganizationT(t, "e2e-"+o, o, o)
+			// The deployment's pods carry no placement: admission adds it, once the apiserver has the cluster's
+			// injection policy in force (a pod admitted before that would wait for a node forever).
+			waitUntilInjectedT(t, "e2e-"+o, o)
 			createDeploymentT(t, "e2e-"+o, "app", 1, "100m", nil, nil)
 			pods := waitForPodsOnPoolT(t, "e2e-"+o, org.Pools[0])
 			nodes[o] = pods[0].Spec.NodeName
@@ -128,6 +133,29 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		waitForRolloutT(t, "the rollout to be done", func(r rolloutState) bool {
 			return r.Wave == 4 && r.On[second] == 10 && r.Reason == "Complete"
 		})
+	})
+}
+
+// waitUntilInjectedT waits until admission adds the organization's toleration to a pod of its namespace that
+// carries none (a server-side dry run).
+func waitUntilInjectedT(t *testing.T, namespace, organization string) {
+	t.Helper()
+	pod := newPod("probe", namespace, nil)
+	waitForT(t, policyInForceTimeout, "injection into pods of "+namespace, func(context.Context) (bool, string, error) {
+		out := submitPod(t, pod, true)
+		if out.ExitCode != 0 {
+			return false, strings.TrimSpace(out.Stderr), nil
+		}
+		stored := &corev1.Pod{}
+		if err := json.Unmarshal([]byte(out.Stdout), stored); err != nil {
+			return false, "", err
+		}
+		for _, tol := range stored.Spec.Tolerations {
+			if tol.Key == "kiso.dev/organization" && tol.Value == organization {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("admitted without the organization's toleration: %v", stored.Spec.Tolerations), nil
 	})
 }
 

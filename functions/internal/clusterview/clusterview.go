@@ -12,10 +12,12 @@ package clusterview
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
@@ -37,6 +39,10 @@ func Name(cluster string) string { return names.Shorten(maxName, "kiso-cluster."
 // Render returns the view of the XKarpenterCluster named cluster: its spec, and of its status what
 // organizations read (ForOrganizations).
 func Render(cluster string, spec v1alpha1.XKarpenterClusterSpec, status v1alpha1.XKarpenterClusterStatus) (*composed.Unstructured, error) {
+	// The API server names every XR so; whatever else a request carries must not name an object.
+	if errs := validation.IsDNS1123Subdomain(Name(cluster)); len(errs) > 0 {
+		return nil, fmt.Errorf("cannot name the view of %s %q: %s", v1alpha1.ClusterKind, cluster, strings.Join(errs, "; "))
+	}
 	data, err := toJSONObject(struct {
 		Spec   v1alpha1.XKarpenterClusterSpec   `json:"spec"`
 		Status v1alpha1.XKarpenterClusterStatus `json:"status"`

@@ -113,6 +113,14 @@ func TestOnlyTheClustersOwnViewIsComposedByIt(t *testing.T) {
 	}
 }
 
+func TestANameNoAPIServerGivesIsRefused(t *testing.T) {
+	for _, cluster := range []string{"", "Prod", "prod_eu", "-prod"} {
+		if _, err := Render(cluster, v1alpha1.XKarpenterClusterSpec{}, v1alpha1.XKarpenterClusterStatus{}); err == nil {
+			t.Errorf("Render(%q): no error, want one", cluster)
+		}
+	}
+}
+
 func TestALongClusterNameGivesAValidName(t *testing.T) {
 	long := strings.Repeat("a", 253)
 	if got := Name(long); len(got) > maxName || !strings.HasPrefix(got, "kiso-cluster.") {
