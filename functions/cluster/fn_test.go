@@ -13,6 +13,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
@@ -391,6 +392,29 @@ func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
 				t.Errorf("rendered %d resources; want none", n)
 			}
 		})
+	}
+}
+
+// TestAForeignViewIsNeverAdopted: the platform's own EnvironmentConfig holds the name of the cluster's view; the
+// cluster says so and composes nothing, rather than overwrite it.
+func TestAForeignViewIsNeverAdopted(t *testing.T) {
+	x := xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`)
+	name := fntest.JSONMap(t, x)["metadata"].(map[string]any)["name"].(string)
+	foreign := `{"apiVersion":"apiextensions.crossplane.io/v1beta1","kind":"EnvironmentConfig","metadata":{"name":"` + clusterview.Name(name) + `"},"data":{"team":"platform"}}`
+	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, x, nil), fntest.Cluster{foreign})
+
+	want := `EnvironmentConfig "` + clusterview.Name(name) + `" already exists and is not composed by this XKarpenterCluster; kiso never adopts or overwrites an object it did not create`
+	var fatal string
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			fatal = r.GetMessage()
+		}
+	}
+	if fatal != want {
+		t.Errorf("fatal result:\nwant: %s\ngot:  %s", want, fatal)
+	}
+	if n := len(rsp.GetDesired().GetResources()); n != 0 {
+		t.Errorf("rendered %d resources beside a foreign EnvironmentConfig; want none", n)
 	}
 }
 
