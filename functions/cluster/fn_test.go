@@ -398,32 +398,22 @@ func TestUndecodableInputOrSpecIsFatal(t *testing.T) {
 // TestAForeignViewIsNeverAdopted: the platform's own EnvironmentConfig holds the name of the cluster's view; the
 // cluster says so and composes nothing, rather than overwrite it.
 func TestAForeignViewIsNeverAdopted(t *testing.T) {
-	x := xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`)
-	name := fntest.JSONMap(t, x)["metadata"].(map[string]any)["name"].(string)
-	foreign := `{"apiVersion":"apiextensions.crossplane.io/v1beta1","kind":"EnvironmentConfig","metadata":{"name":"` + clusterview.Name(name) + `"},"data":{"team":"platform"}}`
-	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, x, nil), fntest.Cluster{foreign})
-
-	want := `EnvironmentConfig "` + clusterview.Name(name) + `" already exists and is not composed by this XKarpenterCluster; kiso never adopts or overwrites an object it did not create`
-	var fatal string
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			fatal = r.GetMessage()
-		}
-	}
-	if fatal != want {
-		t.Errorf("fatal result:\nwant: %s\ngot:  %s", want, fatal)
-	}
-	if n := len(rsp.GetDesired().GetResources()); n != 0 {
-		t.Errorf("rendered %d resources beside a foreign EnvironmentConfig; want none", n)
-	}
+	name := clusterview.Name("prod")
+	assertNeverAdopted(t, `{"apiVersion":"apiextensions.crossplane.io/v1beta1","kind":"EnvironmentConfig","metadata":{"name":"`+name+`"},"data":{"team":"platform"}}`,
+		`EnvironmentConfig "`+name+`" already exists and is not composed by this XKarpenterCluster; kiso never adopts or overwrites an object it did not create`)
 }
 
 func TestForeignRoleIsNeverAdopted(t *testing.T) {
 	// A role MR of the same Kubernetes name exists and is not controlled by this XR.
-	foreign := `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role","metadata":{"name":"prod-karpenter-controller"},"spec":{"forProvider":{}}}`
-	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`), nil), fntest.Cluster{foreign})
+	assertNeverAdopted(t, `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role","metadata":{"name":"prod-karpenter-controller"},"spec":{"forProvider":{}}}`,
+		`Role "prod-karpenter-controller" already exists and is not composed by this XKarpenterCluster; kiso never adopts or overwrites an object it did not create`)
+}
 
-	want := `Role "prod-karpenter-controller" already exists and is not composed by this XKarpenterCluster; kiso never adopts or overwrites an object it did not create`
+// assertNeverAdopted renders XKarpenterCluster prod beside a foreign object holding a name it composes: the one
+// result is that Fatal, and nothing is composed.
+func assertNeverAdopted(t *testing.T, foreign, want string) {
+	t.Helper()
+	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`), nil), fntest.Cluster{foreign})
 	var fatal string
 	for _, r := range rsp.GetResults() {
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
@@ -434,6 +424,6 @@ func TestForeignRoleIsNeverAdopted(t *testing.T) {
 		t.Errorf("fatal result:\nwant: %s\ngot:  %s", want, fatal)
 	}
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {
-		t.Errorf("rendered %d resources beside a foreign role; want none", n)
+		t.Errorf("rendered %d resources beside a foreign object; want none", n)
 	}
 }

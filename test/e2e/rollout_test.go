@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -140,22 +139,13 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 // carries none (a server-side dry run).
 func waitUntilInjectedT(t *testing.T, namespace, organization string) {
 	t.Helper()
-	pod := newPod("probe", namespace, nil)
-	waitForT(t, policyInForceTimeout, "injection into pods of "+namespace, func(context.Context) (bool, string, error) {
-		out := submitPod(t, pod, true)
-		if out.ExitCode != 0 {
-			return false, strings.TrimSpace(out.Stderr), nil
-		}
-		stored := &corev1.Pod{}
-		if err := json.Unmarshal([]byte(out.Stdout), stored); err != nil {
-			return false, "", err
-		}
+	waitForAdmittedAsT(t, newPod("probe", namespace, nil), "injection into pods of "+namespace, func(stored *corev1.Pod) (bool, string) {
 		for _, tol := range stored.Spec.Tolerations {
 			if tol.Key == "kiso.dev/organization" && tol.Value == organization {
-				return true, "", nil
+				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("admitted without the organization's toleration: %v", stored.Spec.Tolerations), nil
+		return false, fmt.Sprintf("admitted without the organization's toleration: %v", stored.Spec.Tolerations)
 	})
 }
 

@@ -197,7 +197,15 @@ func waitForPodsOnPoolT(t *testing.T, namespace, pool string) []corev1.Pod {
 // selector: the namespace's placement is then in force.
 func waitForAdmittedPlacementT(t *testing.T, pod *corev1.Pod, nodeSelector map[string]string) {
 	t.Helper()
-	waitForT(t, policyInForceTimeout, fmt.Sprintf("pod %s/%s to be admitted with node selector %v", pod.Namespace, pod.Name, nodeSelector), func(context.Context) (bool, string, error) {
+	waitForAdmittedAsT(t, pod, fmt.Sprintf("pod %s/%s to be admitted with node selector %v", pod.Namespace, pod.Name, nodeSelector), func(got *corev1.Pod) (bool, string) {
+		return maps.Equal(nodeSelector, got.Spec.NodeSelector), fmt.Sprintf("admitted with node selector %v", got.Spec.NodeSelector)
+	})
+}
+
+// waitForAdmittedAsT waits until the apiserver admits the pod (dry run) as want says it should be stored.
+func waitForAdmittedAsT(t *testing.T, pod *corev1.Pod, what string, want func(*corev1.Pod) (bool, string)) {
+	t.Helper()
+	waitForT(t, policyInForceTimeout, what, func(context.Context) (bool, string, error) {
 		out := submitPod(t, pod, true)
 		if out.ExitCode != 0 {
 			return false, strings.TrimSpace(out.Stderr), nil
@@ -206,7 +214,8 @@ func waitForAdmittedPlacementT(t *testing.T, pod *corev1.Pod, nodeSelector map[s
 		if err := json.Unmarshal([]byte(out.Stdout), got); err != nil {
 			return false, "", err
 		}
-		return maps.Equal(nodeSelector, got.Spec.NodeSelector), fmt.Sprintf("admitted with node selector %v", got.Spec.NodeSelector), nil
+		ok, why := want(got)
+		return ok, why, nil
 	})
 }
 

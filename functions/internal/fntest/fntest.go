@@ -226,20 +226,7 @@ func BenchOverFloor(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := func() {
-		req := &fnv1.RunFunctionRequest{}
-		if err := proto.Unmarshal(in, req); err != nil {
-			b.Fatal(err)
-		}
-		rsp, err := fn.RunFunction(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		AssertNoFatal(b, rsp)
-		if _, err := proto.Marshal(rsp); err != nil {
-			b.Fatal(err)
-		}
-	}
+	call := func() { respond(b, fn, in) }
 	rsp := firstResponse(b, fn, in)
 	floor := func() {
 		if err := proto.Unmarshal(in, &fnv1.RunFunctionRequest{}); err != nil {
@@ -264,9 +251,8 @@ func BenchOverFloor(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1
 	b.ReportMetric(callCost.cpu/floorCost.cpu, "x-floor")
 }
 
-// firstResponse is the response to the request's bytes, as Crossplane
-// decodes it.
-func firstResponse(b *testing.B, fn fnv1.FunctionRunnerServiceServer, in []byte) *fnv1.RunFunctionResponse {
+// respond decodes the request's bytes, runs the function and encodes its response, as a call over gRPC does.
+func respond(b *testing.B, fn fnv1.FunctionRunnerServiceServer, in []byte) []byte {
 	b.Helper()
 	req := &fnv1.RunFunctionRequest{}
 	if err := proto.Unmarshal(in, req); err != nil {
@@ -281,8 +267,15 @@ func firstResponse(b *testing.B, fn fnv1.FunctionRunnerServiceServer, in []byte)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return out
+}
+
+// firstResponse is the response to the request's bytes, as Crossplane
+// decodes it.
+func firstResponse(b *testing.B, fn fnv1.FunctionRunnerServiceServer, in []byte) *fnv1.RunFunctionResponse {
+	b.Helper()
 	decoded := &fnv1.RunFunctionResponse{}
-	if err := proto.Unmarshal(out, decoded); err != nil {
+	if err := proto.Unmarshal(respond(b, fn, in), decoded); err != nil {
 		b.Fatal(err)
 	}
 	return decoded
