@@ -119,7 +119,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	notReady := compose(desired, objects, reads, observed, verdict.Waiting)
 	// An object the spec no longer asks for that a Usage still names goes once Crossplane can delete it.
 	inUse := usage.KeepInUse(desired, observed, []string{meta.AnnotationKeyExternalName})
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+	if err := fnstate.SetDesiredComposed(rsp, req, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
 	}
@@ -127,7 +127,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+	if err := fnstate.SetDesiredComposite(rsp, req, dxr); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil
 	}

@@ -149,7 +149,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for name, dc := range rendered {
 		desired[name] = dc
 	}
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+	if err := fnstate.SetDesiredComposed(rsp, req, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
 	}
@@ -158,7 +158,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+	if err := fnstate.SetDesiredComposite(rsp, req, dxr); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil
 	}
