@@ -17,9 +17,8 @@ import (
 // object the request holds: the observed object of the same composed resource name) is like's own Value,
 // not a copy. like may be nil. The result shares memory with like, so neither may be changed afterwards.
 func FromMap(m map[string]any, like *structpb.Struct) (*structpb.Struct, error) {
-	if like != nil && equalFields(m, like.GetFields()) {
-		return like, nil
-	}
+	// An observed object always holds more than was rendered (its uid, its resourceVersion, its status): comparing
+	// it whole first would only compare its content twice.
 	return newStruct(m, like.GetFields())
 }
 
