@@ -81,11 +81,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	pools := planPools(spec, keys)
-	given, err := givenNamespaces(req, keys)
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
+	given := givenNamespaces(req, keys)
 	planned := planObjects(spec, pools, in, given.Namespaces, cluster.karpenterRelease())
 	ours := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, ours, given.Namespaces, siteOf(wl, claim), keys)

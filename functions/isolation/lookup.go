@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
@@ -218,20 +219,17 @@ type givenSet struct {
 // from Crossplane's answer to requireNamespaces. The objects kiso plans in
 // them depend on it, so it is read once, before the plan, and handed to
 // resolve.
-func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) (givenSet, error) {
+func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) givenSet {
 	g := givenSet{Namespaces: map[string]bool{}, Exempt: map[string]bool{}}
-	found, resolved, err := request.GetRequiredResource(req, requireOrganizationNamespaces)
-	if err != nil {
-		return g, errors.Wrap(err, "cannot read required resource Namespaces of the organization")
-	}
+	found, resolved := fnstate.RequiredLabeled(req, requireOrganizationNamespaces)
 	g.Resolved = resolved
 	for _, ns := range found {
-		g.Namespaces[ns.Resource.GetName()] = true
-		if ns.Resource.GetLabels()[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
-			g.Exempt[ns.Resource.GetName()] = true
+		g.Namespaces[ns.Name] = true
+		if ns.Labels[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+			g.Exempt[ns.Name] = true
 		}
 	}
-	return g, nil
+	return g
 }
 
 // requireClusterPolicy is the required resource under which Crossplane

@@ -1,0 +1,57 @@
+package fnstate
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+)
+
+// Whatever objects Crossplane returns, RequiredLabeled reads each one's name and labels as the SDK's
+// GetRequiredResource, GetName and GetLabels read them.
+func FuzzRequiredLabeledIsTheSDKs(f *testing.F) {
+	f.Add(`[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "acme", "labels": {"kiso.dev/organization": "acme"}, "managedFields": [{"manager": "kubectl"}]}}]`, true)
+	f.Add(`[{"metadata": {"name": 1, "labels": {"a": null, "b": "c"}}}, {"metadata": "x"}, {}]`, true)
+	f.Add(`[{"metadata": {"labels": {"a": 1}}}, {"metadata": {"labels": []}}, {"metadata": {"labels": {}}}]`, true)
+	f.Add(`[]`, false)
+	f.Fuzz(func(t *testing.T, objects string, answered bool) {
+		var items []map[string]any
+		if json.Unmarshal([]byte(objects), &items) != nil {
+			return
+		}
+		req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{}}
+		if answered {
+			answer := &fnv1.Resources{}
+			for _, item := range items {
+				s, err := structpb.NewStruct(item)
+				if err != nil {
+					return
+				}
+				answer.Items = append(answer.Items, &fnv1.Resource{Resource: s})
+			}
+			req.RequiredResources["namespaces"] = answer
+		}
+		found, wantResolved, err := request.GetRequiredResource(req, "namespaces")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Labeled{}
+		for _, r := range found {
+			want = append(want, Labeled{Name: r.Resource.GetName(), Labels: r.Resource.GetLabels()})
+		}
+		got, resolved := RequiredLabeled(req, "namespaces")
+		if resolved != wantResolved {
+			t.Errorf("resolved: SDK %v, RequiredLabeled %v", wantResolved, resolved)
+		}
+		if got == nil {
+			got = []Labeled{}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("SDK -, RequiredLabeled +:\n%s", diff)
+		}
+	})
+}
