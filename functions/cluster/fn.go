@@ -105,11 +105,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}
 	}
-	verdict, err := ownership.Verify(req, planned, composedIdx, v1alpha1.ClusterKind, oxr.Resource.GetUID())
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
+	verdict := ownership.Verify(req, planned, composedIdx, v1alpha1.ClusterKind, oxr.Resource.GetUID())
 	if len(verdict.Conflicts) > 0 {
 		xrcondition.NameConflicts(rsp, verdict.Messages(), xrcondition.Composite)
 		return rsp, nil

@@ -16,11 +16,11 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
@@ -98,27 +98,25 @@ func requireInjectAPI(rs map[string]*fnv1.ResourceSelector, in Input) {
 // Until the apiserver has answered (a workload cluster may not answer for a
 // while), an injecting policy composed before is kept: Crossplane deletes
 // what a function stops returning.
-func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed map[resource.Name]resource.ObservedComposed) (string, error) {
+func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed map[resource.Name]resource.ObservedComposed) string {
 	switch in.MutatingAdmissionPolicy {
 	case mutatingAdmissionPolicyNone:
-		return "", nil
+		return ""
 	case "":
 	default:
-		return in.MutatingAdmissionPolicy, nil
+		return in.MutatingAdmissionPolicy
 	}
-	found, resolved, err := request.GetRequiredResource(req, requireAdmissionAPI)
+	found, resolved := fnstate.Required(req, requireAdmissionAPI)
 	switch {
-	case err != nil:
-		return "", errors.Wrap(err, "cannot read required resource APIService v1beta1.admissionregistration.k8s.io")
 	case !resolved:
 		if oc, ok := observed[crPlacementInjectPolicy]; ok {
-			return observedAPIVersion(oc), nil
+			return observedAPIVersion(oc)
 		}
-		return "", nil
+		return ""
 	case len(found) == 0:
-		return "", nil
+		return ""
 	}
-	return admissionv1beta1.SchemeGroupVersion.String(), nil
+	return admissionv1beta1.SchemeGroupVersion.String()
 }
 
 // observedAPIVersion is the API version of an observed composed object, or of the object a provider-kubernetes
@@ -151,11 +149,7 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 // renderPlacementFor renders the cluster's placement policies for its spec
 // and the MutatingAdmissionPolicy API the apiserver serves.
 func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
-	injectAPI, err := injectAPIVersion(req, in, observed)
-	if err != nil {
-		return nil, err
-	}
-	return renderPlacement(newPlacementPlan(cluster, spec.Karpenter.Namespace, in, injectAPI))
+	return renderPlacement(newPlacementPlan(cluster, spec.Karpenter.Namespace, in, injectAPIVersion(req, in, observed)))
 }
 
 // renderPlacement returns the cluster's placement policies and bindings.

@@ -16,11 +16,11 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
@@ -67,7 +67,7 @@ func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpent
 		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}},
 	}}
 	rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
-	pools, _, _ := request.GetRequiredResource(req, requirePools)
+	pools, _ := fnstate.Required(req, requirePools)
 	a := rollout.NewAnnotations(keys.Domain)
 	for _, np := range pools {
 		an := np.Resource.GetAnnotations()
@@ -115,14 +115,8 @@ type rolloutView struct {
 // readRollout reads the pools, their NodeClaims and the reference pairs.
 func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) (rolloutView, error) {
 	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
-	pools, resolved, err := request.GetRequiredResource(req, requirePools)
-	if err != nil {
-		return v, errors.Wrap(err, "cannot read the required NodePools")
-	}
-	claims, claimsResolved, err := request.GetRequiredResource(req, requireNodeClaims)
-	if err != nil {
-		return v, errors.Wrap(err, "cannot read the required NodeClaims")
-	}
+	pools, resolved := fnstate.Required(req, requirePools)
+	claims, claimsResolved := fnstate.Required(req, requireNodeClaims)
 	v.Waiting = !resolved || !claimsResolved
 	claimsOf := map[string][]*unstructured.Unstructured{}
 	for _, c := range claims {
@@ -161,14 +155,8 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 // currentRevision reads a reference pair from the required resources.
 func currentRevision(req *fnv1.RunFunctionRequest, ref string) (*rollout.Revision, bool, error) {
 	ncName, npName := referenceRequirements(ref)
-	nc, ncResolved, err := request.GetRequiredResource(req, ncName)
-	if err != nil {
-		return nil, false, errors.Wrapf(err, "cannot read the NodeClass of reference %s", ref)
-	}
-	np, npResolved, err := request.GetRequiredResource(req, npName)
-	if err != nil {
-		return nil, false, errors.Wrapf(err, "cannot read the NodePool of reference %s", ref)
-	}
+	nc, ncResolved := fnstate.Required(req, ncName)
+	np, npResolved := fnstate.Required(req, npName)
 	if len(nc) == 0 || len(np) == 0 {
 		return nil, ncResolved && npResolved, nil
 	}

@@ -7,9 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
@@ -111,10 +109,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 		{requireReferenceNodePool, "spec.nodePoolRef", ownership.Object{GVK: nodePoolGVK, Name: spec.NodePoolRef.Name}, &l.NodePool},
 	}
 	for _, r := range refs {
-		found, resolved, err := request.GetRequiredResource(req, r.name)
-		if err != nil {
-			return l, errors.Wrapf(err, "cannot read required resource %s", r.ref)
-		}
+		found, resolved := fnstate.Required(req, r.name)
 		switch {
 		case !resolved:
 			l.Waiting = true
@@ -131,26 +126,15 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
 	if !at.Workload {
-		warned, resolved, err := warnedPods(req, spec, given.Namespaces, keys)
-		if err != nil {
-			return l, err
-		}
+		warned, resolved := warnedPods(req, spec, given.Namespaces, keys)
 		l.Warned, l.Waiting = warned, l.Waiting || !resolved
 	}
 	if at.Workload && at.ClaimNamespace != "" {
-		given, resolved, err := claimNamespaceGiven(req, spec, keys)
-		if err != nil {
-			return l, err
-		}
+		given, resolved := claimNamespaceGiven(req, spec, keys)
 		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
-	if err := l.resolveClusterPolicy(req); err != nil {
-		return l, err
-	}
-	v, err := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
-	if err != nil {
-		return l, err
-	}
+	l.resolveClusterPolicy(req)
+	v := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
 	l.Waiting = l.Waiting || v.Waiting
 	l.Conflicts = namespaceConflicts(spec, v.Conflicts, keys)
 	return l, nil
@@ -160,10 +144,8 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error {
 	ref := ownership.Object{GVK: clusterGVK, Name: name}
 	view := ownership.Object{GVK: clusterview.GVK, Name: clusterview.Name(name)}
-	found, resolved, err := request.GetRequiredResource(req, requireCluster)
+	found, resolved := fnstate.Required(req, requireCluster)
 	switch {
-	case err != nil:
-		return errors.Wrapf(err, "cannot read required resource %s", view)
 	case !resolved:
 		l.Waiting = true
 	case len(found) == 0:
@@ -247,11 +229,9 @@ type clusterPlacement struct {
 }
 
 // resolveClusterPolicy reads the cluster's placement policy, if any.
-func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) error {
-	found, resolved, err := request.GetRequiredResource(req, requireClusterPolicy)
+func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) {
+	found, resolved := fnstate.Required(req, requireClusterPolicy)
 	switch {
-	case err != nil:
-		return errors.Wrapf(err, "cannot read required resource ValidatingAdmissionPolicy %q", placement.PolicyName)
 	case !resolved:
 		l.Waiting = true
 	case len(found) > 0:
@@ -263,7 +243,6 @@ func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) error {
 			InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
 		}
 	}
-	return nil
 }
 
 // site is where an organization runs, as its requirements and their answers differ.
@@ -282,10 +261,7 @@ const requireClaimNamespace = "claim-namespace"
 
 // claimNamespaceGiven reads whether the platform labels the claim's namespace with the organization, from
 // Crossplane's answer to the claim-namespace requirement.
-func claimNamespaceGiven(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) (given, resolved bool, err error) {
-	found, resolved, err := request.GetRequiredResource(req, requireClaimNamespace)
-	if err != nil {
-		return false, false, errors.Wrap(err, "cannot read required resource Namespace of the claim")
-	}
-	return len(found) > 0 && found[0].Resource.GetLabels()[keys.Organization] == spec.Organization, resolved, nil
+func claimNamespaceGiven(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) (given, resolved bool) {
+	found, resolved := fnstate.RequiredLabeled(req, requireClaimNamespace)
+	return len(found) > 0 && found[0].Labels[keys.Organization] == spec.Organization, resolved
 }

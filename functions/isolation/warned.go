@@ -9,11 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -46,9 +45,9 @@ func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarp
 // namespace given, the pods that select no pool the namespace's Role grants.
 // A pod being deleted or done is not counted. Resolved is false until
 // Crossplane has answered for every namespace.
-func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, given map[string]bool, keys placement.Keys) ([]string, bool, error) {
+func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, given map[string]bool, keys placement.Keys) ([]string, bool) {
 	if !spec.Placement.Warned() {
-		return nil, true, nil
+		return nil, true
 	}
 	var out []string
 	resolved := true
@@ -56,10 +55,7 @@ func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationS
 		if !given[ns.Name] {
 			continue
 		}
-		pods, ok, err := request.GetRequiredResource(req, requireWarnedPodsPrefix+ns.Name)
-		if err != nil {
-			return nil, false, errors.Wrapf(err, "cannot read the pods of namespace %s", ns.Name)
-		}
+		pods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns.Name)
 		resolved = resolved && ok
 		own := spec.Organization
 		if spec.Isolation == v1alpha1.IsolationStack {
@@ -72,7 +68,7 @@ func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationS
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out), resolved, nil
+	return slices.Compact(out), resolved
 }
 
 // counted reports whether a pod still runs or waits to.

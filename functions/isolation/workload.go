@@ -4,11 +4,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
@@ -24,9 +24,9 @@ func fetchedCluster(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolat
 	if spec.ClusterRef == nil {
 		return nil, nil
 	}
-	found, _, err := request.GetRequiredResource(req, requireCluster)
-	if err != nil || len(found) == 0 || !clusterview.ComposedBy(found[0].Resource, spec.ClusterRef.Name) {
-		return nil, err
+	found, _ := fnstate.Required(req, requireCluster)
+	if len(found) == 0 || !clusterview.ComposedBy(found[0].Resource, spec.ClusterRef.Name) {
+		return nil, nil
 	}
 	return decodeCluster(found[0].Resource, spec.ClusterRef.Name)
 }

@@ -2,8 +2,10 @@ package fnstate
 
 import (
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 )
 
 // Labeled is the name and labels of an object Crossplane returned for a requirement.
@@ -55,4 +57,19 @@ func stringMap(v *structpb.Value) map[string]string {
 		}
 	}
 	return out
+}
+
+// Required reads the objects Crossplane returned for a requirement as request.GetRequiredResource does, without
+// their metadata.managedFields, which no kiso function reads and which are often as large as the rest of an
+// object (a pod's, a NodePool's). resolved is false until Crossplane has answered the requirement.
+func Required(req *fnv1.RunFunctionRequest, name string) (objects []resource.Required, resolved bool) {
+	answer, ok := req.GetRequiredResources()[name]
+	if !ok {
+		return nil, false
+	}
+	objects = make([]resource.Required, 0, len(answer.GetItems()))
+	for _, item := range answer.GetItems() {
+		objects = append(objects, resource.Required{Resource: &unstructured.Unstructured{Object: withoutManagedFields(item.GetResource())}})
+	}
+	return objects, true
 }

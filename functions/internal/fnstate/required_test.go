@@ -55,3 +55,51 @@ func FuzzRequiredLabeledIsTheSDKs(f *testing.F) {
 		}
 	})
 }
+
+// Whatever objects Crossplane returns, Required reads them as the SDK's GetRequiredResource does, less
+// metadata.managedFields and nothing else.
+func FuzzRequiredIsTheSDKsLessManagedFields(f *testing.F) {
+	f.Add(`[`+observedNodePool+`, {"metadata": "x"}, {}]`, true)
+	f.Add(`[{"metadata": {"managedFields": null, "name": "x"}, "spec": {"metadata": {"managedFields": []}}}]`, true)
+	f.Add(`[]`, false)
+	f.Fuzz(func(t *testing.T, objects string, answered bool) {
+		var items []map[string]any
+		if json.Unmarshal([]byte(objects), &items) != nil {
+			return
+		}
+		req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{}}
+		if answered {
+			answer := &fnv1.Resources{}
+			for _, item := range items {
+				s, err := structpb.NewStruct(item)
+				if err != nil {
+					return
+				}
+				answer.Items = append(answer.Items, &fnv1.Resource{Resource: s})
+			}
+			req.RequiredResources["objects"] = answer
+		}
+		found, wantResolved, err := request.GetRequiredResource(req, "objects")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []map[string]any{}
+		for _, r := range found {
+			if meta, ok := r.Resource.Object["metadata"].(map[string]any); ok {
+				delete(meta, "managedFields")
+			}
+			want = append(want, r.Resource.Object)
+		}
+		got, resolved := Required(req, "objects")
+		if resolved != wantResolved {
+			t.Errorf("resolved: SDK %v, Required %v", wantResolved, resolved)
+		}
+		gotObjects := []map[string]any{}
+		for _, r := range got {
+			gotObjects = append(gotObjects, r.Resource.Object)
+		}
+		if diff := cmp.Diff(want, gotObjects); diff != "" {
+			t.Errorf("SDK less managed fields -, Required +:\n%s", diff)
+		}
+	})
+}

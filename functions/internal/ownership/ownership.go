@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 // An Object is one object a function composes: its composed resource name and
@@ -118,16 +118,13 @@ func (v Verdict) Messages() []string {
 }
 
 // Verify reads Crossplane's answers to Require.
-func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, xrKind string, xrUID types.UID) (Verdict, error) {
+func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, xrKind string, xrUID types.UID) Verdict {
 	v := Verdict{}
 	for _, o := range planned {
 		if composed.Has(o) {
 			continue
 		}
-		found, resolved, err := request.GetRequiredResource(req, o.requirement())
-		if err != nil {
-			return v, errors.Wrapf(err, "cannot read required resource %s", o)
-		}
+		found, resolved := fnstate.Required(req, o.requirement())
 		if !resolved {
 			v.Waiting = true
 			continue
@@ -136,7 +133,7 @@ func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, x
 			v.Conflicts = append(v.Conflicts, Conflict{Planned: o, Holder: found[0].Resource, xrKind: xrKind})
 		}
 	}
-	return v, nil
+	return v
 }
 
 // ControlledBy reports whether the XR is the object's controller, as it is of

@@ -83,10 +83,7 @@ func TestVerify(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{RequiredResources: tc.required}
-			got, err := Verify(req, []Object{role}, Composed{}, "XKarpenterCluster", "xr-uid")
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := Verify(req, []Object{role}, Composed{}, "XKarpenterCluster", "xr-uid")
 			if diff := cmp.Diff(tc.want, verdict{Waiting: got.Waiting, Conflicts: got.Messages()}, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nVerify(...): -want, +got:\n%s", tc.reason, diff)
 			}
