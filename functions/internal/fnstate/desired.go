@@ -1,8 +1,6 @@
 package fnstate
 
 import (
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -38,16 +36,12 @@ func SetDesiredComposite(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionReq
 	if rsp.GetDesired() == nil {
 		rsp.Desired = &fnv1.State{}
 	}
-	s, err := protostruct.FromMap(xr.Resource.UnstructuredContent(), observedComposite(req))
+	s, err := protostruct.FromMap(xr.Resource.UnstructuredContent(), req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return errors.Wrap(err, "cannot convert desired composite resource")
 	}
 	rsp.Desired.Composite = &fnv1.Resource{Resource: s, ConnectionDetails: xr.ConnectionDetails, Ready: ready(xr.Ready)}
 	return nil
-}
-
-func observedComposite(req *fnv1.RunFunctionRequest) *structpb.Struct {
-	return req.GetObserved().GetComposite().GetResource()
 }
 
 func ready(r resource.Ready) fnv1.Ready {

@@ -19,21 +19,9 @@ func FuzzRequiredLabeledIsTheSDKs(f *testing.F) {
 	f.Add(`[{"metadata": {"labels": {"a": 1}}}, {"metadata": {"labels": []}}, {"metadata": {"labels": {}}}]`, true)
 	f.Add(`[]`, false)
 	f.Fuzz(func(t *testing.T, objects string, answered bool) {
-		var items []map[string]any
-		if json.Unmarshal([]byte(objects), &items) != nil {
+		req, ok := answering("namespaces", objects, answered)
+		if !ok {
 			return
-		}
-		req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{}}
-		if answered {
-			answer := &fnv1.Resources{}
-			for _, item := range items {
-				s, err := structpb.NewStruct(item)
-				if err != nil {
-					return
-				}
-				answer.Items = append(answer.Items, &fnv1.Resource{Resource: s})
-			}
-			req.RequiredResources["namespaces"] = answer
 		}
 		found, wantResolved, err := request.GetRequiredResource(req, "namespaces")
 		if err != nil {
@@ -63,21 +51,9 @@ func FuzzRequiredIsTheSDKsLessManagedFields(f *testing.F) {
 	f.Add(`[{"metadata": {"managedFields": null, "name": "x"}, "spec": {"metadata": {"managedFields": []}}}]`, true)
 	f.Add(`[]`, false)
 	f.Fuzz(func(t *testing.T, objects string, answered bool) {
-		var items []map[string]any
-		if json.Unmarshal([]byte(objects), &items) != nil {
+		req, ok := answering("objects", objects, answered)
+		if !ok {
 			return
-		}
-		req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{}}
-		if answered {
-			answer := &fnv1.Resources{}
-			for _, item := range items {
-				s, err := structpb.NewStruct(item)
-				if err != nil {
-					return
-				}
-				answer.Items = append(answer.Items, &fnv1.Resource{Resource: s})
-			}
-			req.RequiredResources["objects"] = answer
 		}
 		found, wantResolved, err := request.GetRequiredResource(req, "objects")
 		if err != nil {
@@ -102,4 +78,27 @@ func FuzzRequiredIsTheSDKsLessManagedFields(f *testing.F) {
 			t.Errorf("SDK less managed fields -, Required +:\n%s", diff)
 		}
 	})
+}
+
+// answering is a request whose requirement name Crossplane has answered (if answered) with the objects, a JSON
+// list; ok is false when they are not a list of objects structpb takes.
+func answering(name, objects string, answered bool) (req *fnv1.RunFunctionRequest, ok bool) {
+	var items []map[string]any
+	if json.Unmarshal([]byte(objects), &items) != nil {
+		return nil, false
+	}
+	req = &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{}}
+	if !answered {
+		return req, true
+	}
+	answer := &fnv1.Resources{}
+	for _, item := range items {
+		s, err := structpb.NewStruct(item)
+		if err != nil {
+			return nil, false
+		}
+		answer.Items = append(answer.Items, &fnv1.Resource{Resource: s})
+	}
+	req.RequiredResources[name] = answer
+	return req, true
 }
