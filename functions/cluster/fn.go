@@ -63,9 +63,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	// A workload cluster's reads are answered from what the provider observed there.
 	wl := workloadReader(spec, oxr.Resource.GetName())
-	if observed, err = wl.Answer(req, observed); err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
+	if wl != nil {
+		answered, err := wl.Answer(req, observed.ReadAll())
+		if err != nil {
+			response.Fatal(rsp, err)
+			return rsp, nil
+		}
+		observed = fnstate.ObservedOf(answered)
 	}
 	if errs := validateSpec(spec); len(errs) > 0 {
 		xrcondition.InvalidSpec(rsp, errs, xrcondition.Composite)
@@ -139,15 +143,14 @@ const crClusterView resource.Name = "organization-view"
 
 // compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,
 // and the reads, and returns how many objects are not ready.
-func compose(desired map[resource.Name]*resource.DesiredComposed, objects, reads map[resource.Name]*composed.Unstructured, observed map[resource.Name]resource.ObservedComposed, waiting bool) int {
+func compose(desired map[resource.Name]*resource.DesiredComposed, objects, reads map[resource.Name]*composed.Unstructured, observed fnstate.Observed, waiting bool) int {
 	notReady := 0
 	for name, cd := range objects {
-		oc, ok := observed[name]
-		if waiting && !ok {
+		if waiting && !observed.Has(name) {
 			// Not yet known to be free: compose it once Crossplane says so.
 			continue
 		}
-		dc := &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, ok)}
+		dc := &resource.DesiredComposed{Resource: cd, Ready: ready.OfObserved(cd, observed, name)}
 		if dc.Ready != resource.ReadyTrue {
 			notReady++
 		}
@@ -177,7 +180,7 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 // organizations read. For a workload cluster, every Kubernetes object goes
 // there in a provider-kubernetes Object; the view stays where Crossplane and
 // the organizations' XRs run.
-func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, status v1alpha1.XKarpenterClusterStatus, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
+func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, status v1alpha1.XKarpenterClusterStatus, observed fnstate.Observed) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
 		return nil, err

@@ -98,7 +98,7 @@ func requireInjectAPI(rs map[string]*fnv1.ResourceSelector, in Input) {
 // Until the apiserver has answered (a workload cluster may not answer for a
 // while), an injecting policy composed before is kept: Crossplane deletes
 // what a function stops returning.
-func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed map[resource.Name]resource.ObservedComposed) string {
+func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed fnstate.Observed) string {
 	switch in.MutatingAdmissionPolicy {
 	case mutatingAdmissionPolicyNone:
 		return ""
@@ -109,7 +109,7 @@ func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed map[resou
 	found, resolved := fnstate.Required(req, requireAdmissionAPI)
 	switch {
 	case !resolved:
-		if oc, ok := observed[crPlacementInjectPolicy]; ok {
+		if oc, ok := observed.Get(crPlacementInjectPolicy); ok {
 			return observedAPIVersion(oc)
 		}
 		return ""
@@ -148,7 +148,7 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 
 // renderPlacementFor renders the cluster's placement policies for its spec
 // and the MutatingAdmissionPolicy API the apiserver serves.
-func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]*composed.Unstructured, error) {
+func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec, observed fnstate.Observed) (map[resource.Name]*composed.Unstructured, error) {
 	return renderPlacement(newPlacementPlan(cluster, spec.Karpenter.Namespace, in, injectAPIVersion(req, in, observed)))
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
@@ -49,10 +50,10 @@ func ownAnnotations(keys placement.Keys) []string {
 }
 
 // observedPool is the observed NodeClass and NodePool of one pool.
-func observedPool(observed map[resource.Name]resource.ObservedComposed, p pool) map[resource.Name]resource.ObservedComposed {
+func observedPool(observed fnstate.Observed, p pool) map[resource.Name]resource.ObservedComposed {
 	out := make(map[resource.Name]resource.ObservedComposed, 2)
 	for _, name := range []resource.Name{nodeClassResourceName(p), nodePoolResourceName(p)} {
-		if oc, ok := observed[name]; ok {
+		if oc, ok := observed.Get(name); ok {
 			out[name] = oc
 		}
 	}
@@ -70,9 +71,9 @@ func observedNodeClassRef(oc resource.ObservedComposed) (schema.GroupKind, bool)
 // allObserved reports whether Crossplane has observed every object rendered:
 // an object rendered for the first time is applied after this call, and its
 // creation is an event Crossplane may still drop.
-func allObserved(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) bool {
+func allObserved(rendered map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed) bool {
 	for name := range rendered {
-		if _, ok := observed[name]; !ok {
+		if !observed.Has(name) {
 			return false
 		}
 	}

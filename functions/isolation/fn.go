@@ -106,8 +106,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	var rendered map[resource.Name]*resource.DesiredComposed
 	switch {
 	case found.Unresolved():
-		rendered = keepObserved(observed, keys)
-		unresolved(rsp, dxr, found, wl, len(observed))
+		rendered = keepObserved(observed.ReadAll(), keys)
+		unresolved(rsp, dxr, found, wl, observed.Len())
 	default:
 		if errs := validateFound(spec, found, observed, in, claim, keys); len(errs) > 0 {
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
@@ -167,7 +167,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // if it has one, each pool's NodeClass, NodePool and the Usages that order
 // their deletion, and the placement Role and ConfigMap of each namespace the
 // platform gives it.
-func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, rr referenceRollout, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, rr referenceRollout, observed fnstate.Observed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
 	objects[organizationLockResource] = renderOrganizationLock(spec, in, claim, keys)
 	var used usedObjects
@@ -227,8 +227,7 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 
 	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))
 	for name, o := range objects {
-		oc, ok := observed[name]
-		out[name] = &resource.DesiredComposed{Resource: o, Ready: ready.Of(o, oc, ok)}
+		out[name] = &resource.DesiredComposed{Resource: o, Ready: ready.OfObserved(o, observed, name)}
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
@@ -147,7 +148,7 @@ type condition struct {
 
 // reportPlacement sets the placement conditions on the XR and its claim.
 // In Warn mode it says how many pods Enforce would refuse.
-func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed map[resource.Name]resource.ObservedComposed, assigned map[string]bool, warned []string, keys placement.Keys) {
+func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed fnstate.Observed, assigned map[string]bool, warned []string, keys placement.Keys) {
 	for _, c := range placementConditions(spec, cp, pendingGrants(spec, observed, assigned), keys) {
 		if c.Reason == ReasonWarnOnly {
 			c.Message += warnedMessage(warned)
@@ -162,10 +163,10 @@ func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsol
 
 // pendingGrants lists the namespaces given to the organization whose Role
 // is not there yet: until it is, admission refuses every pod there.
-func pendingGrants(spec v1alpha1.XKarpenterIsolationSpec, observed map[resource.Name]resource.ObservedComposed, assigned map[string]bool) []string {
+func pendingGrants(spec v1alpha1.XKarpenterIsolationSpec, observed fnstate.Observed, assigned map[string]bool) []string {
 	var out []string
 	for _, ns := range specNamespaces(spec) {
-		if _, ok := observed[placementRoleResourceName(ns.Name)]; assigned[ns.Name] && !ok {
+		if assigned[ns.Name] && !observed.Has(placementRoleResourceName(ns.Name)) {
 			out = append(out, ns.Name)
 		}
 	}

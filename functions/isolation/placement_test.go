@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
 
@@ -185,7 +186,7 @@ func TestKeepRetiredGrantsNeverKeepsInjection(t *testing.T) {
 	desired := &resource.DesiredComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: role(newRules)}}}
 	observed := resource.ObservedComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: role(oldRules)}}}
 	rendered := map[resource.Name]*resource.DesiredComposed{"placement-role-a": desired}
-	keepRetiredGrants(rendered, map[resource.Name]resource.ObservedComposed{"placement-role-a": observed})
+	keepRetiredGrants(rendered, fnstate.ObservedOf(map[resource.Name]resource.ObservedComposed{"placement-role-a": observed}))
 	want := role(`[{"apiGroups":["placement.kiso.dev"],"resources":["tolerations"],"verbs":["use"],"resourceNames":["acme","acme.web"]},
 		{"apiGroups":["placement.kiso.dev"],"resources":["pools"],"verbs":["select"],"resourceNames":["acme","acme.web"]}]`)
 	if diff := cmp.Diff(want["rules"], rendered["placement-role-a"].Resource.Object["rules"]); diff != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
@@ -53,7 +54,7 @@ type referenceRollout struct {
 // from the cluster's snapshot of it. A new pool, a pool rendered before kiso
 // kept revisions and a pool whose organization switched to another reference
 // start on the current revision: nothing of theirs is being replaced.
-func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) (referenceRollout, error) {
+func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollout, error) {
 	ref := rollout.ReferenceOf(spec).String()
 	current, err := rollout.Current(found.NodeClass, found.NodePool)
 	if err != nil {
@@ -74,7 +75,8 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 	}
 	annotations := rollout.NewAnnotations(keys.Domain)
 	for _, p := range pools {
-		on := onRevision(observed[nodePoolResourceName(p)], annotations, ref)
+		np, _ := observed.Get(nodePoolResourceName(p))
+		on := onRevision(np, annotations, ref)
 		if !rr.Staged || on == "" || on == current.ID || rr.Wave <= rr.Open {
 			rr.Sources[p.Name] = moved
 			continue

@@ -6,9 +6,9 @@ import (
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/crossplane/function-sdk-go/resource"
-
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 // tolerationOperator matches the taint's value exactly, so a stack's pods
@@ -60,9 +60,9 @@ var usageResources = []string{"cpu", "memory"}
 // hold, from the observed NodePool's status.nodes and status.resources, and
 // the limits the NodePool caps them at. A pool whose NodePool is not observed
 // yet, or that Karpenter has not counted yet, reports nothing.
-func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, observed map[resource.Name]resource.ObservedComposed, pools []pool) {
+func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, observed fnstate.Observed, pools []pool) {
 	for i, p := range pools {
-		oc, ok := observed[nodePoolResourceName(p)]
+		oc, ok := observed.Get(nodePoolResourceName(p))
 		if !ok || i >= len(st.Pools) || st.Pools[i].Name != p.Name {
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 func TestReportUsage(t *testing.T) {
@@ -70,7 +72,7 @@ func TestReportUsage(t *testing.T) {
 				}
 			}
 			st := v1alpha1.XKarpenterIsolationStatus{Pools: []v1alpha1.PoolStatus{{Name: "kiso-acme.api"}, {Name: "kiso-acme.web"}}}
-			reportUsage(&st, observed, pools)
+			reportUsage(&st, fnstate.ObservedOf(observed), pools)
 			if diff := cmp.Diff(tc.want, st.Pools); diff != "" {
 				t.Errorf("%s\nreportUsage() pools: -want, +got:\n%s", tc.reason, diff)
 			}

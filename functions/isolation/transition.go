@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -33,7 +34,7 @@ type transition struct {
 
 // planTransition compares what is composed with what the spec renders. The objects of a draining pool are
 // not retired (kept) but left to their deletion: the pool is rendered anew once they are gone.
-func planTransition(observed map[resource.Name]resource.ObservedComposed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool, draining, ready map[string]bool) transition {
+func planTransition(observed fnstate.Observed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool, draining, ready map[string]bool) transition {
 	t := transition{Retired: map[resource.Name]resource.ObservedComposed{}}
 	drainingObjects := map[resource.Name]bool{}
 	for _, p := range pools {
@@ -44,10 +45,11 @@ func planTransition(observed map[resource.Name]resource.ObservedComposed, render
 			}
 		}
 	}
-	for name, oc := range observed {
+	for _, name := range observed.Names() {
 		if _, still := rendered[name]; still || drainingObjects[name] {
 			continue
 		}
+		oc, _ := observed.Get(name)
 		t.Retired[name] = oc
 		if oc.Resource.GetKind() == nodePoolKind {
 			t.RetiredPools = append(t.RetiredPools, oc.Resource.GetName())
@@ -64,11 +66,11 @@ func planTransition(observed map[resource.Name]resource.ObservedComposed, render
 
 // readyPools says which pools are Ready: their NodeClass and NodePool both say so, neither is being deleted,
 // and the pool is not draining.
-func readyPools(pools []pool, observed map[resource.Name]resource.ObservedComposed, draining map[string]bool) map[string]bool {
+func readyPools(pools []pool, observed fnstate.Observed, draining map[string]bool) map[string]bool {
 	ready := make(map[string]bool, len(pools))
 	for _, p := range pools {
-		np, npOK := observed[nodePoolResourceName(p)]
-		nc, ncOK := observed[nodeClassResourceName(p)]
+		np, npOK := observed.Get(nodePoolResourceName(p))
+		nc, ncOK := observed.Get(nodeClassResourceName(p))
 		ready[p.Name] = !draining[p.Name] && isReady(np, npOK) && isReady(nc, ncOK)
 	}
 	return ready
@@ -110,10 +112,10 @@ func (t transition) Holding() bool {
 // A NodeClass being deleted with no Usage left (Karpenter keeps it until its old nodes are gone) does not make
 // its pool draining: no node starts on it, the pool is not Ready until Crossplane composes it anew, and
 // judging by what Crossplane observes would drop a NodePool it has just composed and not yet seen.
-func drainingPools(pools []pool, observed map[resource.Name]resource.ObservedComposed) map[string]bool {
+func drainingPools(pools []pool, observed fnstate.Observed) map[string]bool {
 	draining := map[string]bool{}
 	for _, p := range pools {
-		if oc, ok := observed[nodeClassUsageResourceName(p)]; ok && oc.Resource.GetDeletionTimestamp() != nil {
+		if h, ok := observed.Head(nodeClassUsageResourceName(p)); ok && h.Deleting {
 			draining[p.Name] = true
 		}
 	}
@@ -135,10 +137,13 @@ func withoutPools(rendered map[resource.Name]*resource.DesiredComposed, pools []
 // keepRetiredGrants is make-before-break for workloads: while retired pools
 // are kept, each namespace's Role still grants what it granted before, so
 // pods carrying the old placement are admitted until the old pool goes.
-func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
+func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed) {
 	for name, dc := range rendered {
-		oc, ok := observed[name]
-		if !ok || dc.Resource.GetKind() != roleKind {
+		if dc.Resource.GetKind() != roleKind {
+			continue
+		}
+		oc, ok := observed.Get(name)
+		if !ok {
 			continue
 		}
 		old, _, _ := unstructured.NestedSlice(oc.Resource.Object, "rules")
@@ -182,7 +187,7 @@ func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, obs
 // organization is not the organization's to keep: its Role and ConfigMap go
 // at once, whatever the pools wait for. It changes rendered in place and
 // says what it holds on to.
-func settle(rendered map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, pools []pool, draining, ready, given map[string]bool, keys placement.Keys) transition {
+func settle(rendered map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed, pools []pool, draining, ready, given map[string]bool, keys placement.Keys) transition {
 	withoutPools(rendered, pools, draining)
 	tr := planTransition(observed, rendered, pools, draining, ready)
 	if tr.Holding() {

@@ -9,9 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crossplane/function-sdk-go/resource"
-
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -46,7 +45,7 @@ func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in 
 
 // validateAgainstReferences returns spec errors that only show once the
 // reference NodePool and the pools already composed are known.
-func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[resource.Name]resource.ObservedComposed) field.ErrorList {
+func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed fnstate.Observed) field.ErrorList {
 	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
 		return errs
 	}
@@ -85,11 +84,11 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 
 	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
 	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
-	for _, name := range slices.Sorted(maps.Keys(observed)) {
-		oc := observed[name]
-		if oc.Resource.GetKind() != nodePoolKind {
+	for _, name := range observed.Names() {
+		if h, _ := observed.Head(name); h.GVK.Kind != nodePoolKind {
 			continue
 		}
+		oc, _ := observed.Get(name)
 		if got, ok := observedNodeClassRef(oc); ok && got != want {
 			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
 		}
@@ -100,7 +99,7 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 // validateFound returns the spec errors that only show once what the spec
 // names has been fetched: the references, the cluster, the namespaces the
 // platform gives the organization and the claim's own namespace.
-func validateFound(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed map[resource.Name]resource.ObservedComposed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
+func validateFound(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed fnstate.Observed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
 	errs := validateAgainstReferences(spec, found, observed)
 	errs = append(errs, validateReferences(spec, found, in, keys)...)
 	errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)

@@ -4,7 +4,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
@@ -66,14 +65,17 @@ func (c *boundCluster) karpenterRelease() string {
 // workloadView returns the organization's cluster as Crossplane last fetched it, the reader of its workload
 // cluster (nil when it runs beside Crossplane), and the observed composed resources as the rest of the function
 // reads them (see remote.Reader.Localize).
-func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, observed map[resource.Name]resource.ObservedComposed) (*boundCluster, *remote.Reader, map[resource.Name]resource.ObservedComposed, error) {
+func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, observed fnstate.Observed) (*boundCluster, *remote.Reader, fnstate.Observed, error) {
 	c, err := fetchedCluster(req, spec)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, fnstate.Observed{}, err
 	}
 	wl := workloadReader(c, spec, in, claim)
-	local, err := wl.Localize(req, observed)
-	return c, wl, local, err
+	if wl == nil {
+		return c, wl, observed, nil
+	}
+	local, err := wl.Localize(req, observed.ReadAll())
+	return c, wl, fnstate.ObservedOf(local), err
 }
 
 // siteOf is where the organization runs: in a workload cluster when it has a reader there.

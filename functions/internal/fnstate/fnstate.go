@@ -12,14 +12,13 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
 // State is a request's observed and desired state.
 type State struct {
 	ObservedXR *resource.Composite
 	DesiredXR  *resource.Composite
-	Observed   map[resource.Name]resource.ObservedComposed
+	Observed   Observed
 	// Desired holds what earlier pipeline steps composed; a function adds
 	// its own resources to it.
 	Desired map[resource.Name]*resource.DesiredComposed
@@ -35,7 +34,7 @@ func Read(req *fnv1.RunFunctionRequest) (State, error) {
 	if s.DesiredXR, err = request.GetDesiredCompositeResource(req); err != nil {
 		return s, errors.Wrap(err, "cannot get desired composite resource")
 	}
-	s.Observed = observedComposed(req)
+	s.Observed = observedIn(req)
 	if s.Desired, err = request.GetDesiredComposedResources(req); err != nil {
 		return s, errors.Wrap(err, "cannot get desired composed resources")
 	}
@@ -52,25 +51,9 @@ func GetInput(req *fnv1.RunFunctionRequest, into runtime.Object) error {
 	return nil
 }
 
-// observedComposed reads the observed composed resources as the SDK does, but without their
-// metadata.managedFields. Crossplane sends every observed object whole, and an object's managed fields
-// (every field each manager set, as a tree) are often as large as its spec; no kiso function reads them,
-// and converting them was most of what reading an observed NodePool cost.
-func observedComposed(req *fnv1.RunFunctionRequest) map[resource.Name]resource.ObservedComposed {
-	resources := req.GetObserved().GetResources()
-	out := make(map[resource.Name]resource.ObservedComposed, len(resources))
-	for name, r := range resources {
-		ocd := resource.ObservedComposed{Resource: composed.New(), ConnectionDetails: r.GetConnectionDetails()}
-		if ocd.ConnectionDetails == nil {
-			ocd.ConnectionDetails = make(resource.ConnectionDetails)
-		}
-		ocd.Resource.SetUnstructuredContent(withoutManagedFields(r.GetResource()))
-		out[resource.Name(name)] = ocd
-	}
-	return out
-}
-
-// withoutManagedFields is s.AsMap() without metadata.managedFields.
+// withoutManagedFields is s.AsMap() without metadata.managedFields. Crossplane sends every observed object
+// whole, and an object's managed fields (every field each manager set, as a tree) are often as large as its
+// spec; no kiso function reads them, and converting them was most of what reading an observed NodePool cost.
 func withoutManagedFields(s *structpb.Struct) map[string]any {
 	fields := s.GetFields()
 	out := make(map[string]any, len(fields))

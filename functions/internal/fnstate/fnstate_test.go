@@ -40,12 +40,12 @@ func TestReadLeavesOutManagedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Observed) != len(sdk) {
-		t.Fatalf("Read gives %d observed resources, the SDK %d", len(st.Observed), len(sdk))
+	if st.Observed.Len() != len(sdk) {
+		t.Fatalf("Read gives %d observed resources, the SDK %d", st.Observed.Len(), len(sdk))
 	}
 	for name, want := range sdk {
-		got := st.Observed[name]
-		if got.Resource == nil {
+		got, ok := st.Observed.Get(name)
+		if !ok || got.Resource == nil {
 			t.Fatalf("Read lost observed resource %q", name)
 		}
 		if _, ok := got.Resource.Object["metadata"].(map[string]any)["managedFields"]; ok {

@@ -51,11 +51,12 @@ func (o Object) requirement() string { return "existing/" + o.key() }
 // Composed is the set of objects an XR already composes.
 type Composed map[string]bool
 
-// IndexObserved indexes the observed composed resources.
-func IndexObserved(observed map[resource.Name]resource.ObservedComposed) Composed {
-	c := make(Composed, len(observed))
-	for _, oc := range observed {
-		c[key(oc.Resource.GetObjectKind().GroupVersionKind(), oc.Resource.GetNamespace(), oc.Resource.GetName())] = true
+// IndexObserved indexes the observed composed resources by their heads, reading none of them.
+func IndexObserved(observed fnstate.Observed) Composed {
+	c := make(Composed, observed.Len())
+	for _, name := range observed.Names() {
+		h, _ := observed.Head(name)
+		c[key(h.GVK, h.Namespace, h.Name)] = true
 	}
 	return c
 }

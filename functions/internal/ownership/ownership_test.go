@@ -11,6 +11,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 var (
@@ -25,7 +27,7 @@ func TestRequireAsksOnlyForObjectsNotYetComposed(t *testing.T) {
 	observed.SetAPIVersion("iam.aws.upbound.io/v1beta1")
 	observed.SetKind("Role")
 	observed.SetName("prod-karpenter")
-	idx := IndexObserved(map[resource.Name]resource.ObservedComposed{"role": {Resource: observed}})
+	idx := IndexObserved(fnstate.ObservedOf(map[resource.Name]resource.ObservedComposed{"role": {Resource: observed}}))
 
 	rs := map[string]*fnv1.ResourceSelector{}
 	Require(rs, []Object{role, rule}, idx)

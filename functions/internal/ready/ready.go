@@ -11,6 +11,8 @@ import (
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 // Condition reads a condition's status straight from the object, without a
@@ -66,6 +68,20 @@ func Of(desired *composed.Unstructured, oc resource.ObservedComposed, observed b
 		return resource.ReadyTrue
 	}
 	return resource.ReadyFalse
+}
+
+// OfObserved is Of for the composed resource of the name given, reading what Crossplane observed of it only when
+// its readiness depends on more than its existence: an organization renders a thousand Roles and ConfigMaps,
+// ready once they exist.
+func OfObserved(desired *composed.Unstructured, observed fnstate.Observed, name resource.Name) resource.Ready {
+	if readyOnceExists(desired.GetObjectKind().GroupVersionKind().Group) {
+		if h, ok := observed.Head(name); ok && !h.Deleting {
+			return resource.ReadyTrue
+		}
+		return resource.ReadyFalse
+	}
+	oc, ok := observed.Get(name)
+	return Of(desired, oc, ok)
 }
 
 // readyOnceExists reports whether objects of a group are ready as soon as

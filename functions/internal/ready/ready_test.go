@@ -4,11 +4,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 // deleting marks an object as being deleted, as the API server does while finalizers hold it.
@@ -106,12 +110,43 @@ func TestOf(t *testing.T) {
 			observed: object("v1", "ConfigMap"),
 			want:     resource.ReadyTrue,
 		},
+		"RoleBeingDeletedIsNotReady": {
+			reason:   "An object ready once it exists is not ready while it is being deleted.",
+			desired:  object("rbac.authorization.k8s.io/v1", "Role"),
+			observed: deleting(object("rbac.authorization.k8s.io/v1", "Role")),
+			want:     resource.ReadyFalse,
+		},
+		"NotObservedRoleIsNotReady": {
+			reason:  "An object ready once it exists is not ready before it does.",
+			desired: object("rbac.authorization.k8s.io/v1", "Role"),
+			want:    resource.ReadyFalse,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			oc := resource.ObservedComposed{Resource: tc.observed}
 			if got := Of(tc.desired, oc, tc.observed != nil); got != tc.want {
 				t.Errorf("%s\nOf(...): want %s, got %s", tc.reason, tc.want, got)
+			}
+			// OfObserved reads the same readiness, whether the object is read from a request or was read already.
+			objects := map[resource.Name]resource.ObservedComposed{}
+			req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{}}}
+			if tc.observed != nil {
+				objects["object"] = oc
+				s, err := structpb.NewStruct(tc.observed.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Observed.Resources["object"] = &fnv1.Resource{Resource: s}
+			}
+			st, err := fnstate.Read(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, observed := range map[string]fnstate.Observed{"request": st.Observed, "read": fnstate.ObservedOf(objects)} {
+				if got := OfObserved(tc.desired, observed, "object"); got != tc.want {
+					t.Errorf("%s\nOfObserved(...) of objects %s: want %s, got %s", tc.reason, what, tc.want, got)
+				}
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
@@ -118,7 +119,7 @@ func WrapObjects(providerConfig string, objects map[resource.Name]*composed.Unst
 // observed objects (UnwrapAll), but for the objects the reader keeps local. A wrapped object is ready when it
 // is, and its Object too (observed Ready and Synced: an object the provider cannot apply is not ready).
 // A nil reader, for a cluster that runs Crossplane, wraps nothing.
-func (r *Reader) WrapDesired(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed) {
+func (r *Reader) WrapDesired(desired map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed) {
 	if r == nil {
 		return
 	}
@@ -130,7 +131,7 @@ func (r *Reader) WrapDesired(desired map[resource.Name]*resource.DesiredComposed
 		case r.Local != nil && r.Local(gvk, dc.Resource.GetNamespace(), dc.Resource.GetName()):
 		case Wrapped(gvk.Group):
 			dc.Resource = Wrap(r.ProviderConfig, dc.Resource)
-			if oc, ok := observed[name]; !ok || !ready.Managed(oc) {
+			if oc, ok := observed.Get(name); !ok || !ready.Managed(oc) {
 				dc.Ready = resource.ReadyFalse
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -144,7 +145,7 @@ func TestWrapDesiredReadiness(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			desired := map[resource.Name]*resource.DesiredComposed{"cm": {Resource: object(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"y"}}`), Ready: tc.own}}
-			(&Reader{ProviderConfig: "eu"}).WrapDesired(desired, tc.observed)
+			(&Reader{ProviderConfig: "eu"}).WrapDesired(desired, fnstate.ObservedOf(tc.observed))
 			if got := desired["cm"].Ready; got != tc.want {
 				t.Errorf("Ready = %q, want %q", got, tc.want)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 )
@@ -34,10 +35,14 @@ func InUse(o *unstructured.Unstructured) bool {
 // is a ClusterUsage, which names cluster-scoped objects only, and a namespaced object may be labelled by whoever
 // may edit it in its namespace (a tenant admin may edit a ConfigMap there); trusting the label on one would let
 // a tenant keep what the platform takes away.
-func KeepInUse(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, annotations []string) []resource.Name {
+func KeepInUse(desired map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed, annotations []string) []resource.Name {
 	var kept []resource.Name
-	for name, oc := range observed {
-		if _, ok := desired[name]; ok || oc.Resource == nil || oc.Resource.GetNamespace() != "" || !InUse(&oc.Resource.Unstructured) {
+	for _, name := range observed.Names() {
+		if _, ok := desired[name]; ok {
+			continue
+		}
+		oc, _ := observed.Get(name)
+		if oc.Resource == nil || oc.Resource.GetNamespace() != "" || !InUse(&oc.Resource.Unstructured) {
 			continue
 		}
 		cd := keep.AsRendered(oc, annotations)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 func observedObject(kind, name string, labels map[string]any) resource.ObservedComposed {
@@ -37,7 +39,7 @@ func TestKeepInUseKeepsOnlyWhatCrossplaneWouldRefuseToDelete(t *testing.T) {
 	asked.SetName("c-as-rendered-now")
 	desired := map[resource.Name]*resource.DesiredComposed{"used-still-asked": {Resource: asked}}
 
-	kept := KeepInUse(desired, observed, []string{"kiso.dev/pool"})
+	kept := KeepInUse(desired, fnstate.ObservedOf(observed), []string{"kiso.dev/pool"})
 	if diff := cmp.Diff([]resource.Name{"used-retired"}, kept); diff != "" {
 		t.Errorf("kept: -want, +got:\n%s", diff)
 	}
