@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 

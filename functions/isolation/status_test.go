@@ -10,7 +10,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
