@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -130,18 +131,18 @@ func (o Observed) Head(name resource.Name) (Head, bool) {
 		if !ok {
 			return Head{}, false
 		}
-		return Head{
-			GVK:       oc.Resource.GroupVersionKind(),
-			Namespace: oc.Resource.GetNamespace(),
-			Name:      oc.Resource.GetName(),
-			Deleting:  oc.Resource.GetDeletionTimestamp() != nil,
-		}, true
+		return headOfObject(&oc.Resource.Unstructured), true
 	}
 	r, ok := o.sent[string(name)]
 	if !ok {
 		return Head{}, false
 	}
 	return headOf(r.GetResource()), true
+}
+
+// headOfObject is the Head of an object already read.
+func headOfObject(u *unstructured.Unstructured) Head {
+	return Head{GVK: u.GroupVersionKind(), Namespace: u.GetNamespace(), Name: u.GetName(), Deleting: u.GetDeletionTimestamp() != nil}
 }
 
 // headOf reads a Head from an object's fields as Unstructured reads it: a field that is not a string reads as

@@ -1,11 +1,9 @@
 package fnstate
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -79,8 +77,7 @@ func TestObservedIsTheSDKs(t *testing.T) {
 		}
 		for name, oc := range sdk {
 			h, _ := o.Head(name)
-			want := Head{GVK: oc.Resource.GroupVersionKind(), Namespace: oc.Resource.GetNamespace(), Name: oc.Resource.GetName(), Deleting: oc.Resource.GetDeletionTimestamp() != nil}
-			if h != want {
+			if want := headOfObject(&oc.Resource.Unstructured); h != want {
 				t.Errorf("%s: Head(%s) = %+v, want %+v", what, name, h, want)
 			}
 		}
@@ -100,17 +97,11 @@ func FuzzHeadIsTheUnstructureds(f *testing.F) {
 	f.Add(`{"apiVersion": "a/b/c", "kind": "Role", "metadata": {"deletionTimestamp": "2026-12-03T10:00:00+01:00"}}`)
 	f.Add(`{"metadata": "not an object"}`)
 	f.Fuzz(func(t *testing.T, object string) {
-		var m map[string]any
-		if json.Unmarshal([]byte(object), &m) != nil {
+		s, ok := structOf(object)
+		if !ok {
 			return
 		}
-		s, err := structpb.NewStruct(m)
-		if err != nil {
-			return
-		}
-		u := unstructured.Unstructured{Object: s.AsMap()}
-		want := Head{GVK: u.GroupVersionKind(), Namespace: u.GetNamespace(), Name: u.GetName(), Deleting: u.GetDeletionTimestamp() != nil}
-		if got := headOf(s); got != want {
+		if got, want := headOf(s), headOfObject(&unstructured.Unstructured{Object: s.AsMap()}); got != want {
 			t.Errorf("headOf = %+v, Unstructured says %+v", got, want)
 		}
 	})
