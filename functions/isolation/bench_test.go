@@ -58,7 +58,8 @@ func BenchmarkCallOverFloor(b *testing.B) {
 // benchRequests builds the two requests of an organization of n stacks,
 // each in its default namespace, which the platform gives it: "new" has
 // nothing composed yet, "steady" has everything "new" renders observed Ready,
-// with managed fields, as Crossplane sends it.
+// with managed fields, and the XR with the status the function set, as
+// Crossplane sends them.
 func benchRequests(b *testing.B, isolation string, n int) (newReq, steadyReq *fnv1.RunFunctionRequest) {
 	b.Helper()
 	stacks := make([]string, n)
@@ -80,7 +81,13 @@ func benchRequests(b *testing.B, isolation string, n int) (newReq, steadyReq *fn
 		}
 		observed[name] = &fnv1.Resource{Resource: st}
 	}
-	steadyReq, _ = benchRequest(b, spec, observed, world)
+	steadyReq, rsp = benchRequest(b, spec, observed, world)
+	// Crossplane sends the XR back with the status the function last set.
+	xrAsSent, err := structpb.NewStruct(fntest.CompositeAsSent(steadyReq.GetObserved().GetComposite().GetResource().AsMap(), rsp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	steadyReq.Observed.Composite = &fnv1.Resource{Resource: xrAsSent}
 	return newReq, steadyReq
 }
 

@@ -12,6 +12,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composite"
 )
 
 // State is a request's observed and desired state.
@@ -28,9 +29,7 @@ type State struct {
 func Read(req *fnv1.RunFunctionRequest) (State, error) {
 	s := State{}
 	var err error
-	if s.ObservedXR, err = request.GetObservedCompositeResource(req); err != nil {
-		return s, errors.Wrap(err, "cannot get observed composite resource")
-	}
+	s.ObservedXR = observedComposite(req)
 	if s.DesiredXR, err = request.GetDesiredCompositeResource(req); err != nil {
 		return s, errors.Wrap(err, "cannot get desired composite resource")
 	}
@@ -39,6 +38,19 @@ func Read(req *fnv1.RunFunctionRequest) (State, error) {
 		return s, errors.Wrap(err, "cannot get desired composed resources")
 	}
 	return s, nil
+}
+
+// observedComposite is the observed XR as the SDK's request.GetObservedCompositeResource reads it, less its
+// managed fields: Crossplane writes an XR's status with server-side apply, so its managed fields mirror the
+// whole status, a tree as large as an organization of a thousand stacks' status itself, which no kiso function
+// reads.
+func observedComposite(req *fnv1.RunFunctionRequest) *resource.Composite {
+	xr := &resource.Composite{Resource: composite.New(), ConnectionDetails: req.GetObserved().GetComposite().GetConnectionDetails()}
+	if xr.ConnectionDetails == nil {
+		xr.ConnectionDetails = make(resource.ConnectionDetails)
+	}
+	xr.Resource.SetUnstructuredContent(withoutManagedFields(req.GetObserved().GetComposite().GetResource()))
+	return xr
 }
 
 // GetInput reads the function's input with the SDK, strictly: a field into's type lacks is an error. The

@@ -21,11 +21,18 @@ const observedNodePool = `{
 	"status": {"conditions": [{"type": "Ready", "status": "True"}]}
 }`
 
-// Read gives every observed composed resource as the SDK would, without its managed fields.
+// Read gives the observed XR and every observed composed resource as the SDK would, without their managed
+// fields.
 func TestReadLeavesOutManagedFields(t *testing.T) {
 	req := &fnv1.RunFunctionRequest{
 		Observed: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation","metadata":{"name":"acme"}}`)},
+			Composite: &fnv1.Resource{
+				Resource: resource.MustStructJSON(`{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation",
+					"metadata":{"name":"acme","managedFields":[{"manager":"apiextensions.crossplane.io/composite","operation":"Apply",
+						"subresource":"status","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:pools":{}}}}]},
+					"spec":{"organization":"acme"},"status":{"pools":[{"name":"acme"}],"conditions":[{"type":"Synced","status":"True"}]}}`),
+				ConnectionDetails: map[string][]byte{"k": []byte("v")},
+			},
 			Resources: map[string]*fnv1.Resource{
 				"nodepool":  {Resource: resource.MustStructJSON(observedNodePool), ConnectionDetails: map[string][]byte{"k": []byte("v")}},
 				"no-fields": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"}}`)},
@@ -36,9 +43,20 @@ func TestReadLeavesOutManagedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sdkXR, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := Read(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := st.ObservedXR.Resource.Object["metadata"].(map[string]any)["managedFields"]; ok {
+		t.Errorf("the observed XR keeps its managed fields")
+	}
+	delete(sdkXR.Resource.Object["metadata"].(map[string]any), "managedFields")
+	if diff := cmp.Diff(sdkXR, st.ObservedXR); diff != "" {
+		t.Errorf("observed XR, SDK (without managed fields) -, Read +:\n%s", diff)
 	}
 	if st.Observed.Len() != len(sdk) {
 		t.Fatalf("Read gives %d observed resources, the SDK %d", st.Observed.Len(), len(sdk))

@@ -24,6 +24,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const (
@@ -102,7 +104,7 @@ type Verdict struct {
 // error) and its Permitted condition (the function's last verdict). now
 // decides only when a standing refusal is retried.
 func Check(xr *resource.Composite, now time.Time) Verdict {
-	permitted := xr.Resource.GetCondition(TypePermitted)
+	permitted := xrcondition.Observed(xr, TypePermitted)
 	// An absent condition reads as Unknown with no reason; every Permitted
 	// condition written has one (the function's, or Crossplane's FatalError).
 	known := permitted.Reason != ""
@@ -114,7 +116,7 @@ func Check(xr *resource.Composite, now time.Time) Verdict {
 			return Verdict{Refused: &r}
 		}
 	}
-	synced := xr.Resource.GetCondition(xpv1.TypeSynced)
+	synced := xrcondition.Observed(xr, xpv1.TypeSynced)
 	if synced.Status == corev1.ConditionFalse {
 		if r, ok := Parse(synced.Message); ok {
 			return Verdict{Refused: &r}

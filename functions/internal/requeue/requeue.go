@@ -22,6 +22,8 @@ import (
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const (
@@ -48,7 +50,7 @@ const (
 // minute, not an hour.
 func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
 	ttl := Settling
-	if settled && xr.Resource.GetCondition(typeResponsive).Status != corev1.ConditionFalse {
+	if settled && xrcondition.Observed(xr, typeResponsive).Status != corev1.ConditionFalse {
 		ttl = Settled
 	}
 	if rsp.GetMeta() == nil {
