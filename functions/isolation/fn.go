@@ -47,7 +47,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	keys := placement.NewKeys(in.KeyDomain)
 
-	st, err := fnstate.Read(req)
+	// The status is rewritten whole on every call; of the observed one only its conditions are read.
+	st, err := fnstate.Read(req, fnstate.StatusConditionsOnly())
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil

@@ -3,6 +3,7 @@
 package fnstate
 
 import (
+	"maps"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -25,11 +26,33 @@ type State struct {
 	Desired map[resource.Name]*resource.DesiredComposed
 }
 
+// A ReadOption narrows what Read reads.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	statusConditionsOnly bool
+}
+
+// StatusConditionsOnly reads of the observed XR's status its conditions alone, for a function that rewrites
+// the rest of its status whole on every call and never reads it back: an organization of a thousand stacks has
+// a status of a thousand stacks.
+func StatusConditionsOnly() ReadOption {
+	return func(o *readOptions) { o.statusConditionsOnly = true }
+}
+
 // Read decodes the request's state.
-func Read(req *fnv1.RunFunctionRequest) (State, error) {
+func Read(req *fnv1.RunFunctionRequest, opts ...ReadOption) (State, error) {
+	var o readOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	s := State{}
 	var err error
-	s.ObservedXR = observedComposite(req)
+	xr := req.GetObserved().GetComposite()
+	if o.statusConditionsOnly {
+		xr = &fnv1.Resource{Resource: withStatusConditionsOnly(xr.GetResource()), ConnectionDetails: xr.GetConnectionDetails()}
+	}
+	s.ObservedXR = observedComposite(xr)
 	if s.DesiredXR, err = request.GetDesiredCompositeResource(req); err != nil {
 		return s, errors.Wrap(err, "cannot get desired composite resource")
 	}
@@ -44,13 +67,29 @@ func Read(req *fnv1.RunFunctionRequest) (State, error) {
 // managed fields: Crossplane writes an XR's status with server-side apply, so its managed fields mirror the
 // whole status, a tree as large as an organization of a thousand stacks' status itself, which no kiso function
 // reads.
-func observedComposite(req *fnv1.RunFunctionRequest) *resource.Composite {
-	xr := &resource.Composite{Resource: composite.New(), ConnectionDetails: req.GetObserved().GetComposite().GetConnectionDetails()}
+func observedComposite(observed *fnv1.Resource) *resource.Composite {
+	xr := &resource.Composite{Resource: composite.New(), ConnectionDetails: observed.GetConnectionDetails()}
 	if xr.ConnectionDetails == nil {
 		xr.ConnectionDetails = make(resource.ConnectionDetails)
 	}
-	xr.Resource.SetUnstructuredContent(withoutManagedFields(req.GetObserved().GetComposite().GetResource()))
+	xr.Resource.SetUnstructuredContent(withoutManagedFields(observed.GetResource()))
 	return xr
+}
+
+// withStatusConditionsOnly is s with a status that holds its conditions alone, if it has a status that is an
+// object. It shares the rest of s.
+func withStatusConditionsOnly(s *structpb.Struct) *structpb.Struct {
+	status := s.GetFields()["status"].GetStructValue()
+	if status == nil {
+		return s
+	}
+	narrowed := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	if c, ok := status.GetFields()["conditions"]; ok {
+		narrowed.Fields["conditions"] = c
+	}
+	out := &structpb.Struct{Fields: maps.Clone(s.GetFields())}
+	out.Fields["status"] = structpb.NewStructValue(narrowed)
+	return out
 }
 
 // GetInput reads the function's input with the SDK, strictly: a field into's type lacks is an error. The

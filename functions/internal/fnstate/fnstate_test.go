@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -109,4 +110,47 @@ func structOf(object string) (*structpb.Struct, bool) {
 	}
 	s, err := structpb.NewStruct(m)
 	return s, err == nil
+}
+
+// With StatusConditionsOnly, any observed XR reads as the SDK reads it less its managed fields and, if its
+// status is an object, every status field but the conditions; the request is left as it was.
+func FuzzStatusConditionsOnlyIsTheSDKsLessTheRest(f *testing.F) {
+	f.Add(`{"metadata":{"name":"acme","managedFields":[{"manager":"m"}]},"spec":{"organization":"acme"},
+		"status":{"pools":[{"name":"acme"}],"conditions":[{"type":"Synced","status":"True"}]}}`)
+	f.Add(`{"status":{"pools":[]}}`)
+	f.Add(`{"status":"not an object"}`)
+	f.Add(`{"status":null,"spec":{}}`)
+	f.Add(`{"spec":{"status":{"pools":[]}}}`)
+	f.Fuzz(func(t *testing.T, object string) {
+		s, ok := structOf(object)
+		if !ok {
+			return
+		}
+		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: s}}}
+		sent := proto.Clone(req)
+		want, err := request.GetObservedCompositeResource(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta, ok := want.Resource.Object["metadata"].(map[string]any); ok {
+			delete(meta, "managedFields")
+		}
+		if status, ok := want.Resource.Object["status"].(map[string]any); ok {
+			for k := range status {
+				if k != "conditions" {
+					delete(status, k)
+				}
+			}
+		}
+		st, err := Read(req, StatusConditionsOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, st.ObservedXR); diff != "" {
+			t.Errorf("observed XR, SDK (less managed fields and status but conditions) -, Read +:\n%s", diff)
+		}
+		if !proto.Equal(sent, req) {
+			t.Errorf("Read changed the request")
+		}
+	})
 }

@@ -25,6 +25,9 @@ type Observed struct {
 	sent map[string]*fnv1.Resource
 	// read holds every object read so far; all of them when sent is nil.
 	read map[resource.Name]resource.ObservedComposed
+	// heads points to the Head of every object sent, read from the request on the first Head asked for;
+	// shared by every copy of Observed.
+	heads *map[string]Head
 }
 
 // ObservedOf is Observed holding objects already read: what a function observes of a workload cluster, a test's
@@ -42,7 +45,7 @@ func observedIn(req *fnv1.RunFunctionRequest) Observed {
 	if sent == nil {
 		sent = map[string]*fnv1.Resource{}
 	}
-	return Observed{sent: sent, read: make(map[resource.Name]resource.ObservedComposed)}
+	return Observed{sent: sent, read: make(map[resource.Name]resource.ObservedComposed), heads: new(map[string]Head)}
 }
 
 // Len is how many composed resources Crossplane observed.
@@ -125,19 +128,25 @@ type Head struct {
 }
 
 // Head returns the observed composed resource's Head, read from the request without reading the object.
+// Every reader of a large organization asks for the Head of nearly every object (its owner index, its kinds,
+// its readiness), so the first ask reads them all, once.
 func (o Observed) Head(name resource.Name) (Head, bool) {
-	if o.sent == nil || o.read[name].Resource != nil {
+	if o.sent == nil {
 		oc, ok := o.read[name]
 		if !ok {
 			return Head{}, false
 		}
 		return headOfObject(&oc.Resource.Unstructured), true
 	}
-	r, ok := o.sent[string(name)]
-	if !ok {
-		return Head{}, false
+	if *o.heads == nil {
+		heads := make(map[string]Head, len(o.sent))
+		for n, r := range o.sent {
+			heads[n] = headOf(r.GetResource())
+		}
+		*o.heads = heads
 	}
-	return headOf(r.GetResource()), true
+	h, ok := (*o.heads)[string(name)]
+	return h, ok
 }
 
 // headOfObject is the Head of an object already read.
