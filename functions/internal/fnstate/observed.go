@@ -28,6 +28,8 @@ type Observed struct {
 	// heads points to the Head of every object sent, read from the request on the first Head asked for;
 	// shared by every copy of Observed.
 	heads *map[string]Head
+	// names points to the names of every object sent, in order, listed on the first Names asked for.
+	names *[]resource.Name
 }
 
 // ObservedOf is Observed holding objects already read: what a function observes of a workload cluster, a test's
@@ -45,7 +47,7 @@ func observedIn(req *fnv1.RunFunctionRequest) Observed {
 	if sent == nil {
 		sent = map[string]*fnv1.Resource{}
 	}
-	return Observed{sent: sent, read: make(map[resource.Name]resource.ObservedComposed), heads: new(map[string]Head)}
+	return Observed{sent: sent, read: make(map[resource.Name]resource.ObservedComposed), heads: new(map[string]Head), names: new([]resource.Name)}
 }
 
 // Len is how many composed resources Crossplane observed.
@@ -84,17 +86,21 @@ func (o Observed) Get(name resource.Name) (resource.ObservedComposed, bool) {
 	return oc, true
 }
 
-// Names returns the names of every observed composed resource, in order, without reading any.
+// Names returns the names of every observed composed resource, in order, without reading any. Several readers
+// walk every name of a call, so they share one slice, which none may change.
 func (o Observed) Names() []resource.Name {
 	if o.sent == nil {
 		return slices.Sorted(maps.Keys(o.read))
 	}
-	names := make([]resource.Name, 0, len(o.sent))
-	for name := range o.sent {
-		names = append(names, resource.Name(name))
+	if *o.names == nil {
+		names := make([]resource.Name, 0, len(o.sent))
+		for name := range o.sent {
+			names = append(names, resource.Name(name))
+		}
+		slices.Sort(names)
+		*o.names = slices.Clip(names)
 	}
-	slices.Sort(names)
-	return names
+	return *o.names
 }
 
 // All yields every observed composed resource, read whole, in name order.
