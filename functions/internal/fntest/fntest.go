@@ -215,11 +215,15 @@ func Bench(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunct
 // (floor-B/op, call-B/op), and the call's CPU time over the floor's
 // (x-floor).
 //
-// Floor and call alternate, one of each per iteration, on one P: CPU time
-// measured in two separate runs compared two machines whenever a neighbour
-// started or stopped in between, and with more than one P the garbage
-// collector marks on whatever P is idle, so the CPU time it took depended on
-// the neighbours too (the same code measured 1.42x and 2.16x on 2 cores).
+// Floor and call alternate on one P: CPU time measured in two separate runs
+// compared two machines whenever a neighbour started or stopped in between,
+// and with more than one P the garbage collector marks on whatever P is
+// idle, so the CPU time it took depended on the neighbours too (the same code
+// measured 1.42x and 2.16x on 2 cores). They alternate in blocks of
+// overFloorBlock, each spanning several collections: alternating one by one,
+// a collection fell every so many bytes and so, iteration after iteration,
+// at the same point of the pair, and where that point fell, in the floor or
+// in the call, decided the ratio (the same code read 1.25 and 2.19).
 func BenchOverFloor(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctionRequest) {
 	b.Helper()
 	in, err := proto.Marshal(req)
@@ -240,10 +244,10 @@ func BenchOverFloor(b *testing.B, fn fnv1.FunctionRunnerServiceServer, req *fnv1
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var floorCost, callCost cost
 	for b.Loop() {
-		floorCost.add(measure(b, floor))
-		callCost.add(measure(b, call))
+		floorCost.add(measure(b, overFloorBlock, floor))
+		callCost.add(measure(b, overFloorBlock, call))
 	}
-	n := float64(b.N)
+	n := float64(b.N * overFloorBlock)
 	b.ReportMetric(floorCost.cpu/n, "floor-cpu-ns/op")
 	b.ReportMetric(floorCost.bytes/n, "floor-B/op")
 	b.ReportMetric(callCost.cpu/n, "call-cpu-ns/op")
@@ -286,12 +290,18 @@ type cost struct{ cpu, bytes float64 }
 
 func (c *cost) add(o cost) { c.cpu += o.cpu; c.bytes += o.bytes }
 
-// measure runs op and returns what it cost.
-func measure(b *testing.B, op func()) cost {
+// overFloorBlock is how many floors, then calls, BenchOverFloor runs in a row: enough for each block to allocate
+// several times the live heap, and so to span several collections, at every size benchmarked.
+const overFloorBlock = 8
+
+// measure runs op times times and returns what it cost.
+func measure(b *testing.B, times int, op func()) cost {
 	allocated := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(allocated)
 	bytesBefore, cpuBefore := allocated[0].Value.Uint64(), cpuTime(b)
-	op()
+	for range times {
+		op()
+	}
 	cpu := cpuTime(b) - cpuBefore
 	metrics.Read(allocated)
 	return cost{cpu: float64(cpu), bytes: float64(allocated[0].Value.Uint64() - bytesBefore)}
