@@ -24,7 +24,7 @@ func BenchmarkRunFunction(b *testing.B) {
 	steadyReq := newRequest(b, xr(podIdentitySpec), nil)
 	steadyReq.Observed.Resources = map[string]*fnv1.Resource{}
 	for name, r := range rsp.GetDesired().GetResources() {
-		o := fntest.ObservedAsSent(r.GetResource().AsMap(), map[string]any{"conditions": []any{
+		o := fntest.ObservedAsSent(newReq.GetObserved().GetComposite().GetResource().AsMap(), name, r.GetResource().AsMap(), map[string]any{"conditions": []any{
 			map[string]any{"type": "Ready", "status": "True"},
 			map[string]any{"type": "Synced", "status": "True"},
 		}})

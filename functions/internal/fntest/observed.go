@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -12,25 +13,62 @@ import (
 // statusWritten is when a controller last wrote the status of every object a benchmark observes.
 const statusWritten = "2026-12-02T10:00:05Z"
 
-// ObservedAsSent is what Crossplane sends a function for an object it composed from desired and a
-// controller then reported on: desired with the given status, and metadata.managedFields as the apiserver
-// keeps them, one entry for Crossplane's apply of every field it set and one for the controller's status
-// update. Managed fields are part of every observed object Crossplane sends; a benchmark without them
-// measures a request smaller than the real one.
-func ObservedAsSent(desired map[string]any, status map[string]any) map[string]any {
-	observed := maps.Clone(desired)
+// ObservedAsSent is what Crossplane sends a function for an object it composed, under the composition resource
+// name name, for the XR xr, from desired, and a controller then reported on: desired with the metadata Crossplane
+// adds to every object it composes (its composite and claim labels, the composition resource name, the XR as
+// controller) and the apiserver sets (uid, resourceVersion, generation, creationTimestamp), the given status, and
+// metadata.managedFields as the apiserver keeps them, one entry for Crossplane's apply of every field it set and
+// one for the controller's status update. A benchmark without them measures a request smaller than the real one,
+// and a response that shares more with it than a real one can.
+func ObservedAsSent(xr map[string]any, name string, desired map[string]any, status map[string]any) map[string]any {
+	applied := maps.Clone(desired)
+	xrMeta, _ := xr["metadata"].(map[string]any)
+	xrLabels, _ := xrMeta["labels"].(map[string]any)
 	metadata, _ := desired["metadata"].(map[string]any)
 	metadata = maps.Clone(metadata)
-	applied := maps.Clone(desired)
-	delete(applied, "apiVersion")
-	delete(applied, "kind")
+	labels, _ := metadata["labels"].(map[string]any)
+	labels = maps.Clone(labels)
+	if labels == nil {
+		labels = map[string]any{}
+	}
+	labels["crossplane.io/composite"] = xrMeta["name"]
+	for _, claim := range []string{"crossplane.io/claim-name", "crossplane.io/claim-namespace"} {
+		if v, ok := xrLabels[claim]; ok {
+			labels[claim] = v
+		}
+	}
+	annotations, _ := metadata["annotations"].(map[string]any)
+	annotations = maps.Clone(annotations)
+	if annotations == nil {
+		annotations = map[string]any{}
+	}
+	annotations["crossplane.io/composition-resource-name"] = name
+	metadata["labels"], metadata["annotations"] = labels, annotations
+	metadata["ownerReferences"] = []any{map[string]any{
+		"apiVersion": xr["apiVersion"], "kind": xr["kind"], "name": xrMeta["name"], "uid": xrMeta["uid"],
+		"controller": true, "blockOwnerDeletion": true,
+	}}
+	applied["metadata"] = maps.Clone(metadata)
+	metadata["uid"] = uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String()
+	metadata["resourceVersion"], metadata["generation"], metadata["creationTimestamp"] = "184467", float64(1), "2026-12-02T10:00:00Z"
+	return withManagedFields(applied, metadata, status)
+}
+
+// withManagedFields is object (as applied) with metadata and status, and the managed fields of Crossplane's
+// apply and a controller's status update.
+func withManagedFields(applied, metadata, status map[string]any) map[string]any {
+	observed := maps.Clone(applied)
+	metadata = maps.Clone(metadata)
+	fields := maps.Clone(applied)
+	delete(fields, "apiVersion")
+	delete(fields, "kind")
 	metadata["managedFields"] = []any{
 		map[string]any{
-			"apiVersion": desired["apiVersion"], "fieldsType": "FieldsV1", "manager": "apiextensions.crossplane.io/composed/4b1e1f7c",
-			"operation": "Apply", "time": "2026-12-02T10:00:00Z", "fieldsV1": fieldsV1(applied),
+			"apiVersion": applied["apiVersion"], "fieldsType": "FieldsV1", "manager": "apiextensions.crossplane.io/composed/4b1e1f7c",
+			"operation": "Apply", "time": "2026-12-02T10:00:00Z", "fieldsV1": fieldsV1(fields),
 		},
 		map[string]any{
-			"apiVersion": desired["apiVersion"], "fieldsType": "FieldsV1", "manager": "controller",
+			"apiVersion": applied["apiVersion"], "fieldsType": "FieldsV1", "manager": "controller",
 			"operation": "Update", "subresource": "status", "time": statusWritten,
 			"fieldsV1": fieldsV1(map[string]any{"status": status}),
 		},
@@ -76,7 +114,8 @@ func CompositeAsSent(xr map[string]any, rsp *fnv1.RunFunctionResponse) map[strin
 		conditions = append(conditions, condition(c.GetType(), conditionStatus(c.GetStatus()), c.GetReason(), c.GetMessage()))
 	}
 	status["conditions"] = conditions
-	return ObservedAsSent(xr, status)
+	metadata, _ := xr["metadata"].(map[string]any)
+	return withManagedFields(xr, metadata, status)
 }
 
 // condition is a condition as Crossplane writes it on an XR.
