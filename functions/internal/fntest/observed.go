@@ -26,22 +26,14 @@ func ObservedAsSent(xr map[string]any, name string, desired map[string]any, stat
 	xrLabels, _ := xrMeta["labels"].(map[string]any)
 	metadata, _ := desired["metadata"].(map[string]any)
 	metadata = maps.Clone(metadata)
-	labels, _ := metadata["labels"].(map[string]any)
-	labels = maps.Clone(labels)
-	if labels == nil {
-		labels = map[string]any{}
-	}
+	labels := clonedField(metadata, "labels")
 	labels["crossplane.io/composite"] = xrMeta["name"]
 	for _, claim := range []string{"crossplane.io/claim-name", "crossplane.io/claim-namespace"} {
 		if v, ok := xrLabels[claim]; ok {
 			labels[claim] = v
 		}
 	}
-	annotations, _ := metadata["annotations"].(map[string]any)
-	annotations = maps.Clone(annotations)
-	if annotations == nil {
-		annotations = map[string]any{}
-	}
+	annotations := clonedField(metadata, "annotations")
 	annotations["crossplane.io/composition-resource-name"] = name
 	metadata["labels"], metadata["annotations"] = labels, annotations
 	metadata["ownerReferences"] = []any{map[string]any{
@@ -52,6 +44,15 @@ func ObservedAsSent(xr map[string]any, name string, desired map[string]any, stat
 	metadata["uid"] = uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String()
 	metadata["resourceVersion"], metadata["generation"], metadata["creationTimestamp"] = "184467", float64(1), "2026-12-02T10:00:00Z"
 	return withManagedFields(applied, metadata, status)
+}
+
+// clonedField is a copy of the object field of m, empty if m has none.
+func clonedField(m map[string]any, field string) map[string]any {
+	f, _ := m[field].(map[string]any)
+	if f == nil {
+		return map[string]any{}
+	}
+	return maps.Clone(f)
 }
 
 // withManagedFields is object (as applied) with metadata and status, and the managed fields of Crossplane's
