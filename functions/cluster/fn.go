@@ -91,7 +91,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
-	objects, err := renderAll(p, req, in, oxr.Resource.GetName(), status, observed)
+	objects, err := renderAll(p, req, in, oxr.Resource.GetName(), status, observed, usage.InUse(&oxr.Resource.Unstructured))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -176,11 +176,12 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 
 // renderAll returns every object the cluster composes, as composed
 // resources: the plan's, the cluster's placement policies, Karpenter's
-// Release, the Usages that order their deletion, and the view its
-// organizations read. For a workload cluster, every Kubernetes object goes
-// there in a provider-kubernetes Object; the view stays where Crossplane and
-// the organizations' XRs run.
-func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, status v1alpha1.XKarpenterClusterStatus, observed fnstate.Observed) (map[resource.Name]*composed.Unstructured, error) {
+// Release (kept while the cluster is in use, see keptRelease), the Usages
+// that order their deletion, and the view its organizations read. For a
+// workload cluster, every Kubernetes object goes there in a
+// provider-kubernetes Object; the view stays where Crossplane and the
+// organizations' XRs run.
+func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, status v1alpha1.XKarpenterClusterStatus, observed fnstate.Observed, inUse bool) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
 		return nil, err
@@ -200,10 +201,13 @@ func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, st
 	if err != nil {
 		return nil, err
 	}
+	if release == nil && inUse {
+		release = keptRelease(observed)
+	}
 	if release != nil {
 		objects[crKarpenterRelease] = release
 	}
-	for name, cd := range renderUsages(p, objects) {
+	for name, cd := range renderUsages(p, xrName, objects) {
 		objects[name] = cd
 	}
 	view, err := clusterview.Render(xrName, p.Spec, status)

@@ -50,7 +50,6 @@ func usageNames(groups ...[]string) []string {
 	for _, g := range groups {
 		for _, n := range g {
 			switch {
-			case n == "controller-role":
 			case n == "node-access-entry", strings.HasPrefix(n, "node-policy-attachment-"):
 				out = append(out, "node-usage-"+n)
 			default:

@@ -9,6 +9,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
@@ -61,6 +63,17 @@ func mergeValues(base, over map[string]any) map[string]any {
 		base[k] = v
 	}
 	return base
+}
+
+// keptRelease is Karpenter's Release as it was rendered, if Crossplane observed one: a cluster whose spec stops
+// installing Karpenter keeps it while the cluster is in use. Organizations' pools use the XKarpenterCluster,
+// not its Release, and the nodes they still drain need Karpenter until they are gone.
+func keptRelease(observed fnstate.Observed) *composed.Unstructured {
+	oc, ok := observed.Get(crKarpenterRelease)
+	if !ok || oc.Resource == nil {
+		return nil
+	}
+	return keep.AsRendered(oc, []string{meta.AnnotationKeyExternalName})
 }
 
 // renderKarpenterRelease renders the Release that installs Karpenter's chart, or nil without

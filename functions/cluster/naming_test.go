@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,24 +105,42 @@ func TestTakeOverIsExplicitAndNeverDeletes(t *testing.T) {
 
 // TestEverythingWaitsForTheControllerRole checks the deletion order: every
 // AWS object of the cluster is kept by a Usage, either by the controller role
-// (which tenant NodePools keep) or, for the node identity's access entry and
-// attachments, by the node role (which the controller role keeps).
+// or, for the node identity's access entry and attachments, by the node role
+// (which the controller role keeps); and the controller role and Karpenter's
+// Release are kept by Usages with no user, which go only with the cluster
+// (which tenant pools keep).
 func TestEverythingWaitsForTheControllerRole(t *testing.T) {
-	got := fntest.Desired(t, run(t, newRequest(t, xr(podIdentitySpec), nil)))
-	keptBy := map[string]string{} // kind/name -> kind/name of the user
+	spec := strings.Replace(podIdentitySpec, `"clusterName"`, `"karpenter":{"install":{}},"clusterName"`, 1)
+	got := fntest.Desired(t, run(t, newRequest(t, xr(spec), nil)))
+	keptBy := map[string]string{}          // kind/name -> kind/name of the user
+	keptWithCluster := map[string]string{} // kind/name -> the Usage's reason
 	for _, o := range got {
 		if o["kind"] != "ClusterUsage" {
 			continue
 		}
 		ref := func(side string) string {
-			return fntest.Dig(o, "spec", side, "kind").(string) + "/" + fntest.Dig(o, "spec", side, "resourceRef", "name").(string)
+			return fmt.Sprint(fntest.Dig(o, "spec", side, "kind")) + "/" + fmt.Sprint(fntest.Dig(o, "spec", side, "resourceRef", "name"))
 		}
 		if fntest.Dig(o, "spec", "replayDeletion") != true {
 			t.Errorf("usage %s does not replay the blocked deletion", ref("of"))
 		}
+		if fntest.Dig(o, "spec", "by") == nil {
+			keptWithCluster[ref("of")], _ = fntest.Dig(o, "spec", "reason").(string)
+			continue
+		}
 		keptBy[ref("of")] = ref("by")
 	}
 	controller := "Role/" + newPlan(validSpec()).ControllerRoleResource
+	release := "Release/" + newPlan(validSpec()).releaseName()
+	for _, kept := range []string{controller, release} {
+		reason, ok := keptWithCluster[kept]
+		if !ok || !strings.Contains(reason, "XKarpenterCluster prod") {
+			t.Errorf("%s: kept with the cluster %v, by a Usage whose reason is %q; want one naming XKarpenterCluster prod", kept, ok, reason)
+		}
+	}
+	if len(keptWithCluster) != 2 {
+		t.Errorf("Usages with no user keep %v; want the controller role and Karpenter's Release only", keptWithCluster)
+	}
 	for name, o := range got {
 		if !strings.HasSuffix(o["apiVersion"].(string), ".aws.upbound.io/v1beta1") || name == "controller-role" {
 			continue

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -103,6 +106,48 @@ func TestKarpenterInstallIsOptIn(t *testing.T) {
 	}
 	if got := fntest.Dig(o, "spec", "forProvider", "values", "serviceAccount", "annotations"); got != nil {
 		t.Errorf("Pod Identity needs no service account annotation, got %v", got)
+	}
+}
+
+// TestReleaseStaysWhileTheClusterIsInUse: organizations' pools use the XKarpenterCluster, not its Release, so a
+// cluster whose spec stops installing Karpenter keeps the Release, exactly as it was rendered and still kept by
+// its Usage, while Crossplane labels the cluster in use; once nothing uses the cluster, the Release goes.
+func TestReleaseStaysWhileTheClusterIsInUse(t *testing.T) {
+	installed := run(t, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`), nil))
+	rendered, ok := installed.GetDesired().GetResources()[string(crKarpenterRelease)]
+	if !ok {
+		t.Fatal("no Release composed with spec.karpenter.install")
+	}
+	observedRelease := fntest.AsMap(t, rendered.GetResource())
+	fntest.Dig(observedRelease, "metadata").(map[string]any)["labels"].(map[string]any)["crossplane.io/composite"] = "prod"
+	fntest.Dig(observedRelease, "metadata").(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"] = string(crKarpenterRelease)
+	b, err := json.Marshal(observedRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := map[string]string{string(crKarpenterRelease): string(b)}
+	notInstalled := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`
+	inUse := `{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterCluster","metadata":{"name":"prod","labels":{"crossplane.io/in-use":"true"}},"spec":` + notInstalled + `}`
+
+	rsp := run(t, newRequest(t, inUse, observed))
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	if diff := cmp.Diff(fntest.AsMap(t, rendered.GetResource()), got[string(crKarpenterRelease)]); diff != "" {
+		t.Errorf("Release of a cluster in use that no longer installs Karpenter: -as rendered, +kept:\n%s", diff)
+	}
+	if u := got["usage-"+string(crKarpenterRelease)]; fntest.Dig(u, "spec", "of", "kind") != releaseKind {
+		t.Errorf("the kept Release has no Usage keeping it with the cluster: %v", u)
+	}
+	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["karpenterReleaseResource"] != nil {
+		t.Errorf("status.karpenterReleaseResource %v: the kept Release is no install", st["karpenterReleaseResource"])
+	}
+
+	rsp = run(t, newRequest(t, xr(notInstalled), observed))
+	fntest.AssertNoFatal(t, rsp)
+	for _, name := range []string{string(crKarpenterRelease), "usage-" + string(crKarpenterRelease)} {
+		if _, ok := rsp.GetDesired().GetResources()[name]; ok {
+			t.Errorf("%s composed for a cluster nothing uses that no longer installs Karpenter", name)
+		}
 	}
 }
 

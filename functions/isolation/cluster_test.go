@@ -65,15 +65,21 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 		"usage-kiso-acme":                  {"EC2NodeClass/kiso-acme", "NodePool/kiso-acme"},
 		"usage-kiso-acme-node-role":        {"Role/kiso-acme-node", "EC2NodeClass/kiso-acme"},
 		"usage-kiso-acme-instance-profile": {"InstanceProfile/kiso-acme-node", "EC2NodeClass/kiso-acme"},
-		// Karpenter holds the NodeClass, not the NodePool, until the pool's last node is gone.
-		"usage-kiso-acme-controller-role": {"Role/prod-eu-karpenter-controller", "EC2NodeClass/kiso-acme"},
-		// The cluster's admission policies stay while its XR does, which the pool keeps.
+		// Karpenter holds the NodeClass, not the NodePool, until the pool's last node is gone. The cluster's
+		// controller role and admission policies stay while its XR does, which the pool keeps.
 		"usage-kiso-acme-cluster": {"XKarpenterCluster/prod", "EC2NodeClass/kiso-acme"},
 	}
 	// The access entry and the policy attachments stay while the role does.
 	usages["node-usage-node-access-entry"] = [2]string{"AccessEntry/kiso-acme-node", "Role/kiso-acme-node"}
 	for _, key := range []string{"worker-node", "cni", "ecr-pull", "ssm"} {
 		usages["node-usage-node-policy-attachment-"+key] = [2]string{"RolePolicyAttachment/kiso-acme-node-" + key, "Role/kiso-acme-node"}
+	}
+	// One Usage of the cluster keeps what the pool needs of it: none of the controller role (the cluster
+	// keeps that, and each pool's Usage would cost Crossplane's poll three requests a minute).
+	for name, u := range got {
+		if fntest.Dig(u, "kind") == "ClusterUsage" && fntest.Dig(u, "spec", "of", "resourceRef", "name") == "prod-eu-karpenter-controller" {
+			t.Errorf("%s: a pool's Usage of the cluster's controller role", name)
+		}
 	}
 	for name, want := range usages {
 		u, ok := got[name]

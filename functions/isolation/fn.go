@@ -75,7 +75,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// An organization of a workload cluster reads what the provider observed there as Crossplane's answers, and
 	// its composed objects as they are there.
 	observedObjects := observed
-	cluster, wl, observed, err := workloadView(req, spec, in, claim, observed)
+	wl, observed, err := workloadView(req, spec, in, claim, observed)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -83,7 +83,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	pools := planPools(spec, keys)
 	given := givenNamespaces(req, keys)
-	planned := planObjects(spec, pools, in, given.Namespaces, cluster.karpenterRelease())
+	planned := planObjects(spec, pools, in, given.Namespaces)
 	ours := ownership.IndexObserved(observed)
 	rsp.Requirements = requirements(spec, planned, ours, given.Namespaces, siteOf(wl, claim), keys)
 	reads := wl.Requirements(rsp.GetRequirements().GetResources())
@@ -174,8 +174,6 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 	var used usedObjects
 	var identity *nodeidentity.Identity
 	if c := found.Cluster; c != nil {
-		used.ControllerRole = c.Status.ControllerRoleResource
-		used.KarpenterRelease = c.Status.KarpenterReleaseResource
 		if spec.NodeRole == v1alpha1.NodeRoleDedicated {
 			id := dedicatedIdentity(spec, c, organizationTags(spec, c, keys), keys)
 			identity = &id

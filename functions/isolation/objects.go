@@ -10,8 +10,8 @@ import (
 // planObjects lists every object the organization's spec composes in the
 // namespaces the platform gives it. The plan is known before anything else is
 // fetched, so the function can ask Crossplane whether something else already
-// holds each name. release is the cluster's Karpenter Release, which every pool's NodeClass uses, if any.
-func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input, given map[string]bool, release string) []ownership.Object {
+// holds each name.
+func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input, given map[string]bool) []ownership.Object {
 	nodeClass := nodeClassGVK(spec.NodeClassRef)
 	nodePool := schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 	out := make([]ownership.Object, 0, 3*len(pools)+5)
@@ -20,7 +20,7 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input, 
 		out = append(out,
 			ownership.Object{Resource: nodeClassResourceName(p), GVK: nodeClass, Name: p.Name},
 			ownership.Object{Resource: nodePoolResourceName(p), GVK: nodePool, Name: p.Name})
-		for _, u := range poolUsages(spec, p, usedObjects{KarpenterRelease: release}) {
+		for _, u := range poolUsages(spec, p, usedObjects{}) {
 			out = append(out, ownership.Object{Resource: u.Resource, GVK: usageGVK, Name: u.Name})
 		}
 	}

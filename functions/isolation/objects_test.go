@@ -20,12 +20,12 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 	dedicatedAndInjected := strings.Replace(dedicatedSpec, `"nodeClassRef"`, `"isolation":"stack","placement":{"inject":true},"nodeClassRef"`, 1)
 	installed := strings.Replace(clusterXR, `"status":{`, `"status":{"karpenterReleaseResource":"prod-eu-karpenter-release",`, 1)
 	specs := map[string]struct {
-		spec, cluster, release string
+		spec, cluster string
 	}{
 		"Organization":         {spec: orgSpec, cluster: clusterXR},
 		"Stack":                {spec: stackSpec, cluster: clusterXR},
 		"DedicatedAndInjected": {spec: dedicatedAndInjected, cluster: clusterXR},
-		"KarpenterInstalled":   {spec: dedicatedAndInjected, cluster: installed, release: "prod-eu-karpenter-release"},
+		"KarpenterInstalled":   {spec: dedicatedAndInjected, cluster: installed},
 	}
 	for name, tc := range specs {
 		t.Run(name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 			}
 			s := decodeForTest(t, spec)
 			planned := map[string]string{}
-			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, given, tc.release) {
+			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, given) {
 				planned[string(o.Resource)] = o.GVK.Kind + "/" + o.Name
 			}
 			if diff := cmp.Diff(planned, rendered); diff != "" {

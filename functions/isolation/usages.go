@@ -13,16 +13,23 @@ import (
 )
 
 // Usages order an organization's deletion: nodes go before their NodeClass,
-// a NodeClass before its IAM identity, and every tenant NodeClass before the
-// controller's permissions, so Karpenter can still terminate the last tenant
-// node. The cluster's objects are used by the NodeClass, not the NodePool:
+// a NodeClass before its IAM identity, and every tenant NodeClass before its
+// XKarpenterCluster, so Karpenter can still terminate the last tenant node.
+// The cluster's objects are used by the NodeClass, not the NodePool:
 // Karpenter keeps no finalizer on a NodePool, which goes at once while its
 // NodeClaims are still draining, but holds the NodeClass (EC2NodeClass's
-// termination finalizer) until no NodeClaim refers to it any more. Every
-// tenant NodeClass also uses its XKarpenterCluster itself: the cluster's
-// admission policies, which keep organizations apart, are objects Kubernetes
-// sends to no admission webhook (so no Usage of them is enforced), and they
-// stay only while the XR that composes them does.
+// termination finalizer) until no NodeClaim refers to it any more.
+// Using the XKarpenterCluster is enough to keep Karpenter's permissions and
+// Karpenter itself: while its deletion is refused it keeps composing them, its
+// own Usages keep its controller role and Karpenter's Release from a direct
+// delete, and it keeps the Release while it is in use even when its spec stops
+// installing Karpenter. It is also the only way to keep the cluster's
+// admission policies, which keep organizations apart: Kubernetes sends no
+// admission request for those to a webhook (so no Usage of them is enforced),
+// and they stay only while the XR that composes them does. Crossplane polls
+// every Usage once a minute, three requests each, so a pool uses the cluster
+// once instead of each of its objects (releases before this one also composed
+// a Usage of the controller role and of the Release per pool).
 var usageGVK = schema.FromAPIVersionAndKind(usage.APIVersion, usage.Kind)
 
 // A poolUsage is one usage of a pool, under its composed resource name.
@@ -31,15 +38,12 @@ type poolUsage struct {
 	usage.Usage
 }
 
-// usedObjects are the objects outside the pool its usages name: the cluster's
-// controller role and the organization's dedicated role and instance profile
-// (empty when there are none).
+// usedObjects are the objects outside the pool its usages name besides its
+// cluster: the organization's dedicated role and instance profile (empty when
+// there are none).
 type usedObjects struct {
-	ControllerRole string
-	NodeRole       string
-	NodeProfile    string
-	// KarpenterRelease is the cluster's Release of Karpenter's chart, when kiso installs Karpenter.
-	KarpenterRelease string
+	NodeRole    string
+	NodeProfile string
 }
 
 // poolUsages lists the usages of one pool. Names depend on the spec only, so
@@ -57,23 +61,17 @@ func poolUsages(spec v1alpha1.XKarpenterIsolationSpec, p pool, used usedObjects)
 				Of: usage.RefOf(iamv1beta1.InstanceProfile_GroupVersionKind, used.NodeProfile), By: nc}})
 	}
 	if spec.ClusterRef != nil {
-		out = append(out,
-			poolUsage{Resource: usageResourceName(p, usageOfControllerRole), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-controller-role"),
-				Of: usage.RefOf(iamv1beta1.Role_GroupVersionKind, used.ControllerRole), By: nc}},
-			poolUsage{Resource: usageResourceName(p, usageOfCluster), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-cluster"),
-				Of: usage.RefOf(clusterGVK, spec.ClusterRef.Name), By: nc}})
-		// Karpenter itself, where kiso installs it, stays until the pool's last node is gone.
-		if used.KarpenterRelease != "" {
-			out = append(out, poolUsage{Resource: usageResourceName(p, usageOfKarpenterRelease), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-karpenter"),
-				Of: usage.Ref{APIVersion: releaseAPIVersion, Kind: releaseKind, Name: used.KarpenterRelease}, By: nc}})
-		}
+		out = append(out, poolUsage{Resource: usageResourceName(p, usageOfCluster), Usage: usage.Usage{Name: usageName(p, "nodeclass-uses-cluster"),
+			Of: usage.RefOf(clusterGVK, spec.ClusterRef.Name), By: nc}})
 	}
 	return out
 }
 
 func usageName(p pool, what string) string { return names.Join(253, p.Name, what) }
 
-// The composed resource names of a pool's Usages are usage-<pool><suffix>, one suffix per object used.
+// The composed resource names of a pool's Usages are usage-<pool><suffix>, one suffix per object used. The
+// controller role's and Karpenter's are no longer composed; their names stay a pool's, so that a pool being
+// drained or retired after an upgrade still counts them as its own.
 const (
 	usageOfNodeClass        = ""
 	usageOfNodeRole         = "-node-role"
@@ -81,12 +79,6 @@ const (
 	usageOfControllerRole   = "-controller-role"
 	usageOfCluster          = "-cluster"
 	usageOfKarpenterRelease = "-karpenter"
-)
-
-// provider-helm's Release, which installs Karpenter where the cluster says so.
-const (
-	releaseAPIVersion = "helm.crossplane.io/v1beta1"
-	releaseKind       = "Release"
 )
 
 func usageResourceName(p pool, suffix string) resource.Name {
@@ -98,7 +90,7 @@ func usageResourceName(p pool, suffix string) resource.Name {
 func nodeClassUsageResourceName(p pool) resource.Name { return usageResourceName(p, usageOfNodeClass) }
 
 // poolObjectNames are the composed resource names of everything one pool is: its NodeClass, its NodePool and
-// every Usage it may have.
+// every Usage it may have or had.
 func poolObjectNames(p pool) []resource.Name {
 	suffixes := []string{usageOfNodeClass, usageOfNodeRole, usageOfInstanceProfile, usageOfControllerRole, usageOfCluster, usageOfKarpenterRelease}
 	out := make([]resource.Name, 0, 2+len(suffixes))

@@ -8,11 +8,10 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
-// poolWithEveryUsage is a pool with every Usage a pool can have: a Dedicated node role, a cluster, and
-// Karpenter installed by kiso.
+// poolWithEveryUsage is a pool with every Usage a pool can have: a Dedicated node role and a cluster.
 func poolWithEveryUsage() (v1alpha1.XKarpenterIsolationSpec, pool, usedObjects) {
 	spec := v1alpha1.XKarpenterIsolationSpec{NodeRole: v1alpha1.NodeRoleDedicated, ClusterRef: &v1alpha1.ClusterReference{Name: "prod-eu"}}
-	used := usedObjects{ControllerRole: "prod-eu-karpenter", NodeRole: "kiso-acme-node", NodeProfile: "kiso-acme-node", KarpenterRelease: "prod-eu-karpenter"}
+	used := usedObjects{NodeRole: "kiso-acme-node", NodeProfile: "kiso-acme-node"}
 	return spec, pool{Name: "kiso-acme"}, used
 }
 
@@ -22,8 +21,8 @@ func TestPoolObjectNamesCoverEveryUsage(t *testing.T) {
 	spec, p, used := poolWithEveryUsage()
 	names := poolObjectNames(p)
 	usages := poolUsages(spec, p, used)
-	if len(usages) != 6 {
-		t.Fatalf("poolUsages composed %d Usages, want 6 (NodeClass, node role, instance profile, controller role, cluster, Karpenter)", len(usages))
+	if len(usages) != 4 {
+		t.Fatalf("poolUsages composed %d Usages, want 4 (NodeClass, node role, instance profile, cluster)", len(usages))
 	}
 	for _, u := range usages {
 		if !slices.Contains(names, u.Resource) {
@@ -34,7 +33,7 @@ func TestPoolObjectNamesCoverEveryUsage(t *testing.T) {
 
 // Karpenter keeps no finalizer on a NodePool: deleted, it goes at once while its NodeClaims still drain. The
 // NodeClass is what Karpenter holds until its last NodeClaim is gone, so every object outside the pool (the
-// identity, the controller role, the cluster, Karpenter's Release) must be used by the NodeClass.
+// identity, the cluster, which keeps the controller role and Karpenter's Release) must be used by the NodeClass.
 func TestObjectsOutsideThePoolAreUsedByItsNodeClass(t *testing.T) {
 	spec, p, used := poolWithEveryUsage()
 	nodeClass := usage.RefOf(nodeClassGVK(spec.NodeClassRef), p.Name)

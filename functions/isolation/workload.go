@@ -54,28 +54,20 @@ func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in I
 	}
 }
 
-// karpenterRelease is the cluster's Release of Karpenter's chart, "" when kiso does not install Karpenter there.
-func (c *boundCluster) karpenterRelease() string {
-	if c == nil {
-		return ""
-	}
-	return c.Status.KarpenterReleaseResource
-}
-
-// workloadView returns the organization's cluster as Crossplane last fetched it, the reader of its workload
-// cluster (nil when it runs beside Crossplane), and the observed composed resources as the rest of the function
+// workloadView returns the reader of the organization's workload cluster (nil when it runs beside Crossplane),
+// by its cluster as Crossplane last fetched it, and the observed composed resources as the rest of the function
 // reads them (see remote.Reader.Localize).
-func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, observed fnstate.Observed) (*boundCluster, *remote.Reader, fnstate.Observed, error) {
+func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, observed fnstate.Observed) (*remote.Reader, fnstate.Observed, error) {
 	c, err := fetchedCluster(req, spec)
 	if err != nil {
-		return nil, nil, fnstate.Observed{}, err
+		return nil, fnstate.Observed{}, err
 	}
 	wl := workloadReader(c, spec, in, claim)
 	if wl == nil {
-		return c, wl, observed, nil
+		return wl, observed, nil
 	}
 	local, err := wl.Localize(req, observed.ReadAll())
-	return c, wl, fnstate.ObservedOf(local), err
+	return wl, fnstate.ObservedOf(local), err
 }
 
 // siteOf is where the organization runs: in a workload cluster when it has a reader there.

@@ -154,7 +154,8 @@ func settleReads(t *testing.T, rsp *fnv1.RunFunctionResponse, xrJSON string, wor
 }
 
 // assertComposedInWorkload checks that the pools, Roles and ConfigMaps are Objects of the workload cluster's
-// ProviderConfig, the organization's ConfigMap is not, and Usages guard Objects and Karpenter's Release.
+// ProviderConfig, the organization's ConfigMap is not, and the pool's NodeClass's Object keeps its cluster (which
+// keeps Karpenter's Release) with a Usage of its own, and no Usage of the Release.
 func assertComposedInWorkload(t *testing.T, desired map[string]map[string]any) {
 	t.Helper()
 	for name, objectName := range map[string]string{"nodepool-kiso-acme": "eu.nodepool.kiso-acme", "nodeclass-kiso-acme": "eu.ec2nodeclass.kiso-acme"} {
@@ -178,18 +179,28 @@ func assertComposedInWorkload(t *testing.T, desired map[string]map[string]any) {
 		case kind == "Role" || (kind == "ConfigMap" && name != string(organizationLockResource)) || kind == "NodePool":
 			t.Errorf("%s: %s composed into the management cluster", name, kind)
 		case kind == "ClusterUsage":
-			for _, side := range []string{"of", "by"} {
-				if k := fntest.Dig(o, "spec", side, "kind"); k == "NodePool" || k == "EC2NodeClass" {
-					t.Errorf("%s: %s names the %v itself, not its Object", name, side, k)
-				}
-			}
+			assertWorkloadUsage(t, name, o)
 		}
 	}
 	if wrapped < 4 {
 		t.Errorf("%d Objects, want at least the NodePool, NodeClass, placement Role and ConfigMap", wrapped)
 	}
-	if u := desired["usage-kiso-acme-karpenter"]; fntest.Dig(u, "spec", "of", "resourceRef", "name") != "prod-eu-karpenter-release" || fntest.Dig(u, "spec", "by", "resourceRef", "name") != "eu.ec2nodeclass.kiso-acme" {
-		t.Errorf("Karpenter's Release is not kept by the pool's NodeClass's Object: %v", u)
+	if u := desired["usage-kiso-acme-cluster"]; fntest.Dig(u, "spec", "of", "kind") != "XKarpenterCluster" || fntest.Dig(u, "spec", "by", "resourceRef", "name") != "eu.ec2nodeclass.kiso-acme" {
+		t.Errorf("the cluster is not kept by the pool's NodeClass's Object: %v", u)
+	}
+}
+
+// assertWorkloadUsage checks a Usage of an organization of a workload cluster names the Objects of its pool, not
+// the objects they put there, and not Karpenter's Release, which the cluster keeps.
+func assertWorkloadUsage(t *testing.T, name string, o map[string]any) {
+	t.Helper()
+	if fntest.Dig(o, "spec", "of", "kind") == "Release" {
+		t.Errorf("%s: a pool's Usage of Karpenter's Release; the cluster keeps it", name)
+	}
+	for _, side := range []string{"of", "by"} {
+		if k := fntest.Dig(o, "spec", side, "kind"); k == "NodePool" || k == "EC2NodeClass" {
+			t.Errorf("%s: %s names the %v itself, not its Object", name, side, k)
+		}
 	}
 }
 

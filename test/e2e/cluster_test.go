@@ -142,13 +142,15 @@ func wantClusterComposed() []wantComposed {
 }
 
 // wantUsages are the ClusterUsages that order the cluster's deletion: every AWS object waits for the
-// controller role (which organizations' NodePools keep), except the node identity's access entry and policy
-// attachments, which wait for the node role.
+// controller role, except the node identity's access entry and policy attachments, which wait for the node
+// role; the controller role goes only with the cluster (which organizations' NodeClasses keep).
 func wantUsages(composed []wantComposed, controllerRole, nodeRole string) []wantComposed {
 	var out []wantComposed
 	for _, w := range composed {
 		switch {
-		case !strings.HasSuffix(w.Kind.Group, ".aws.upbound.io"), w.Kind == RoleKind && w.Name == controllerRole:
+		case !strings.HasSuffix(w.Kind.Group, ".aws.upbound.io"):
+		case w.Kind == RoleKind && w.Name == controllerRole:
+			out = append(out, wantComposed{Kind: ClusterUsageKind, Name: "role-" + controllerRole + "-kept-with-cluster"})
 		case w.Kind == AccessEntryKind && w.Name == nodeRole:
 			out = append(out, wantComposed{Kind: ClusterUsageKind, Name: nodeRole + "-access-entry-used-by-role"})
 		case w.Kind == RolePolicyAttachmentKind && strings.HasPrefix(w.Name, nodeRole+"-"):

@@ -12,7 +12,7 @@ import (
 // plane: Crossplane hands the isolation function the XKarpenterCluster the claim names; the organization gets
 // an IAM role and instance profile of its own under the cluster's node-role path and permissions boundary,
 // tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and its
-// EC2NodeClass uses the cluster's controller role, so the cluster cannot be deleted from under a tenant.
+// EC2NodeClass uses the cluster, which keeps its controller role, so neither can be deleted from under a tenant.
 func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 	// The organization's role starts with the cluster's name prefix and lives where the controller may pass
 	// roles: <prefix>-org-<organization>-node under <iamPath>organizations/.
@@ -72,13 +72,18 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 		t.Errorf("EC2NodeClass tags (the cluster's inherited): -want, +got:\n%s", diff)
 	}
 
-	usage := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "kiso-hooli-nodeclass-uses-controller-role", nil)
+	// The EC2NodeClass uses the cluster itself, which keeps its controller role (by a Usage of its own).
+	usage := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "kiso-hooli-nodeclass-uses-cluster", nil)
 	wantUsage := map[string]any{
-		"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": controllerRole}},
+		"of": map[string]any{"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterCluster", "resourceRef": map[string]any{"name": "e2e-dedicated"}},
 		"by": map[string]any{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "resourceRef": map[string]any{"name": "kiso-hooli"}},
 	}
 	if diff := cmp.Diff(wantUsage, map[string]any{"of": nested(usage, "spec", "of"), "by": nested(usage, "spec", "by")}); diff != "" {
-		t.Errorf("Usage of the cluster's controller role: -want, +got:\n%s", diff)
+		t.Errorf("Usage of the cluster: -want, +got:\n%s", diff)
+	}
+	kept := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "role-"+controllerRole+"-kept-with-cluster", nil)
+	if of, by := nested(kept, "spec", "of", "resourceRef", "name"), nested(kept, "spec", "by"); of != controllerRole || by != nil {
+		t.Errorf("the cluster's Usage of its controller role: of %v by %v, want of %s by nothing", of, by, controllerRole)
 	}
 
 	env.DeleteT(t, claim)

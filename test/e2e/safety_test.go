@@ -129,8 +129,8 @@ func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name str
 // Karpenter keeps no finalizer on a NodePool: deleting the claim deletes the NodePool at once, while its
 // NodeClaims still drain. What Karpenter holds is the EC2NodeClass (its termination finalizer waits until no
 // NodeClaim refers to it; a finalizer of the test's stands in for it here), so that is what must keep the
-// cluster, the controller role and the organization's dedicated role, access entry and policy attachments.
-// Then everything goes.
+// cluster (and with it the controller role, which its own Usage keeps from a direct delete too) and the
+// organization's dedicated role, access entry and policy attachments. Then everything goes.
 func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "safety", "cluster.yaml")
@@ -168,6 +168,16 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 		// (Kubernetes sends no admission request for those to Crossplane's webhook, so only keeping their XR
 		// keeps them). Crossplane replays the deletion once the pool is gone.
 		assertClusterDeletionRefusedT(t, clusterObjects)
+		// Organizations use the cluster, not its controller role: deleted directly, the role is refused too, by
+		// the cluster's own Usage, which goes only with the cluster.
+		role, _, _ := unstructured.NestedString(env.Cluster.GetT(t, ClusterKind, "", safetyCluster).Object, "status", "controllerRoleResource")
+		out := env.TryT(t, nil, "delete", "roles.iam.aws.upbound.io", role, "--wait=false")
+		if want := "XKarpenterCluster " + safetyCluster; out.ExitCode == 0 || !strings.Contains(out.Stderr, "This resource is in-use by") || !strings.Contains(out.Stderr, want) {
+			t.Errorf("deleting the controller role %s directly: exit %d %s; want it refused by a Usage naming %s", role, out.ExitCode, strings.TrimSpace(out.Stderr), want)
+		}
+		if u, err := env.Cluster.Get(t.Context(), RoleKind, "", role); err != nil || u.GetDeletionTimestamp() != nil {
+			t.Errorf("the controller role %s went while organization soylent's pool still drains (err %v)", role, err)
+		}
 		// The boundary holds: a pod of no organization's namespace may not tolerate soylent's nodes.
 		tolerateSoylent := corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "soylent", Effect: corev1.TaintEffectNoSchedule}
 		assertRefusedT(t, newPod("tolerates-soylent", "default", nil, tolerateSoylent), placementPolicy,

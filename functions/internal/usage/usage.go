@@ -29,10 +29,13 @@ func RefOf(gvk schema.GroupVersionKind, name string) Ref {
 	return Ref{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: name}
 }
 
-// A Usage says By uses Of: Of cannot be deleted while By exists.
+// A Usage says By uses Of: Of cannot be deleted while By exists. A Usage
+// with no By (its zero Ref) keeps Of for as long as the Usage itself exists,
+// and says why in Reason: Crossplane's webhook quotes it when it refuses.
 type Usage struct {
 	Name   string
 	Of, By Ref
+	Reason string
 }
 
 // Render renders the usage as a ClusterUsage. replayDeletion re-issues a
@@ -48,10 +51,16 @@ func (u Usage) Render(labels map[string]string) *composed.Unstructured {
 		"metadata":   map[string]any{"name": u.Name},
 		"spec": map[string]any{
 			"of":             ref(u.Of),
-			"by":             ref(u.By),
 			"replayDeletion": true,
 		},
 	}}}
+	spec := cd.Object["spec"].(map[string]any)
+	if u.By != (Ref{}) {
+		spec["by"] = ref(u.By)
+	}
+	if u.Reason != "" {
+		spec["reason"] = u.Reason
+	}
 	if len(labels) > 0 {
 		cd.SetLabels(labels)
 	}
