@@ -1,10 +1,17 @@
 package main
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -48,4 +55,52 @@ func TestObjectsOutsideThePoolAreUsedByItsNodeClass(t *testing.T) {
 			t.Errorf("Usage %s of %s %s is by %s %s, want the pool's NodeClass %s", u.Name, u.Of.Kind, u.Of.Name, u.By.Kind, u.By.Name, nodeClass.Kind)
 		}
 	}
+}
+
+// Releases before this one composed, per pool, a Usage of the cluster's controller role and of Karpenter's
+// Release. Upgraded, an organization stops composing them (Crossplane deletes them: nothing uses a Usage) and
+// changes nothing else: every other object is rendered as before, and the pools stay settled.
+func TestUpgradeDropsThePoolsUsagesOfTheClustersObjects(t *testing.T) {
+	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
+	installed := strings.Replace(clusterXR, `"status":{`, `"status":{"karpenterReleaseResource":"prod-eu-karpenter-release",`, 1)
+	world := cluster{refNodeClass, refNodePool, installed, namespace("acme-web"), namespace("acme-jobs")}
+	observed := map[string]string{}
+	for range 2 {
+		next := map[string]string{}
+		for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), observed), world)) {
+			if !strings.HasPrefix(name, "placement-") {
+				o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			}
+			next[name] = fntest.ToJSON(t, o)
+		}
+		observed = next
+	}
+	current := maps.Clone(observed)
+	legacy := map[string]usage.Ref{
+		"usage-kiso-acme-controller-role": {APIVersion: "iam.aws.upbound.io/v1beta1", Kind: "Role", Name: "prod-eu-karpenter-controller"},
+		"usage-kiso-acme-karpenter":       {APIVersion: "helm.crossplane.io/v1beta1", Kind: "Release", Name: "prod-eu-karpenter-release"},
+	}
+	for name, of := range legacy {
+		u := usage.Usage{Name: "kiso-acme-" + name, Of: of, By: usage.RefOf(nodeClassGVK(v1alpha1.NodeClassReference{}), "kiso-acme")}
+		observed[name] = fntest.ToJSON(t, u.Render(nil).Object)
+	}
+
+	rsp := run(t, newRequest(t, input, xr(spec), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	got := map[string]string{}
+	for name, o := range fntest.Desired(t, rsp) {
+		if !strings.HasPrefix(name, "placement-") {
+			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		}
+		got[name] = fntest.ToJSON(t, o)
+	}
+	for name := range legacy {
+		if _, ok := got[name]; ok {
+			t.Errorf("%s still composed after the upgrade", name)
+		}
+	}
+	if diff := cmp.Diff(current, got); diff != "" {
+		t.Errorf("upgraded with the pool's Usages of the controller role and the Release: -without them, +rendered:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
@@ -107,6 +110,10 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		env.Timings.Record("workload: claims applied -> pods bound on the workload cluster", time.Since(applied))
 	})
 
+	step(t, "DroppingTheInstallKeepsKarpenterWhileOrganizationsUseTheCluster", func(t *testing.T) {
+		assertReleaseKeptWhileClusterInUseT(t)
+	})
+
 	step(t, "TheWorkloadClusterRefusesAForeignPod", func(t *testing.T) {
 		foreign := wonka.Stacks["web"]
 		pod := newPod("wants-wonka", dunder.Stacks["web"].Namespaces[0], foreign.NodeSelector, foreign.Tolerations...)
@@ -140,6 +147,52 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		env.Timings.Record("workload: claim deleted -> its nodes there gone", time.Since(deleted))
 		waitForWorkloadPodsOnPoolT(t, wl, wonka.Stacks["web"].Namespaces[0], wonka.Stacks["web"].Pool)
 	})
+}
+
+// assertReleaseKeptWhileClusterInUseT drops spec.karpenter.install from the cluster, as a platform moving to a
+// Karpenter it installs itself would, while organizations' pools use the cluster: the organizations use the
+// XKarpenterCluster, not its Release, so the cluster must keep the Release, and the Usage that keeps it, until
+// none does. Once the cluster has rendered the new spec (its status no longer names a Release), neither is
+// gone or being deleted: Crossplane deletes what a function stops returning before it writes the XR's status.
+// The install is then given back, and the cluster names its Release again.
+func assertReleaseKeptWhileClusterInUseT(t *testing.T) {
+	t.Helper()
+	const keptBy = "release-" + remoteRelease + "-kept-with-cluster"
+	xr := env.Cluster.WaitForT(t, time.Minute, ClusterKind, "", remoteClusterXR, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use by its organizations' pools"
+	})
+	install, _, _ := unstructured.NestedFieldCopy(xr.Object, "spec", "karpenter", "install")
+	patch := func(op string, value any) {
+		p := map[string]any{"op": op, "path": "/spec/karpenter/install"}
+		if value != nil {
+			p["value"] = value
+		}
+		b, err := json.Marshal([]map[string]any{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", remoteClusterXR, "--type=json", "-p", string(b)); err != nil {
+			t.Fatalf("cannot %s spec.karpenter.install of XKarpenterCluster %s: %v", op, remoteClusterXR, err)
+		}
+	}
+	releaseNamed := func(want string) func(*unstructured.Unstructured) (bool, string) {
+		return func(u *unstructured.Unstructured) (bool, string) {
+			got, _, _ := unstructured.NestedString(u.Object, "status", "karpenterReleaseResource")
+			return got == want, fmt.Sprintf("status.karpenterReleaseResource %q", got)
+		}
+	}
+	patch("remove", nil)
+	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, releaseNamed(""))
+	for _, o := range []struct {
+		gvk  schema.GroupVersionKind
+		name string
+	}{{ReleaseKind, remoteRelease}, {ClusterUsageKind, keptBy}} {
+		if u, err := env.Cluster.Get(t.Context(), o.gvk, "", o.name); err != nil || u.GetDeletionTimestamp() != nil {
+			t.Errorf("%s %s went when the cluster, still used by organizations' pools, stopped installing Karpenter (err %v)", o.gvk.Kind, o.name, err)
+		}
+	}
+	patch("add", install)
+	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, releaseNamed(remoteRelease))
 }
 
 // controllerEnv is the environment of a Deployment's containers.
