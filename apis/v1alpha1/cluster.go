@@ -311,13 +311,16 @@ type XKarpenterClusterStatus struct {
 	ControllerRoleARN string `json:"controllerRoleArn,omitempty"`
 
 	// ControllerRoleResource is the Kubernetes name of the controller role's
-	// managed resource (an iam.aws.upbound.io Role). The isolation function
-	// names it in a Crossplane Usage, so tenant NodePools keep Karpenter's
-	// permissions until their last node is gone.
+	// managed resource (an iam.aws.upbound.io Role). Once it is set, the
+	// cluster has been rendered and organizations may bind to it; the cluster
+	// keeps the role with a Crossplane Usage of its own for as long as it
+	// exists, and tenant NodeClasses keep the cluster until their last node
+	// is gone.
 	ControllerRoleResource string `json:"controllerRoleResource,omitempty"`
 
 	// KarpenterReleaseResource is the Kubernetes name of the provider-helm Release that installs Karpenter, with
-	// spec.karpenter.install. The isolation function names it in a Crossplane Usage, so Karpenter stays
+	// spec.karpenter.install. The cluster keeps the Release with a Crossplane Usage of its own, and while any
+	// tenant NodeClass uses the cluster even once spec.karpenter.install is dropped, so Karpenter stays
 	// installed until the last tenant pool, and its last node, is gone.
 	KarpenterReleaseResource string `json:"karpenterReleaseResource,omitempty"`
 
