@@ -53,8 +53,7 @@ func renderUsages(p plan, xrName string, objects map[resource.Name]*composed.Uns
 		switch {
 		case name == crControllerRole || name == crKarpenterRelease:
 			out[crUsage+name] = keptWithCluster(xrName, gvk, o.GetName()).Render(labels)
-		case hangsOnNodeRole[name] || !strings.HasSuffix(gvk.Group, ".aws.upbound.io"):
-		default:
+		case strings.HasSuffix(gvk.Group, ".aws.upbound.io") && !hangsOnNodeRole[name]:
 			u := usage.Usage{
 				Name: names.Join(maxUsageName, strings.ToLower(gvk.Kind), o.GetName(), "used-by-controller-role"),
 				Of:   usage.RefOf(gvk, o.GetName()),

@@ -74,7 +74,7 @@ func benchRequests(b *testing.B, isolation string, n int) (newReq, steadyReq *fn
 	newReq, rsp := benchRequest(b, spec, nil, world)
 	observed := map[string]*fnv1.Resource{}
 	for name, r := range rsp.GetDesired().GetResources() {
-		o := fntest.ObservedAsSent(newReq.GetObserved().GetComposite().GetResource().AsMap(), name, r.GetResource().AsMap(), map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}})
+		o := fntest.ObservedAsSent(newReq.GetObserved().GetComposite().GetResource().AsMap(), name, r.GetResource().AsMap(), readyStatus())
 		st, err := structpb.NewStruct(o)
 		if err != nil {
 			b.Fatal(err)

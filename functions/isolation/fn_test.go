@@ -218,16 +218,27 @@ func TestNewPoolIsNotReady(t *testing.T) {
 // observe it: NodePools and NodeClasses report Ready when ready is true.
 func composedOrg(t *testing.T, ready bool) map[string]string {
 	t.Helper()
-	out := map[string]string{}
+	return composedIn(t, orgSpec, cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")}, ready)
+}
+
+// composedIn returns everything spec composes in world, as Crossplane would
+// observe it (see observedAfter).
+func composedIn(t *testing.T, spec string, world cluster, ready bool) map[string]string {
+	t.Helper()
 	// A namespace's Role follows its ConfigMap: render again with that composed.
-	world := cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")}
-	first := map[string]string{}
-	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), world)) {
-		first[name] = fntest.ToJSON(t, o)
-	}
-	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), first), world)) {
+	first := observedAfter(t, run(t, newRequest(t, input, xr(spec), nil), world), false)
+	return observedAfter(t, run(t, newRequest(t, input, xr(spec), first), world), ready)
+}
+
+// observedAfter is what Crossplane observes once rsp's desired objects exist:
+// each reports Ready when ready is true, except the placement policies, which
+// report no status.
+func observedAfter(t *testing.T, rsp *fnv1.RunFunctionResponse, ready bool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, o := range fntest.Desired(t, rsp) {
 		if ready && !strings.HasPrefix(name, "placement-") {
-			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			o["status"] = readyStatus()
 		}
 		out[name] = fntest.ToJSON(t, o)
 	}
@@ -258,4 +269,9 @@ func TestNodePoolUsesItsNodeClass(t *testing.T) {
 	if diff := cmp.Diff(want, got["usage-kiso-acme"]); diff != "" {
 		t.Errorf("ClusterUsage: -want, +got:\n%s", diff)
 	}
+}
+
+// readyStatus is the status of a composed object its provider or Karpenter reports Ready.
+func readyStatus() map[string]any {
+	return map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 }

@@ -61,7 +61,7 @@ func handSeeds(t testing.TB) []fntest.Seed {
 	fn := &Function{log: logging.NewNopLogger()}
 	for _, spec := range []string{orgSpec, stackSwitch} {
 		for name, o := range fntest.Desired(t, fntest.Run(t, fn, fntest.Request(input, xr(spec), nil), cluster{refNodeClass, refNodePool})) {
-			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			o["status"] = readyStatus()
 			retiring[name] = o
 		}
 	}

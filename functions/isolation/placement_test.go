@@ -164,7 +164,7 @@ func TestRetiredPlacementIsGrantedWhileItsPoolIsKept(t *testing.T) {
 	settled := map[string]string{}
 	for name, o := range got {
 		if o["kind"] == "NodePool" || o["kind"] == "EC2NodeClass" {
-			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			o["status"] = readyStatus()
 		}
 		settled[name] = fntest.ToJSON(t, o)
 	}

@@ -56,7 +56,7 @@ func switchedWithNewPoolsReady(t *testing.T) map[string]string {
 	t.Helper()
 	observed := composedOrg(t, true)
 	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), nil), cluster{refNodeClass, refNodePool})) {
-		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		o["status"] = readyStatus()
 		observed[name] = fntest.ToJSON(t, o)
 	}
 	return observed
@@ -73,7 +73,7 @@ func flipBack(t *testing.T, terminating ...string) map[string]string {
 		if _, org := observed[name]; org {
 			continue
 		}
-		o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		o["status"] = readyStatus()
 		if slices.Contains(terminating, name) {
 			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
 		}

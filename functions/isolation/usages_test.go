@@ -64,18 +64,8 @@ func TestUpgradeDropsThePoolsUsagesOfTheClustersObjects(t *testing.T) {
 	spec := strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeClassRef"`, 1)
 	installed := strings.Replace(clusterXR, `"status":{`, `"status":{"karpenterReleaseResource":"prod-eu-karpenter-release",`, 1)
 	world := cluster{refNodeClass, refNodePool, installed, namespace("acme-web"), namespace("acme-jobs")}
-	observed := map[string]string{}
-	for range 2 {
-		next := map[string]string{}
-		for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), observed), world)) {
-			if !strings.HasPrefix(name, "placement-") {
-				o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-			}
-			next[name] = fntest.ToJSON(t, o)
-		}
-		observed = next
-	}
-	current := maps.Clone(observed)
+	current := composedIn(t, spec, world, true)
+	observed := maps.Clone(current)
 	legacy := map[string]usage.Ref{
 		"usage-kiso-acme-controller-role": {APIVersion: "iam.aws.upbound.io/v1beta1", Kind: "Role", Name: "prod-eu-karpenter-controller"},
 		"usage-kiso-acme-karpenter":       {APIVersion: "helm.crossplane.io/v1beta1", Kind: "Release", Name: "prod-eu-karpenter-release"},
@@ -87,13 +77,7 @@ func TestUpgradeDropsThePoolsUsagesOfTheClustersObjects(t *testing.T) {
 
 	rsp := run(t, newRequest(t, input, xr(spec), observed), world)
 	fntest.AssertNoFatal(t, rsp)
-	got := map[string]string{}
-	for name, o := range fntest.Desired(t, rsp) {
-		if !strings.HasPrefix(name, "placement-") {
-			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-		}
-		got[name] = fntest.ToJSON(t, o)
-	}
+	got := observedAfter(t, rsp, true)
 	for name := range legacy {
 		if _, ok := got[name]; ok {
 			t.Errorf("%s still composed after the upgrade", name)

@@ -71,7 +71,7 @@ func provider(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []string, ma
 			for k, v := range manifest {
 				created[k] = v
 			}
-			created["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			created["status"] = readyStatus()
 			_ = unstructured.SetNestedField(o, created, "status", "atProvider", "manifest")
 			_ = unstructured.SetNestedSlice(o, synced("True", ""), "status", "conditions")
 		}

@@ -45,22 +45,19 @@ func (u Usage) Render(labels map[string]string) *composed.Unstructured {
 	ref := func(o Ref) map[string]any {
 		return map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "resourceRef": map[string]any{"name": o.Name}}
 	}
-	cd := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": APIVersion,
-		"kind":       Kind,
-		"metadata":   map[string]any{"name": u.Name},
-		"spec": map[string]any{
-			"of":             ref(u.Of),
-			"replayDeletion": true,
-		},
-	}}}
-	spec := cd.Object["spec"].(map[string]any)
+	spec := map[string]any{"of": ref(u.Of), "replayDeletion": true}
 	if u.By != (Ref{}) {
 		spec["by"] = ref(u.By)
 	}
 	if u.Reason != "" {
 		spec["reason"] = u.Reason
 	}
+	cd := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": APIVersion,
+		"kind":       Kind,
+		"metadata":   map[string]any{"name": u.Name},
+		"spec":       spec,
+	}}}
 	if len(labels) > 0 {
 		cd.SetLabels(labels)
 	}
