@@ -1,5 +1,6 @@
 # kiso: Karpenter node isolation and Karpenter's AWS prerequisites, as Crossplane composition functions.
-# Every tool is built once from the Go module proxy into .cache/ (git-ignored), keyed by version.
+# Every tool is built once from the Go module proxy into the machine's cache (hack/cache.sh: $KISO_CACHE, else
+# ~/.cache/kiso), keyed by version and by the files it is built from, so every clone on the machine reuses it.
 
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
@@ -18,7 +19,11 @@ else
 endif
 
 .PHONY: test
-test: unit fuzz examples e2e ## Everything CI runs: unit tests, fuzzing, examples rendered and validated against the real CRDs, end-to-end on a real control plane.
+test: cache-dir unit fuzz examples e2e ## Everything CI runs: unit tests, fuzzing, examples rendered and validated against the real CRDs, end-to-end on a real control plane.
+
+.PHONY: cache-dir
+cache-dir: ## Print where tools and CRD schemas are cached (shared by every clone on this machine).
+	@echo "tools and CRD schemas are cached in $$(. hack/cache.sh && hack_cache_dir "$(CURDIR)")"
 
 ##@ Tests
 

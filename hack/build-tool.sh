@@ -14,6 +14,8 @@ set -euo pipefail
 name=${1:?usage: hack/build-tool.sh NAME [BIN]}
 command=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=cache.sh
+. "$root/hack/cache.sh"
 dir="$root/tools/$name"
 [ -f "$dir/build.env" ] || { echo "no tools/$name/build.env" >&2; exit 1; }
 LDFLAGS=""
@@ -34,7 +36,10 @@ if [ -n "$command" ]; then
   [ -n "$PKG" ] || { echo "tools/$name/build.env lists no command $command in PKGS" >&2; exit 1; }
   BIN=$command
 fi
-out="${KISO_CACHE:-$root/.cache}/tools/$name-$VERSION/$BIN"
+# The wrapper module's files join the version in the key: a dependency bump, a new linker flag or another toolchain
+# yields a fresh folder, never a binary built from what was there before.
+files=$(cd "$dir" && cksum -- * | cksum | cut -d' ' -f1)
+out="$(hack_cache_dir "$root")/tools/$name-$VERSION-$files/$BIN"
 if [ ! -x "$out" ]; then
   echo "building $name $VERSION (once; cached in ${out%/*})" >&2
   mkdir -p "${out%/*}"

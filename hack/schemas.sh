@@ -16,6 +16,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=cache.sh
+. "$root/hack/cache.sh"
 
 # The modules, versions and CRD files, shared with the end-to-end harness.
 # shellcheck source=crds.env
@@ -32,7 +34,7 @@ RACKSPACE_VERSIONS="v0.1.6 v0.1.5 v0.1.0"
 # a stale mix.
 lists=$(cksum <"$root/hack/crds.env" | cut -d' ' -f1)
 key="karpenter-$KARPENTER_VERSION.aws-$PROVIDER_AWS_VERSION.prom-$PROMETHEUS_VERSION.k8s-$PROVIDER_KUBERNETES_VERSION.helm-$PROVIDER_HELM_VERSION.xp-$CROSSPLANE_VERSION.$lists"
-out="${KISO_CACHE:-$root/.cache}/schemas/$key"
+out="$(hack_cache_dir "$root")/schemas/$key"
 if [ -f "$out/.complete" ]; then
   echo "$out"
   exit 0

@@ -178,21 +178,36 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 	return out, nil
 }
 
-// coreMatch matches requests on a core (v1) resource, or subresource such as
+// coreMatch matches requests on core (v1) resources, or subresources such as
 // pods/binding, for the operations given.
-func coreMatch(resource string, ops ...admissionv1.OperationType) *admissionv1.MatchResources {
+func coreMatch(resources []string, ops ...admissionv1.OperationType) *admissionv1.MatchResources {
 	return &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 		RuleWithOperations: admissionv1.RuleWithOperations{
 			Operations: ops,
-			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}},
+			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources},
 		},
 	}}}
 }
 
 // podsMatch matches requests on pods for the operations given.
 func podsMatch(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
-	return coreMatch("pods", ops...)
+	return coreMatch([]string{"pods"}, ops...)
 }
+
+// Every door through which Kubernetes writes what placement depends on, read
+// from the apiserver's registry (pkg/registry/core): a policy that matches
+// one door and not another is no boundary.
+var (
+	// namespaceWriters write a namespace's labels: the namespace itself, and
+	// its status and finalize subresources, whose strategies keep the
+	// metadata a request sends.
+	namespaceWriters = []string{"namespaces", "namespaces/status", "namespaces/finalize"}
+	// podBinders set a pod's node: the pods/binding subresource, and the
+	// older bindings resource that does the same (the scheduler's
+	// ClusterRole grants both). A pod's node is set by nothing else after
+	// its creation: an update may not change spec.nodeName.
+	podBinders = []string{"pods/binding", "bindings"}
+)
 
 // outsidePlatform selects every namespace but the platform's: those listed
 // and those the platform labels exempt ("true"; any other value exempts
@@ -253,9 +268,11 @@ func (pp placementPlan) namespaceOrganization() string {
 }
 
 // policy is the outsiders' policy: every pod, CREATE and UPDATE. An UPDATE
-// is only checked for the tolerations it adds (the only placement field a
-// pod's update may change), so label changes, finalizer removal and pods
-// that predate a policy are never refused. Whose a namespace is comes from
+// is only checked for what it changes of the pod's placement: the
+// tolerations it adds (any pod's update may add some; none of a stack,
+// whose grant is read at creation), and the node selection of a gated pod,
+// which Kubernetes lets an update narrow. Label changes, finalizer removal
+// and pods that predate a policy are never refused. Whose a namespace is comes from
 // its label, so every check is a comparison: a pod costs the same whatever
 // it carries and however many organizations there are.
 func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
@@ -274,6 +291,12 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 		{Name: "foreignOrganizations", Expression: onKey(org) + ".filter(o, o != variables.own)"},
 		{Name: varNodeSelector, Expression: celNodeSelector},
 		{Name: "affinityTerms", Expression: celAffinityTerms},
+		// Stack tolerations this request adds: at UPDATE, none may be (see below).
+		{Name: "addedStacks", Expression: "variables.added.filter(t, has(t.key) && t.key == " + stack + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"},
+		// An update may change a pod's node selection only while the pod is gated (Kubernetes lets it
+		// narrow the selector and affinity then): such an update is checked as a creation is.
+		{Name: "selectionChanged", Expression: "request.operation == 'UPDATE' && (variables.nodeSelector != (has(oldObject.spec.nodeSelector) ? oldObject.spec.nodeSelector : {}) || " +
+			"variables.affinityTerms != (" + strings.ReplaceAll(celAffinityTerms, "object.", "oldObject.") + "))"},
 	}
 	selectorOwn := selectorKeys + ".all(k, !(k in variables.nodeSelector) || variables.nodeSelector[k] == variables.own)"
 	affinityOwn := "variables.affinityTerms.all(term, !has(term.matchExpressions) || term.matchExpressions.all(e, " +
@@ -301,7 +324,15 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 				"variables.foreignOrganizations.join(', ') + '), but the namespace is not that organization\\'s " + whose + ": remove the toleration; " + hint + "'",
 		},
 		{
-			Expression: "request.operation != 'CREATE' || (" + selectorOwn + " && " + affinityOwn + ")",
+			// Which stacks of its organization a pod may tolerate is its namespace's grant, read when the
+			// pod is created (kiso-placement-pools); an update that added one would go round it, in Warn
+			// mode and with enforce: false too, where the pod need not select its own pool.
+			Expression: "request.operation != 'UPDATE' || size(variables.addedStacks) == 0",
+			MessageExpression: "'pod" + in + " adds a toleration of stack ' + variables.addedStacks.join(', ') + ' (" + pp.StackKey + ") in an update: the stacks a pod tolerates are checked " +
+				"against its namespace\\'s grant when it is created; create the pod with the toleration (its organization\\'s claim says which: status.stacks)'",
+		},
+		{
+			Expression: "(request.operation == 'UPDATE' && !variables.selectionChanged) || (" + selectorOwn + " && " + affinityOwn + ")",
 			MessageExpression: "'pod" + in + " selects the nodes of an organization (" + pp.NodeOrganizationKey + " or " + pp.OrganizationKey +
 				" in its nodeSelector or required node affinity) that the namespace is not " + whose + ": remove that selector; " + hint + "'",
 		},
@@ -501,7 +532,7 @@ func (pp placementPlan) bindingPolicy() (*admissionv1.ValidatingAdmissionPolicy,
 		ObjectMeta: metav1.ObjectMeta{Name: placement.BindingPolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionv1.Fail),
-			MatchConstraints: coreMatch("pods/binding", admissionv1.Create),
+			MatchConstraints: coreMatch(podBinders, admissionv1.Create),
 			MatchConditions: []admissionv1.MatchCondition{
 				{Name: "not-a-scheduler", Expression: "!(request.userInfo.username in " + celList(pp.Schedulers) + ")"},
 			},
@@ -518,33 +549,53 @@ func (pp placementPlan) bindingPolicy() (*admissionv1.ValidatingAdmissionPolicy,
 }
 
 // namespacePolicy lets only the platform set, change or remove a
-// namespace's organization and exemption labels: who holds label on
-// namespaces.placement.kiso.dev (cluster-admin does). Its binding selects
-// every namespace: a namespace selector would be matched against the very
-// labels being set.
+// namespace's organization and exemption labels, through the namespace or
+// either subresource that writes them, and create a namespace whose name
+// exempts it: who holds label on namespaces.placement.kiso.dev
+// (cluster-admin does). A platform namespace is exempt by its name, and a
+// name is anyone's who creates it first (no crossplane-system exists in a
+// workload cluster); kube-system always exists. Its binding selects every
+// namespace: a namespace selector would be matched against the very labels
+// being set.
 func (pp placementPlan) namespacePolicy() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	identity := celList([]string{pp.OrganizationKey, placement.ExemptLabel(pp.KeyDomain)})
+	platformOnly := fmt.Sprintf("authorizer.group(%s).resource(%s).name(object.metadata.name).check(%s).allowed()",
+		cq(placement.Group), cq(placement.Namespaces), cq(placement.VerbLabel))
+	exemptByName := pp.namesExemptByName()
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   validatingPolicyType,
 		ObjectMeta: metav1.ObjectMeta{Name: placement.NamespacePolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionv1.Fail),
-			MatchConstraints: coreMatch("namespaces", admissionv1.Create, admissionv1.Update),
+			MatchConstraints: coreMatch(namespaceWriters, admissionv1.Create, admissionv1.Update),
 			Variables: []admissionv1.Variable{
 				{Name: "labels", Expression: "has(object.metadata.labels) ? object.metadata.labels : {}"},
 				{Name: "old", Expression: "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"},
 				{Name: "changed", Expression: identity + ".filter(k, (k in variables.labels) != (k in variables.old) || (k in variables.labels && variables.labels[k] != variables.old[k]))"},
 			},
-			Validations: []admissionv1.Validation{{
-				Expression: fmt.Sprintf("size(variables.changed) == 0 || authorizer.group(%s).resource(%s).name(object.metadata.name).check(%s).allowed()",
-					cq(placement.Group), cq(placement.Namespaces), cq(placement.VerbLabel)),
-				MessageExpression: "'only the platform may set, change or remove ' + variables.changed.join(', ') + ' on namespace ' + object.metadata.name + " +
-					"': they say which organization the namespace is and whether placement exempts it (the platform holds " + placement.VerbLabel + " on " + placement.Namespaces + "." + placement.Group + ")'",
-				Reason: ptr.To(metav1.StatusReasonForbidden),
-			}},
+			Validations: []admissionv1.Validation{
+				{
+					Expression: "size(variables.changed) == 0 || " + platformOnly,
+					MessageExpression: "'only the platform may set, change or remove ' + variables.changed.join(', ') + ' on namespace ' + object.metadata.name + " +
+						"': they say which organization the namespace is and whether placement exempts it (the platform holds " + placement.VerbLabel + " on " + placement.Namespaces + "." + placement.Group + ")'",
+					Reason: ptr.To(metav1.StatusReasonForbidden),
+				},
+				{
+					Expression: "request.operation != 'CREATE' || !(object.metadata.name in " + celList(exemptByName) + ") || " + platformOnly,
+					MessageExpression: "'only the platform may create namespace ' + object.metadata.name + ': placement exempts it by its name (a platform namespace of cluster " + pp.Cluster + ": " +
+						strings.Join(exemptByName, ", ") + "), so its pods could tolerate and select any organization\\'s nodes (the platform holds " + placement.VerbLabel + " on " + placement.Namespaces + "." + placement.Group + ")'",
+					Reason: ptr.To(metav1.StatusReasonForbidden),
+				},
+			},
 		},
 	}
 	return policy, pp.binding(placement.NamespacePolicyName, nil, nil)
+}
+
+// namesExemptByName are the platform namespaces a user could create: every
+// one but those Kubernetes creates itself.
+func (pp placementPlan) namesExemptByName() []string {
+	return slices.DeleteFunc(slices.Clone(pp.PlatformNamespaces), func(ns string) bool { return slices.Contains(alwaysPlatformNamespaces, ns) })
 }
 
 // injectPolicy adds the node selector and tolerations of the pool the

@@ -97,7 +97,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		xrcondition.NameConflicts(rsp, found.Conflicts, xrcondition.CompositeAndClaim)
 		return rsp, nil
 	}
-	xrcondition.NamesAvailable(rsp, xrcondition.CompositeAndClaim)
+	reportHeld(rsp, found.Held)
 
 	draining := drainingPools(pools, observed)
 	poolReady := readyPools(pools, observed, draining)
@@ -222,6 +222,10 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 	}
 	for name, o := range configMaps {
 		objects[name] = o
+	}
+	// A name something else holds is left to it: applying over it would fail, and would fail the organization.
+	for _, h := range found.Held {
+		delete(objects, h.Resource)
 	}
 
 	out := make(map[resource.Name]*resource.DesiredComposed, len(objects))

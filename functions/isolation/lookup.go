@@ -75,6 +75,10 @@ type lookup struct {
 	// this XR does not own.
 	Conflicts []string
 
+	// Held are the namespace objects whose names something else holds: the
+	// organization composes everything else.
+	Held []heldObject
+
 	// Namespaces are the namespaces the platform gives the organization
 	// (labelled <keyDomain>/organization=<organization>).
 	Namespaces map[string]bool
@@ -136,7 +140,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 	l.resolveClusterPolicy(req)
 	v := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
 	l.Waiting = l.Waiting || v.Waiting
-	l.Conflicts = namespaceConflicts(spec, v.Conflicts, keys)
+	l.Conflicts, l.Held = namespaceConflicts(spec, v.Conflicts, keys)
 	return l, nil
 }
 

@@ -3,12 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -191,41 +191,68 @@ func unassignedNamespaces(spec v1alpha1.XKarpenterIsolationSpec, assigned map[st
 	return out
 }
 
-// namespaceConflicts says, for each namespace whose ConfigMap another XR
-// holds, which organization serves it, at the field that lists it. Other
-// conflicts are returned as they are.
-func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []ownership.Conflict, keys placement.Keys) []string {
-	listed := map[string]specNamespace{}
-	for _, ns := range specNamespaces(spec) {
-		listed[ns.Name] = ns
+// A heldObject is a namespace's ConfigMap or Role kiso-placement whose name
+// something kiso did not compose for this XR holds: an object a tenant
+// created there (a tenant may delete kiso's and create its own, controlled by
+// its own Deployment), or the grant of the organization the platform gave the
+// namespace before, until that XR lets go. No tenant may stop the platform
+// from changing its organization, so the organization composes everything
+// else and says on the claim who holds the name; it composes the object once
+// the name is free. A held Role leaves the namespace without its grant, and
+// the policies refuse its pods: the grant fails closed.
+type heldObject struct {
+	Resource  resource.Name
+	Namespace string
+	Kind      string
+	// Holder says who holds the name, as a user reads it.
+	Holder string
+}
+
+func (h heldObject) String() string {
+	msg := fmt.Sprintf("%s %s/%s is held by %s, not composed by this organization: kiso composes it once the name is free", h.Kind, h.Namespace, placement.Name, h.Holder)
+	if h.Kind == roleGVK.Kind {
+		msg += "; until then the namespace's pods are refused (its placement grant is missing)"
 	}
-	// Another XR holding the organization explains every other conflict: it
-	// holds the organization's pools and namespaces too.
+	return msg
+}
+
+// namespaceConflicts sorts the objects that hold names the organization
+// needs: a namespace's ConfigMap or Role held by something else is held
+// (composed once free, reported meanwhile); any other conflict refuses the
+// XR. Another XR holding the organization explains every other conflict: it
+// holds the organization's pools and namespaces too.
+func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []ownership.Conflict, keys placement.Keys) (refused []string, held []heldObject) {
 	for _, c := range conflicts {
 		if c.Planned.Resource == organizationLockResource {
-			return []string{organizationConflict(spec, c.Holder)}
+			return []string{organizationConflict(spec, c.Holder)}, nil
 		}
 	}
-	out := make([]string, 0, len(conflicts))
+	listed := map[string]bool{}
+	for _, ns := range specNamespaces(spec) {
+		listed[ns.Name] = true
+	}
 	for _, c := range conflicts {
-		ns, ok := listed[c.Planned.Namespace]
-		if c.Planned.GVK != configMapGVK && c.Planned.GVK != roleGVK || !ok {
-			out = append(out, c.String())
+		if c.Planned.GVK != configMapGVK && c.Planned.GVK != roleGVK || !listed[c.Planned.Namespace] {
+			refused = append(refused, c.String())
 			continue
 		}
-		holder := fmt.Sprintf("a %s %s that kiso did not compose", c.Planned.GVK.Kind, c.Planned.Name)
-		if org := c.Holder.GetLabels()[keys.Organization]; org != "" {
-			holder = fmt.Sprintf("organization %q", org)
-			if owner := metav1.GetControllerOf(c.Holder); owner != nil {
-				holder += fmt.Sprintf(" (%s %s)", owner.Kind, owner.Name)
-			}
-		}
-		// The namespace's ConfigMap and Role are held alike: one message.
-		if msg := field.Invalid(ns.Path(), c.Planned.Namespace, "namespace is served by "+holder+"; a namespace's pods run on one organization's pools only").Error(); !slices.Contains(out, msg) {
-			out = append(out, msg)
-		}
+		held = append(held, heldObject{Resource: c.Planned.Resource, Namespace: c.Planned.Namespace, Kind: c.Planned.GVK.Kind, Holder: holderOf(c.Holder, keys)})
 	}
-	return out
+	return refused, held
+}
+
+// holderOf names who holds a namespace object: the organization whose XR
+// composed it, else its controller, else nobody kiso knows.
+func holderOf(holder *unstructured.Unstructured, keys placement.Keys) string {
+	owner := metav1.GetControllerOf(holder)
+	who := "an object without a controller"
+	if owner != nil {
+		who = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
+	}
+	if org := holder.GetLabels()[keys.Organization]; org != "" {
+		return fmt.Sprintf("organization %q (%s)", org, who)
+	}
+	return who
 }
 
 // placementConfigMaps renders the ConfigMap of each namespace the platform

@@ -71,34 +71,63 @@ func TestNamespaceNotGivenYetHoldsUpNothingElse(t *testing.T) {
 	}
 }
 
-func TestNamespaceServedByAnotherOrganizationIsRefused(t *testing.T) {
-	heldBy := func(labels string) string {
-		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kiso-placement","namespace":"acme-batch",` + labels + `},"data":{}}`
+func TestANamespaceObjectHeldByAnotherIsReportedAndTheRestComposed(t *testing.T) {
+	heldBy := func(kind, labels string) string {
+		apiVersion := "v1"
+		if kind == "Role" {
+			apiVersion = "rbac.authorization.k8s.io/v1"
+		}
+		return `{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","metadata":{"name":"kiso-placement","namespace":"acme-batch",` + labels + `}}`
 	}
 	cases := map[string]struct {
 		reason string
 		holder string
+		held   string
 		want   string
 	}{
 		"AnotherOrganization": {
-			reason: "The ConfigMap of another organization's XR says who serves the namespace.",
-			holder: heldBy(`"labels":{"kiso.dev/organization":"globex","kiso.dev/stack":"batch"},
+			reason: "The organization the platform gave the namespace before holds it until its XR lets go: the message says which.",
+			holder: heldBy("ConfigMap", `"labels":{"kiso.dev/organization":"globex","kiso.dev/stack":"batch"},
 				"ownerReferences":[{"apiVersion":"kiso.dev/v1alpha1","kind":"XKarpenterIsolation","name":"globex-7fk2q","uid":"globex-uid","controller":true}]`),
-			want: `spec.stacks[1].namespaces[0]: Invalid value: "acme-batch": namespace is served by organization "globex" (XKarpenterIsolation globex-7fk2q); a namespace's pods run on one organization's pools only`,
+			held: "placement-configmap-acme-batch",
+			want: `ConfigMap acme-batch/kiso-placement is held by organization "globex" (XKarpenterIsolation globex-7fk2q), not composed by this organization: kiso composes it once the name is free`,
 		},
-		"NotKisos": {
-			reason: "A ConfigMap of that name kiso did not compose is not adopted either.",
-			holder: heldBy(`"labels":{"app":"legacy"}`),
-			want:   `spec.stacks[1].namespaces[0]: Invalid value: "acme-batch": namespace is served by a ConfigMap kiso-placement that kiso did not compose; a namespace's pods run on one organization's pools only`,
+		"ATenantsDeployment": {
+			reason: "A tenant deletes kiso's ConfigMap and creates its own, controlled by its Deployment: the organization is not frozen by it.",
+			holder: heldBy("ConfigMap", `"labels":{"app":"legacy"},
+				"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"rogue","uid":"rogue-uid","controller":true}]`),
+			held: "placement-configmap-acme-batch",
+			want: `ConfigMap acme-batch/kiso-placement is held by Deployment rogue, not composed by this organization: kiso composes it once the name is free`,
+		},
+		"ATenantsRole": {
+			reason: "A Role a tenant admin created in place of kiso's is never adopted, and the grant stays missing: the namespace's pods are refused.",
+			holder: heldBy("Role", `"labels":{"app":"legacy"}`),
+			held:   "placement-role-acme-batch",
+			want: `Role acme-batch/kiso-placement is held by an object without a controller, not composed by this organization: kiso composes it once the name is free; ` +
+				`until then the namespace's pods are refused (its placement grant is missing)`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), tc.holder})
-			assertFatal(t, rsp, tc.want)
-			assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict, tc.want)
-			if n := len(rsp.GetDesired().GetResources()); n != 0 {
-				t.Errorf("%s\nreturned %d desired resources with a fatal result", tc.reason, n)
+			fntest.AssertNoFatal(t, rsp)
+			assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNamespaceObjectsHeld, tc.want)
+			desired := fntest.Desired(t, rsp)
+			if _, ok := desired[tc.held]; ok {
+				t.Errorf("%s\nrendered %s over the object that holds its name", tc.reason, tc.held)
+			}
+			for _, name := range []string{"organization", "nodepool-kiso-acme.web", "nodepool-kiso-acme.jobs", "placement-configmap-acme-web", "placement-role-acme-web",
+				"placement-configmap-acme-batch", "placement-role-acme-batch"} {
+				if _, ok := desired[name]; !ok && name != tc.held {
+					t.Errorf("%s\n%s not rendered: a held name in one namespace stopped the rest of the organization", tc.reason, name)
+				}
+			}
+			var warned bool
+			for _, r := range rsp.GetResults() {
+				warned = warned || r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && r.GetMessage() == tc.want
+			}
+			if !warned {
+				t.Errorf("%s\nno warning event says %q", tc.reason, tc.want)
 			}
 		})
 	}
