@@ -103,6 +103,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	composedIdx := ownership.IndexObserved(observed)
 	rs := map[string]*fnv1.ResourceSelector{}
 	requireInjectAPI(rs, in)
+	platform := newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, "")
+	requirePlatformNamespaces(rs, platform)
 	ownership.Require(rs, planned, composedIdx)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName())
 	reads := wl.Requirements(rs)
@@ -132,6 +134,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
+	reportPlatformNamespaces(rsp, req, platform)
 	requeue.After(rsp, oxr, notReady == 0 && len(inUse) == 0 && !verdict.Waiting && !staged.InProgress)
 	staged.requeue(rsp)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady, "keptInUse", len(inUse))

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -303,6 +304,35 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		assertRefusedT(t, newPod("tolerates-batch-warn", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
 			poolsPolicy, "pod in namespace globex-api tolerates stack taints (kiso.dev/stack=batch) of organization globex whose pods do not run in this namespace: tolerate only your own stack")
 		assertRefusedT(t, newPod("tolerates-globex-warn", outsiderNamespace, nil, tolerateGlobex), placementPolicy, foreignToleration(outsiderNamespace))
+		// Nor by an update: the api team's developer creates a gated pod that tolerates only its organization
+		// (admitted with the warning), then patches in stack batch's selector and toleration, which Kubernetes
+		// lets an update of a gated pod add. Refused; what touches no placement still goes through.
+		const developer = "e2e-globex-developer"
+		gated := newPod("gated-warn", globexAPI, nil, tolerateGlobex)
+		gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "e2e.kiso.dev/hold"}}
+		manifest, err := json.Marshal(gated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := env.TryT(t, manifest, "create", "-f", "-", "--as="+developer); out.ExitCode != 0 || !strings.Contains(out.Stderr, "in Enforce mode this pod is refused") {
+			t.Fatalf("the developer's gated pod in Warn mode: exit %d %s; want it admitted with the warning", out.ExitCode, strings.TrimSpace(out.Stderr))
+		}
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", gated.Name, "-n", globexAPI, "--ignore-not-found", "--wait=false")
+		})
+		takeBatch := `[{"op":"add","path":"/spec/nodeSelector","value":{"` + nodeOrganizationKey + `":"globex","` + nodeStackKey + `":"batch"}},` +
+			`{"op":"add","path":"/spec/tolerations/-","value":{"key":"kiso.dev/stack","operator":"Equal","value":"batch","effect":"NoSchedule"}}]`
+		out = env.TryT(t, nil, "patch", "pod", gated.Name, "-n", globexAPI, "--type=json", "-p", takeBatch, "--as="+developer)
+		wantAdded := "ValidatingAdmissionPolicy '" + placementPolicy + "' with binding '" + placementPolicy + "' denied request: pod in namespace " + globexAPI +
+			" adds a toleration of stack batch (kiso.dev/stack) in an update: the stacks a pod tolerates are checked against its namespace's grant when it is created; " +
+			"create the pod with the toleration (its organization's claim says which: status.stacks)"
+		if out.ExitCode == 0 || !strings.Contains(out.Stderr, wantAdded) {
+			t.Errorf("the developer's update took stack batch in Warn mode: exit %d\n got %s\nwant it to contain %s", out.ExitCode, strings.TrimSpace(out.Stderr), wantAdded)
+		}
+		narrow := `[{"op":"add","path":"/spec/nodeSelector","value":{"kubernetes.io/arch":"amd64"}},{"op":"add","path":"/metadata/labels","value":{"e2e.kiso.dev/team":"api"}}]`
+		if out := env.TryT(t, nil, "patch", "pod", gated.Name, "-n", globexAPI, "--type=json", "-p", narrow, "--as="+developer); out.ExitCode != 0 {
+			t.Errorf("the developer's update that touches no placement was refused: %s", strings.TrimSpace(out.Stderr))
+		}
 
 		patchGlobexT(t, `{"spec":{"placement":{"mode":"Enforce"}}}`)
 		waitGlobexConditionT(t, "PlacementEnforced", "True", "Enforced")

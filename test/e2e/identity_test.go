@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
@@ -25,6 +26,10 @@ const (
 	tenantEditor = "e2e-umbra-editor"
 	// namespaceCreator may create and patch namespaces, as many platforms let teams do.
 	namespaceCreator = "e2e-namespace-creator"
+	// namespaceFinalizer may only update namespaces/finalize, as a namespace-lifecycle controller does;
+	// namespaceStatusWriter may only update and patch namespaces/status.
+	namespaceFinalizer    = "e2e-namespace-finalizer"
+	namespaceStatusWriter = "e2e-namespace-status-writer"
 	// binder is a tenant's ServiceAccount allowed to create pods/binding in its namespace: a scheduler of its own.
 	binder         = "binder"
 	bindingPolicy  = "kiso-placement-binding"
@@ -82,6 +87,32 @@ metadata: {name: e2e-namespace-creator}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-creator}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-creator}]
 ---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-namespace-finalizer}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [get]}
+- {apiGroups: [""], resources: [namespaces/finalize], verbs: [update]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-namespace-finalizer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-finalizer}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-finalizer}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-namespace-status-writer}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [get]}
+- {apiGroups: [""], resources: [namespaces/status], verbs: [update, patch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-namespace-status-writer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-status-writer}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-status-writer}]
+---
 apiVersion: v1
 kind: Namespace
 metadata:
@@ -95,7 +126,7 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: binder, namespace: e2e-nobody}
 rules:
-- {apiGroups: [""], resources: [pods, pods/binding], verbs: [create, get]}
+- {apiGroups: [""], resources: [pods, pods/binding, bindings], verbs: [create, get]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -103,6 +134,9 @@ metadata: {name: binder, namespace: e2e-nobody}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: binder}
 subjects: [{kind: ServiceAccount, name: binder, namespace: e2e-nobody}]
 `)
+
+// NamespaceKind is a namespace, read unstructured to be written back whole.
+var NamespaceKind = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 
 // umbraPools is the pools policy's refusal of a pod of umbra-web that selects no pool.
 const umbraPools = "pods in namespace umbra-web run on pool kiso-umbra: add nodeSelector " + nodeOrganizationKey + "=umbra (or a required node affinity on them) and tolerations kiso.dev/organization=umbra:NoSchedule"
@@ -210,6 +244,47 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 				"(the platform labels it with no organization): remove the toleration; "+platformHint)
 	})
 
+	t.Run("EveryDoorToANamespacesLabelsIsThePlatforms", func(t *testing.T) {
+		// The namespace's status and finalize subresources keep the labels a request sends: a user allowed
+		// only them (a namespace-lifecycle controller) may do its job, and may not make a namespace exempt.
+		exempt := `{"metadata":{"labels":{"kiso.dev/placement-exempt":"true"}}}`
+		for _, who := range []struct{ user, resource string }{{namespaceStatusWriter, "namespaces/status"}, {namespaceFinalizer, "namespaces/finalize"}} {
+			if can := env.TryT(t, nil, "auth", "can-i", "update", who.resource, "--as="+who.user); strings.TrimSpace(can.Stdout) != "yes" {
+				t.Errorf("%s may not update %s by RBAC (%s): the test would prove nothing", who.user, who.resource, strings.TrimSpace(can.Stdout))
+			}
+		}
+		assertIdentityRefusedT(t, env.TryT(t, nil, "patch", "namespace", nobodysNamespace, "--subresource=status", "--type=merge", "-p", exempt, "--as="+namespaceStatusWriter),
+			nobodysNamespace, "kiso.dev/placement-exempt")
+		finalize := func(labels map[string]string) Outcome {
+			ns := env.Cluster.GetT(t, NamespaceKind, "", nobodysNamespace)
+			ns.SetLabels(labels)
+			body, err := ns.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return env.TryT(t, body, "replace", "--raw", "/api/v1/namespaces/"+nobodysNamespace+"/finalize", "-f", "-", "--as="+namespaceFinalizer)
+		}
+		current := env.Cluster.GetT(t, NamespaceKind, "", nobodysNamespace).GetLabels()
+		withExempt := map[string]string{"kiso.dev/placement-exempt": "true"}
+		for k, v := range current {
+			withExempt[k] = v
+		}
+		assertIdentityRefusedT(t, finalize(withExempt), nobodysNamespace, "kiso.dev/placement-exempt")
+		// What does not touch identity goes through both doors.
+		if out := finalize(current); out.ExitCode != 0 {
+			t.Errorf("the finalizer's update that changes no identity label was refused: %s", strings.TrimSpace(out.Stderr))
+		}
+		if out := env.TryT(t, nil, "patch", "namespace", nobodysNamespace, "--subresource=status", "--type=merge", "-p", `{"metadata":{"labels":{"e2e.kiso.dev/seen":"true"}}}`,
+			"--as="+namespaceStatusWriter); out.ExitCode != 0 {
+			t.Errorf("the status writer's patch that changes no identity label was refused: %s", strings.TrimSpace(out.Stderr))
+		}
+		if got := env.Cluster.GetT(t, NamespaceKind, "", nobodysNamespace).GetLabels()["kiso.dev/placement-exempt"]; got != "" {
+			t.Errorf("namespace %s carries kiso.dev/placement-exempt=%q, written through a subresource", nobodysNamespace, got)
+		}
+		// So its pods stay held: one naming a node and tolerating everything is refused.
+		assertRefusedT(t, newPod("tolerates-everything", nobodysNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(nobodysNamespace))
+	})
+
 	t.Run("ATenantWhoDeletesOrChangesItsGrantSwitchesNothingOff", func(t *testing.T) {
 		// A namespace the platform gives an organization, without its Role (mallory has no claim yet), refuses
 		// every pod: a missing grant fails closed.
@@ -275,6 +350,67 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		waitUntilAdmittedT(t, own)
 	})
 
+	t.Run("NothingATenantCreatesStopsThePlatformChangingItsOrganization", func(t *testing.T) {
+		// The tenant editor deletes kiso's ConfigMap and puts its own in its place, controlled by its Deployment.
+		rogue := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rogue, namespace: " + umbraWeb + "}\nspec:\n  replicas: 0\n" +
+			"  selector: {matchLabels: {app: rogue}}\n  template:\n    metadata: {labels: {app: rogue}}\n    spec: {containers: [{name: pause, image: registry.k8s.io/pause:3.10}]}\n")
+		if out := env.TryT(t, rogue, "create", "-f", "-", "--as="+tenantEditor); out.ExitCode != 0 {
+			t.Fatalf("the tenant editor cannot create a Deployment: %s", out.Stderr)
+		}
+		t.Cleanup(func() { deleteAtCleanup(t, rogue) })
+		deployment, err := env.Cluster.Typed.AppsV1().Deployments(umbraWeb).Get(t.Context(), "rogue", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kiso-placement\n  namespace: %s\n  ownerReferences:\n"+
+			"  - {apiVersion: apps/v1, kind: Deployment, name: rogue, uid: %s, controller: true}\ndata: {owner: tenant}\n", umbraWeb, deployment.UID))
+		heldByTenant := func(u *unstructured.Unstructured) bool {
+			owner := metav1.GetControllerOf(u)
+			return owner != nil && owner.Kind == "Deployment" && owner.Name == "rogue"
+		}
+		// Crossplane composes kiso's again as soon as it is gone: the tenant tries until its own holds the name.
+		waitForT(t, policyInForceTimeout, "the tenant's ConfigMap to hold the name kiso-placement", func(ctx context.Context) (bool, string, error) {
+			env.TryT(t, nil, "delete", "configmap", "kiso-placement", "-n", umbraWeb, "--ignore-not-found", "--wait=false", "--as="+tenantEditor)
+			out := env.TryT(t, held, "create", "-f", "-", "--as="+tenantEditor)
+			u, err := env.Cluster.Get(ctx, ConfigMapKind, umbraWeb, "kiso-placement")
+			return err == nil && heldByTenant(u), strings.TrimSpace(out.Stderr), nil
+		})
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "configmap", "kiso-placement", "-n", umbraWeb, "--ignore-not-found")
+		})
+		// The claim names the object and who controls it, and the organization is not frozen: the platform's
+		// switch to Warn reaches the namespace's Role, and back.
+		assertClaimConditionT(t, umbra, "NamesAvailable", "NamespaceObjectsHeld",
+			"ConfigMap "+umbraWeb+"/kiso-placement is held by Deployment rogue, not composed by this organization: kiso composes it once the name is free")
+		grantsWarn := func(want bool) func(u *unstructured.Unstructured) (bool, string) {
+			return func(u *unstructured.Unstructured) (bool, string) {
+				rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+				found := strings.Contains(fmt.Sprint(rules), "warn")
+				return found == want, fmt.Sprintf("rules %v", rules)
+			}
+		}
+		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Warn"}}}`)
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "patch", "karpenterisolation", umbra.Name, "-n", umbra.Namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Enforce"}}}`)
+		})
+		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", grantsWarn(true))
+		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Enforce"}}}`)
+		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", grantsWarn(false))
+		waitUntilAdmittedT(t, own)
+		if u := env.Cluster.GetT(t, ConfigMapKind, umbraWeb, "kiso-placement"); !heldByTenant(u) {
+			t.Errorf("the tenant's ConfigMap was taken over: controller %v", metav1.GetControllerOf(u))
+		}
+		// Once the tenant lets the name go, kiso composes its ConfigMap again and the claim says so.
+		if out := env.TryT(t, nil, "delete", "configmap", "kiso-placement", "-n", umbraWeb, "--as="+tenantEditor); out.ExitCode != 0 {
+			t.Fatalf("the tenant editor cannot delete its ConfigMap: %s", out.Stderr)
+		}
+		env.Cluster.WaitForT(t, policyInForceTimeout, ConfigMapKind, umbraWeb, "kiso-placement", func(u *unstructured.Unstructured) (bool, string) {
+			owner := metav1.GetControllerOf(u)
+			return owner != nil && owner.Name == umbraXR, fmt.Sprintf("controller %v", owner)
+		})
+		assertClaimConditionT(t, umbra, "NamesAvailable", "Available", "")
+	})
+
 	t.Run("OnlyThePlatformsSchedulersBindPods", func(t *testing.T) {
 		waitForDefaultServiceAccountT(t, nobodysNamespace)
 		// A pod that tolerates nothing, and selects a label no pool has, so no scheduler binds it.
@@ -295,9 +431,21 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
 			t.Errorf("a tenant's scheduler bound a pod to a node: exit %d\n got %s\nwant it to contain %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
 		}
+		// The older bindings resource does the same as pods/binding: it is refused alike.
+		out = env.TryT(t, []byte(binding), "create", "--raw", "/api/v1/namespaces/"+nobodysNamespace+"/bindings", "-f", "-", "--as="+user)
+		if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+			t.Errorf("a tenant's scheduler bound a pod to a node through the bindings resource: exit %d\n got %s\nwant it to contain %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
+		}
+		if p, err := env.Cluster.Typed.CoreV1().Pods(nobodysNamespace).Get(t.Context(), pending.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("cannot read pod %s/%s: %v", nobodysNamespace, pending.Name, err)
+		} else if p.Spec.NodeName != "" {
+			t.Errorf("pod %s/%s was bound to node %s though every binding was refused", nobodysNamespace, pending.Name, p.Spec.NodeName)
+		}
 		// RBAC alone would have let it: the refusal is kiso's.
-		if can := env.TryT(t, nil, "auth", "can-i", "create", "pods/binding", "-n", nobodysNamespace, "--as="+user); strings.TrimSpace(can.Stdout) != "yes" {
-			t.Errorf("the binder may not create pods/binding by RBAC (%s): the test would prove nothing", strings.TrimSpace(can.Stdout))
+		for _, resource := range []string{"pods/binding", "bindings"} {
+			if can := env.TryT(t, nil, "auth", "can-i", "create", resource, "-n", nobodysNamespace, "--as="+user); strings.TrimSpace(can.Stdout) != "yes" {
+				t.Errorf("the binder may not create %s by RBAC (%s): the test would prove nothing", resource, strings.TrimSpace(can.Stdout))
+			}
 		}
 	})
 

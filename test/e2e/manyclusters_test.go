@@ -126,6 +126,50 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		}
 	})
 
+	step(t, "APlatformNamespaceNotThereIsThePlatformsAloneToCreate", func(t *testing.T) {
+		// Placement exempts crossplane-system by its name (kiso's Composition lists it), and Crossplane runs in
+		// the management cluster: the workload cluster has none. The cluster says so...
+		const missing = "crossplane-system"
+		env.Cluster.WaitForT(t, policyInForceTimeout, ClusterKind, "", "e2e-remote", func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "PlatformNamespacesExist")
+			return c.Status == "False" && strings.HasPrefix(c.Message, "platform namespaces "+missing+" do not exist in the cluster: "), c.Status + " " + c.Reason + " " + c.Message
+		})
+		// ...and a user there who may create namespaces, as many platforms let teams do, cannot create it.
+		creator := []byte(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-namespace-creator}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [create, get, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-namespace-creator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-creator}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-creator}]
+`)
+		if err := wl.Kubectl.Apply(t.Context(), creator); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = wl.Kubectl.Delete(context.Background(), creator, false) })
+		out, err := wl.Kubectl.Try(t.Context(), nil, "create", "namespace", missing, "--as="+namespaceCreator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "ValidatingAdmissionPolicy '" + identityPolicy + "' with binding '" + identityPolicy + "' denied request: only the platform may create namespace " + missing +
+			": placement exempts it by its name (a platform namespace of cluster e2e-remote: crossplane-system, karpenter), so its pods could tolerate and select any organization's nodes " +
+			"(the platform holds label on namespaces.placement.kiso.dev)"
+		if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+			t.Errorf("a namespace creator created platform namespace %s in the workload cluster: exit %d\n got %s\nwant it to contain %s", missing, out.ExitCode, strings.TrimSpace(out.Stderr), want)
+		}
+		// Any other namespace it may still create.
+		if out, err := wl.Kubectl.Try(t.Context(), nil, "create", "namespace", "e2e-team", "--as="+namespaceCreator); err != nil || out.ExitCode != 0 {
+			t.Errorf("the namespace creator cannot create an ordinary namespace: %v %s", err, out.Stderr)
+		}
+		t.Cleanup(func() {
+			_, _ = wl.Kubectl.Try(context.Background(), nil, "delete", "namespace", "e2e-team", "--ignore-not-found", "--wait=false")
+		})
+	})
+
 	step(t, "ANodePoolThePlatformMadeThereIsNeverAdopted", func(t *testing.T) {
 		assertWorkloadNodePoolNotAdoptedT(t, wl)
 	})

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+)
+
+// Placement exempts a platform namespace by its name, and a name is
+// anyone's who creates it first: crossplane-system, say, exists where
+// Crossplane runs and not in a workload cluster. The namespace policy lets
+// only the platform create one (namespacePolicy); the cluster also says
+// which do not exist, so that a platform listing one it never meant to run
+// there finds out, rather than trusting a name silently.
+
+// Condition of the cluster's platform namespaces.
+const (
+	TypePlatformNamespaces = "PlatformNamespacesExist"
+	ReasonAllExist         = "AllExist"
+	ReasonSomeMissing      = "SomeMissing"
+)
+
+// requirePlatformNamespacePrefix prefixes the required resource under which
+// Crossplane returns each platform namespace a user could create.
+const requirePlatformNamespacePrefix = "platform-namespace/"
+
+var namespaceGVK = corev1.SchemeGroupVersion.WithKind("Namespace")
+
+// requirePlatformNamespaces asks for each platform namespace a user could
+// create (in the workload cluster, for a remote one: the reads go there).
+func requirePlatformNamespaces(rs map[string]*fnv1.ResourceSelector, pp placementPlan) {
+	for _, ns := range pp.namesExemptByName() {
+		rs[requirePlatformNamespacePrefix+ns] = ownership.ByName(namespaceGVK, "", ns)
+	}
+}
+
+// reportPlatformNamespaces says which platform namespaces do not exist, once
+// Crossplane has answered for every one.
+func reportPlatformNamespaces(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, pp placementPlan) {
+	var missing []string
+	for _, ns := range pp.namesExemptByName() {
+		found, resolved := fnstate.Required(req, requirePlatformNamespacePrefix+ns)
+		if !resolved {
+			return
+		}
+		if len(found) == 0 {
+			missing = append(missing, ns)
+		}
+	}
+	if len(missing) == 0 {
+		response.ConditionTrue(rsp, TypePlatformNamespaces, ReasonAllExist).TargetComposite()
+		return
+	}
+	response.ConditionFalse(rsp, TypePlatformNamespaces, ReasonSomeMissing).
+		WithMessage("platform namespaces " + strings.Join(missing, ", ") + " do not exist in the cluster: placement exempts them by name, so policy " +
+			placement.NamespacePolicyName + " lets only the platform create them (who holds " + placement.VerbLabel + " on " + placement.Namespaces + "." + placement.Group +
+			"); drop them from the function input's platformNamespaces if the platform runs nothing there").
+		TargetComposite()
+}
