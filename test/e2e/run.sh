@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs kiso's end-to-end suite: a real control plane in a network namespace with only loopback, kiso's
 # packages built and pushed to a loopback registry, installed by Crossplane, and claims applied with kubectl.
-# The first run builds the tools (about half an hour on 2 cores, cached by version in .cache/tools); a later run of the
+# The first run builds the tools (about half an hour on 2 cores, cached by version in the machine's cache: make cache-dir); a later run of the
 # whole suite takes about 20 to 25 minutes (measured on 2 cores: 1,475 s beside other jobs), of which building the
 # packages takes about 5. Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
 # Environment: KISO_E2E_KEEP=1 keeps the run's directory; KISO_E2E_NETNS=off runs on the host's 127.0.0.1.
