@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -105,7 +106,7 @@ kind: ClusterRole
 metadata: {name: e2e-namespace-status-writer}
 rules:
 - {apiGroups: [""], resources: [namespaces], verbs: [get]}
-- {apiGroups: [""], resources: [namespaces/status], verbs: [update, patch]}
+- {apiGroups: [""], resources: [namespaces/status], verbs: [get, update, patch]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -248,9 +249,9 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		// The namespace's status and finalize subresources keep the labels a request sends: a user allowed
 		// only them (a namespace-lifecycle controller) may do its job, and may not make a namespace exempt.
 		exempt := `{"metadata":{"labels":{"kiso.dev/placement-exempt":"true"}}}`
-		for _, who := range []struct{ user, resource string }{{namespaceStatusWriter, "namespaces/status"}, {namespaceFinalizer, "namespaces/finalize"}} {
-			if can := env.TryT(t, nil, "auth", "can-i", "update", who.resource, "--as="+who.user); strings.TrimSpace(can.Stdout) != "yes" {
-				t.Errorf("%s may not update %s by RBAC (%s): the test would prove nothing", who.user, who.resource, strings.TrimSpace(can.Stdout))
+		for _, who := range []struct{ user, subresource string }{{namespaceStatusWriter, "status"}, {namespaceFinalizer, "finalize"}} {
+			if can := env.TryT(t, nil, "auth", "can-i", "update", "namespaces", "--subresource="+who.subresource, "--as="+who.user); strings.TrimSpace(can.Stdout) != "yes" {
+				t.Errorf("%s may not update namespaces/%s by RBAC (%s): the test would prove nothing", who.user, who.subresource, strings.TrimSpace(can.Stdout))
 			}
 		}
 		assertIdentityRefusedT(t, env.TryT(t, nil, "patch", "namespace", nobodysNamespace, "--subresource=status", "--type=merge", "-p", exempt, "--as="+namespaceStatusWriter),
@@ -368,13 +369,18 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			owner := metav1.GetControllerOf(u)
 			return owner != nil && owner.Kind == "Deployment" && owner.Name == "rogue"
 		}
+		began := time.Now()
+		phase := func(what string) { t.Logf("%s after %s", what, time.Since(began).Round(100*time.Millisecond)) }
 		// Crossplane composes kiso's again as soon as it is gone: the tenant tries until its own holds the name.
+		tries := 0
 		waitForT(t, policyInForceTimeout, "the tenant's ConfigMap to hold the name kiso-placement", func(ctx context.Context) (bool, string, error) {
+			tries++
 			env.TryT(t, nil, "delete", "configmap", "kiso-placement", "-n", umbraWeb, "--ignore-not-found", "--wait=false", "--as="+tenantEditor)
 			out := env.TryT(t, held, "create", "-f", "-", "--as="+tenantEditor)
 			u, err := env.Cluster.Get(ctx, ConfigMapKind, umbraWeb, "kiso-placement")
 			return err == nil && heldByTenant(u), strings.TrimSpace(out.Stderr), nil
 		})
+		phase(fmt.Sprintf("the tenant's ConfigMap holds the name (%d tries)", tries))
 		t.Cleanup(func() {
 			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "configmap", "kiso-placement", "-n", umbraWeb, "--ignore-not-found")
 		})
@@ -382,6 +388,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		// switch to Warn reaches the namespace's Role, and back.
 		assertClaimConditionT(t, umbra, "NamesAvailable", "NamespaceObjectsHeld",
 			"ConfigMap "+umbraWeb+"/kiso-placement is held by Deployment rogue, not composed by this organization: kiso composes it once the name is free")
+		phase("the claim names the holder")
 		grantsWarn := func(want bool) func(u *unstructured.Unstructured) (bool, string) {
 			return func(u *unstructured.Unstructured) (bool, string) {
 				rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
@@ -394,8 +401,10 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			_, _ = env.Kubectl.Run(context.Background(), nil, "patch", "karpenterisolation", umbra.Name, "-n", umbra.Namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Enforce"}}}`)
 		})
 		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", grantsWarn(true))
+		phase("the switch to Warn reached the Role")
 		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Enforce"}}}`)
 		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", grantsWarn(false))
+		phase("the switch back to Enforce reached the Role")
 		waitUntilAdmittedT(t, own)
 		if u := env.Cluster.GetT(t, ConfigMapKind, umbraWeb, "kiso-placement"); !heldByTenant(u) {
 			t.Errorf("the tenant's ConfigMap was taken over: controller %v", metav1.GetControllerOf(u))
@@ -408,6 +417,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			owner := metav1.GetControllerOf(u)
 			return owner != nil && owner.Name == umbraXR, fmt.Sprintf("controller %v", owner)
 		})
+		phase("kiso composed its ConfigMap again once the tenant deleted its own")
 		assertClaimConditionT(t, umbra, "NamesAvailable", "Available", "")
 	})
 
@@ -442,9 +452,9 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			t.Errorf("pod %s/%s was bound to node %s though every binding was refused", nobodysNamespace, pending.Name, p.Spec.NodeName)
 		}
 		// RBAC alone would have let it: the refusal is kiso's.
-		for _, resource := range []string{"pods/binding", "bindings"} {
-			if can := env.TryT(t, nil, "auth", "can-i", "create", resource, "-n", nobodysNamespace, "--as="+user); strings.TrimSpace(can.Stdout) != "yes" {
-				t.Errorf("the binder may not create %s by RBAC (%s): the test would prove nothing", resource, strings.TrimSpace(can.Stdout))
+		for _, resource := range [][]string{{"pods", "--subresource=binding"}, {"bindings"}} {
+			if can := env.TryT(t, nil, append([]string{"auth", "can-i", "create", "-n", nobodysNamespace, "--as=" + user}, resource...)...); strings.TrimSpace(can.Stdout) != "yes" {
+				t.Errorf("the binder may not create %v by RBAC (%s): the test would prove nothing", resource, strings.TrimSpace(can.Stdout))
 			}
 		}
 	})
