@@ -241,15 +241,16 @@ func namespaceConflicts(spec v1alpha1.XKarpenterIsolationSpec, conflicts []owner
 	return refused, held
 }
 
-// holderOf names who holds a namespace object: the organization whose XR
-// composed it, else its controller, else nobody kiso knows.
+// holderOf names who holds a namespace object: its controller, and the
+// organization when that controller is an organization's XR. Labels alone
+// say nothing: a tenant who takes kiso's object keeps them.
 func holderOf(holder *unstructured.Unstructured, keys placement.Keys) string {
 	owner := metav1.GetControllerOf(holder)
-	who := "an object without a controller"
-	if owner != nil {
-		who = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
+	if owner == nil {
+		return "an object without a controller"
 	}
-	if org := holder.GetLabels()[keys.Organization]; org != "" {
+	who := fmt.Sprintf("%s %s", owner.Kind, owner.Name)
+	if org := holder.GetLabels()[keys.Organization]; org != "" && owner.Kind == v1alpha1.IsolationKind {
 		return fmt.Sprintf("organization %q (%s)", org, who)
 	}
 	return who

@@ -93,8 +93,8 @@ func TestANamespaceObjectHeldByAnotherIsReportedAndTheRestComposed(t *testing.T)
 			want: `ConfigMap acme-batch/kiso-placement is held by organization "globex" (XKarpenterIsolation globex-7fk2q), not composed by this organization: kiso composes it once the name is free`,
 		},
 		"ATenantsDeployment": {
-			reason: "A tenant deletes kiso's ConfigMap and creates its own, controlled by its Deployment: the organization is not frozen by it.",
-			holder: heldBy("ConfigMap", `"labels":{"app":"legacy"},
+			reason: "A tenant makes its Deployment the controller of kiso's ConfigMap (its labels kept): the holder is the Deployment, and the organization is not frozen by it.",
+			holder: heldBy("ConfigMap", `"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"batch"},
 				"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"rogue","uid":"rogue-uid","controller":true}]`),
 			held: "placement-configmap-acme-batch",
 			want: `ConfigMap acme-batch/kiso-placement is held by Deployment rogue, not composed by this organization: kiso composes it once the name is free`,
