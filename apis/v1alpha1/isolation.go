@@ -258,6 +258,14 @@ type XKarpenterIsolationStatus struct {
 	// Pools are the NodePools (and NodeClasses of the same name) kiso renders.
 	Pools []PoolStatus `json:"pools,omitempty"`
 
+	// PoolNames lists the pools' names, comma-separated, for kubectl get: a printer column shows only the
+	// first value a JSONPath finds, so .status.pools[*].name would show one pool of several.
+	PoolNames string `json:"poolNames,omitempty"`
+
+	// Revisions lists the revisions of the reference pair the pools are on, each once, comma-separated, for
+	// kubectl get (more than one while a rollout moves the organization's pools).
+	Revisions string `json:"revisions,omitempty"`
+
 	// Stacks say, per stack, where its pods land and what they must carry.
 	Stacks []StackStatus `json:"stacks,omitempty"`
 

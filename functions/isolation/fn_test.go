@@ -68,6 +68,8 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 		"pools":[
 			{"name":"kiso-acme.web","nodeClass":"kiso-acme.web","stacks":["web"],"ready":false,"reference":"REVISION"},
 			{"name":"kiso-acme.jobs","nodeClass":"kiso-acme.jobs","stacks":["jobs"],"ready":false,"reference":"REVISION"}],
+		"poolNames":"kiso-acme.web,kiso-acme.jobs",
+		"revisions":"REVISION",
 		"stacks":[
 			{"name":"web","pool":"kiso-acme.web","namespaces":["acme-web"],
 			 "nodeSelector":{"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"web"},

@@ -168,9 +168,15 @@ func (rr referenceRollout) message() string {
 // reportRevisions says on the claim which revision each pool is on and
 // whether the organization waits for a wave.
 func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsolationStatus, rr referenceRollout) {
+	revisions := make([]string, 0, 1)
 	for i := range st.Pools {
 		st.Pools[i].Reference = rr.Sources[st.Pools[i].Name].Revision
+		if r := st.Pools[i].Reference; r != "" && !slices.Contains(revisions, r) {
+			revisions = append(revisions, r)
+		}
 	}
+	slices.Sort(revisions)
+	st.Revisions = strings.Join(revisions, ",")
 	if len(rr.waiting()) == 0 {
 		response.ConditionTrue(rsp, TypeReferenceCurrent, ReasonCurrent).WithMessage(rr.message()).TargetCompositeAndClaim()
 		return

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,12 +23,15 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 		Stacks: make([]v1alpha1.StackStatus, 0, len(spec.Stacks)),
 	}
 	poolOf := make(map[string]pool, len(spec.Stacks))
+	names := make([]string, 0, len(pools))
 	for _, p := range pools {
 		st.Pools = append(st.Pools, v1alpha1.PoolStatus{Name: p.Name, NodeClass: p.Name, Stacks: p.Stacks, Ready: ready[p.Name]})
+		names = append(names, p.Name)
 		for _, s := range p.Stacks {
 			poolOf[s] = p
 		}
 	}
+	st.PoolNames = strings.Join(names, ",")
 	for _, s := range spec.Stacks {
 		p := poolOf[s.Name]
 		ss := v1alpha1.StackStatus{

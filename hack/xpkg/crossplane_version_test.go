@@ -42,7 +42,7 @@ func TestEveryPackageRequiresTheCrossplaneKisoReliesOn(t *testing.T) {
 		t.Fatalf("found %v: want the Configuration's and each function's metadata", files)
 	}
 	for _, file := range files {
-		raw, err := os.ReadFile(file) //nolint:gosec // the repository's own package metadata
+		raw, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,6 +136,13 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		t.Errorf("claim PlacementEnforced message %q, want %q", c.Message, wantEnforced)
 	}
 
+	// kubectl get shows every pool of the claim, not the first (a printer column prints one value), and the
+	// one revision they are on.
+	columns := waitForPrintedColumnsT(t, globexClaimNamespace, globexClaim, map[string]string{"POOLS": "kiso-globex.api,kiso-globex.batch"})
+	if r := columns["REVISION"]; r == "" || r == "<none>" || strings.Contains(r, ",") {
+		t.Errorf("kubectl get -o wide prints REVISION %q for two pools on one revision", r)
+	}
+
 	// Each namespace's grant reaches the apiserver's authorizer on its own time, after the policies.
 	waitUntilAdmittedT(t, newPod("probe", globexAPI, selectStack("globex", "api"), tolerateGlobex, tolerateAPI))
 	waitUntilAdmittedT(t, newPod("probe", globexBatch, selectStack("globex", "batch"), tolerateGlobex, tolerateBatch))

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,4 +81,53 @@ func assertClaimConditionT(t *testing.T, tn tenant, conditionType, reason, messa
 	if c, _ := Condition(u, conditionType); message != "" && c.Message != message {
 		t.Errorf("claim %s/%s %s:\n got %s\nwant %s", tn.Namespace, tn.Name, conditionType, c.Message, message)
 	}
+}
+
+// waitForPrintedColumnsT waits until kubectl get -o wide prints, for a claim, the columns want (header ->
+// value), read from the table the real apiserver builds from the XRD's printer columns, and returns every
+// column it printed.
+func waitForPrintedColumnsT(t *testing.T, namespace, name string, want map[string]string) map[string]string {
+	t.Helper()
+	var columns map[string]string
+	waitForT(t, policyInForceTimeout, fmt.Sprintf("kubectl get karpenterisolation %s/%s to print %v", namespace, name, want), func(ctx context.Context) (bool, string, error) {
+		out, err := env.Kubectl.Run(ctx, nil, "get", "karpenterisolation", name, "-n", namespace, "-o", "wide")
+		if err != nil {
+			return false, "", err
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 2 {
+			return false, string(out), nil
+		}
+		columns = tableColumns(lines[0], lines[1])
+		for h, v := range want {
+			if columns[h] != v {
+				return false, string(out), nil
+			}
+		}
+		return true, "", nil
+	})
+	return columns
+}
+
+// tableColumns reads one row of a table kubectl printed: each cell starts where its header does (kubectl
+// aligns them), so an empty cell is read as empty.
+func tableColumns(header, row string) map[string]string {
+	names := strings.Fields(header)
+	columns := make(map[string]string, len(names))
+	from := 0
+	starts := make([]int, len(names))
+	for i, h := range names {
+		starts[i] = from + strings.Index(header[from:], h)
+		from = starts[i] + len(h)
+	}
+	for i, h := range names {
+		end := len(row)
+		if i+1 < len(names) {
+			end = min(starts[i+1], len(row))
+		}
+		if starts[i] < end {
+			columns[h] = strings.TrimSpace(row[starts[i]:end])
+		}
+	}
+	return columns
 }

@@ -164,6 +164,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 	umbraXR := umbra.xrName(t)
 	waitForDefaultServiceAccountT(t, umbraWeb)
 	assertClaimConditionT(t, umbra, "PlacementEnforced", "Enforced", "")
+	waitForPrintedColumnsT(t, umbra.Namespace, umbra.Name, map[string]string{"ORGANIZATION": "umbra", "ISOLATION": "organization", "POOLS": "kiso-umbra"})
 	own := newPod("probe", umbraWeb, selectStack("umbra", ""), tolerateUmbra)
 	waitUntilAdmittedT(t, own)
 
