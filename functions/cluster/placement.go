@@ -620,7 +620,9 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 		toleration(org, "variables.organization"),
 		"(variables.stack == '' ? [] : " + toleration(stack, "variables.stack") + ")",
 	}
-	inject := "has(params.rules) && params.rules.exists(r, " + poolsRule(placement.VerbInject) + " && size(r.resourceNames) > 0)"
+	// A Role a tenant emptied reaches a MutatingAdmissionPolicy with rules: null, which has() lets through:
+	// the condition must not fail on it (the pools policy refuses the pod, saying why).
+	inject := "has(params.rules) && type(params.rules) == list && params.rules.exists(r, " + poolsRule(placement.VerbInject) + " && size(r.resourceNames) > 0)"
 	policy := &admissionv1beta1.MutatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: placement.InjectPolicyName},
