@@ -19,7 +19,7 @@ else
 endif
 
 .PHONY: test
-test: cache-dir unit fuzz examples e2e ## Everything CI runs: unit tests, fuzzing, examples rendered and validated against the real CRDs, end-to-end on a real control plane.
+test: cache-dir unit fuzz examples xpkg e2e ## Everything CI runs: unit tests, fuzzing, examples rendered and validated against the real CRDs, packages built and verified for every platform, end-to-end on a real control plane.
 
 .PHONY: cache-dir
 cache-dir: ## Print where tools and CRD schemas are cached (shared by every clone on this machine).
@@ -105,8 +105,9 @@ REGISTRY ?= ghcr.io/kiso-dev
 export REGISTRY
 
 .PHONY: xpkg
-xpkg: ## Build the Configuration and each function's package for linux/amd64 and linux/arm64 into _output/xpkg (no Docker; PLATFORMS=linux/amd64 for one).
+xpkg: ## Build the Configuration and each function's package for linux/amd64 and linux/arm64 into _output/xpkg (no Docker; PLATFORMS=linux/amd64 for one), and verify each: platform, non-root user, a static binary for its machine.
 	$(GO) run ./hack/xpkg build
+	$(GO) run ./hack/xpkg verify
 
 .PHONY: push
 push: xpkg ## Build and push the packages, each function as one multi-platform package: make push [REGISTRY=host/kiso-dev] [VERSION=v1.2.3].

@@ -4,6 +4,8 @@
 //	                           platform into the output directory (default _output/xpkg)
 //	go run ./hack/xpkg push    pushes them as REGISTRY/<package>:VERSION, each function's platforms as one
 //	                           multi-platform index, and the Configuration depending on them there
+//	go run ./hack/xpkg verify  checks each built function package, per platform: its config, non-root user,
+//	                           and a static binary for that platform's machine
 //
 // It runs from the repository root, as make xpkg and make push run it.
 package main
@@ -24,8 +26,9 @@ type cli struct {
 	Version   string   `default:"v0.0.0-dev" env:"VERSION" help:"Tag of the pushed packages (a semantic version); the Configuration depends on the functions of the same version."`
 	Platforms []string `default:"linux/amd64,linux/arm64" env:"PLATFORMS" help:"Platforms (os/arch) each function is built for and pushed as." name:"platform"`
 
-	Build buildCmd `cmd:"" help:"Build the Configuration package and every function's package for every platform."`
-	Push  pushCmd  `cmd:"" help:"Push the built packages, each function's platforms as one multi-platform package."`
+	Build  buildCmd  `cmd:"" help:"Build the Configuration package and every function's package for every platform."`
+	Push   pushCmd   `cmd:"" help:"Push the built packages, each function's platforms as one multi-platform package."`
+	Verify verifyCmd `cmd:"" help:"Check each built function package for every platform: its config, non-root user and binary's machine."`
 }
 
 func main() {

@@ -35,10 +35,10 @@ const (
 )
 
 // pushPackages pushes kiso's packages as `make push` does: each function as one multi-platform package (an
-// index of its linux/amd64 and linux/arm64 packages) that Crossplane resolves to one platform when it pulls it,
-// as it does from a release. The runtime here is the binary built for this machine, not the package's image.
+// index, here of this machine's platform only) that Crossplane resolves to one platform when it pulls it, as it
+// does from a release. The runtime here is the binary built for this machine, not the package's image.
 func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
-	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, "REGISTRY=" + reg.host + "/" + packageOwner},
+	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, "REGISTRY=" + reg.host + "/" + packageOwner, hostPlatformEnv()},
 		nil, "go", "-C", p.RepoRoot, "run", "./hack/xpkg", "push")
 	if err != nil {
 		return fmt.Errorf("cannot push packages: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	gomodule "golang.org/x/mod/module"
@@ -241,9 +242,9 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 		return nil, err
 	}
 
-	err = phases.run("build packages (go run ./hack/xpkg build)", func() error {
+	err = phases.run("build packages for this platform (go run ./hack/xpkg build)", func() error {
 		p.PackageDir = filepath.Join(workDir, "xpkg")
-		if _, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion},
+		if _, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, hostPlatformEnv()},
 			nil, "go", "-C", repoRoot, "run", "./hack/xpkg", "build"); err != nil {
 			return err
 		}
@@ -315,3 +316,7 @@ func moduleDir(ctx context.Context, workDir, module string) (string, error) {
 	}
 	return dir, nil
 }
+
+// hostPlatformEnv has hack/xpkg build and push only the platform the suite runs: make xpkg builds and verifies
+// every platform kiso ships.
+func hostPlatformEnv() string { return "PLATFORMS=" + runtime.GOOS + "/" + runtime.GOARCH }
