@@ -103,6 +103,7 @@ func namedNode(namespace, node string) string {
 // where nothing serves it is told; and that pods of the old placement are admitted while its pool is kept
 // (make before break), and only then refused.
 func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
+	inLocalClusterLaneT(t)
 	useReferenceObjectsT(t)
 	namespaces := readTestdataT(t, "admission", "namespaces.yaml")
 	claim := readTestdataT(t, "admission", "claim.yaml")

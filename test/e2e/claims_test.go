@@ -16,6 +16,7 @@ import (
 // it does: the one the platform gives it to gets its ConfigMap and Role, the other nothing, and
 // NamespacesAssigned=False says so.
 func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
+	inLocalClusterLaneT(t)
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "admission", "cluster.yaml")
 	env.ApplyT(t, cluster)
@@ -47,7 +48,7 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	}
 
 	// Two organizations list a namespace that does not exist yet; once it does, the one the platform gives it to holds it.
-	a := tenant{Namespace: "e2e-vandelay", Name: "vandelay", Organization: "vandelay", Isolation: "organization", Stacks: []string{"imports"},
+	a := tenant{Namespace: "e2e-pendant", Name: "pendant", Organization: "pendant", Isolation: "organization", Stacks: []string{"imports"},
 		Namespaces: map[string][]string{"imports": {"e2e-future"}}}
 	b := tenant{Namespace: "e2e-kramerica", Name: "kramerica", Organization: "kramerica", Isolation: "organization", Stacks: []string{"oil"},
 		Namespaces: map[string][]string{"oil": {"e2e-future"}}}
@@ -65,7 +66,7 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	}
 	assertClaimConditionT(t, b, "NamespacesAssigned", "Assigned", "")
 	assertClaimConditionT(t, a, "NamespacesAssigned", "NotAssigned",
-		"namespaces e2e-future are not labelled kiso.dev/organization=vandelay by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
+		"namespaces e2e-future are not labelled kiso.dev/organization=pendant by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them")
 	if got := env.Cluster.GetT(t, ConfigMapKind, "e2e-future", "kiso-placement").GetLabels()["kiso.dev/organization"]; got != b.Organization {
 		t.Errorf("ConfigMap e2e-future/kiso-placement is organization %q's, the Role organization %q's", got, b.Organization)
 	}

@@ -168,6 +168,7 @@ func wantUsages(composed []wantComposed, controllerRole, nodeRole string) []want
 // becomes Ready once a provider would report every resource Ready and Synced; and deleting the XR
 // garbage-collects everything it composed.
 func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
+	inLocalClusterLaneT(t)
 	namespace := readTestdataT(t, "cluster", "namespace.yaml")
 	xrManifest := readTestdataT(t, "cluster", "xr.yaml")
 	env.ApplyT(t, namespace)

@@ -59,7 +59,7 @@ const (
 // with the chart's ClusterRoles: Crossplane may then touch only what its aggregated ClusterRole grants, as
 // in a cluster. Otherwise (on the host's network, where the RBAC manager cannot run: its metrics server
 // listens on every interface) Crossplane runs as the administrator.
-func startCrossplane(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, realIdentities bool, metrics map[string]string) error {
+func startCrossplane(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, dir string, realIdentities bool, metrics *metricsURLs) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -182,7 +182,7 @@ func startCrossplane(ctx context.Context, servers *process.Group, cluster *Clust
 	if err != nil {
 		return err
 	}
-	metrics["crossplane"] = "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
+	metrics.set("crossplane", "http://127.0.0.1:"+strconv.Itoa(metricsPort)+"/metrics")
 	// With webhooks on, Crossplane is healthy only once its webhook server has started.
 	if err := waitForHTTP(ctx, crossplane, http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/healthz", "ok"); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 // tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and its
 // EC2NodeClass uses the cluster, which keeps its controller role, so neither can be deleted from under a tenant.
 func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
+	inLocalClusterLaneT(t)
 	// The organization's role starts with the cluster's name prefix and lives where the controller may pass
 	// roles: <prefix>-org-<organization>-node under <iamPath>organizations/.
 	const (

@@ -31,8 +31,8 @@ type Environment struct {
 	Timings *timings
 	// ProviderAWSCRDDir holds every CRD provider-aws v2 ships, for the kinds the harness does not install.
 	ProviderAWSCRDDir string
-	// Metrics maps a server (crossplane, karpenter) to the URL of its Prometheus metrics, for benchmarks.
-	Metrics map[string]string
+	// Metrics holds each server's (crossplane, karpenter) Prometheus metrics URL, for benchmarks.
+	Metrics *metricsURLs
 
 	servers      *process.Group
 	prepared     *prepared
@@ -47,7 +47,7 @@ var env *Environment
 // bootEnvironment starts everything, in order, printing each phase's duration. On error the servers
 // started so far are left for the caller to stop, and their logs to print.
 func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *process.Group, phases *phaseTimer, isolatedNetwork bool) (*Environment, error) {
-	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, prepared: p, dir: dir, Nodes: isolatedNetwork, Timings: &timings{}, Metrics: map[string]string{}}
+	e := &Environment{RepoRoot: p.RepoRoot, servers: servers, prepared: p, dir: dir, Nodes: isolatedNetwork, Timings: &timings{}, Metrics: &metricsURLs{}}
 	if len(p.ProviderAWSCRDFiles) > 0 {
 		e.ProviderAWSCRDDir = filepath.Dir(p.ProviderAWSCRDFiles[0])
 	}

@@ -258,7 +258,11 @@ func xrWritesT(t *testing.T, from, to int, start time.Time) xrWrites {
 // took the most CPU, as go tool pprof prints them.
 func profileKarpenterT(t *testing.T, d time.Duration) string {
 	t.Helper()
-	url := strings.TrimSuffix(env.Metrics["karpenter"], "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()))
+	metricsURL, ok := env.Metrics.get("karpenter")
+	if !ok {
+		t.Fatal("no metrics URL for karpenter")
+	}
+	url := strings.TrimSuffix(metricsURL, "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()))
 	ctx, cancel := context.WithTimeout(t.Context(), d+30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -98,6 +98,7 @@ func (tn tenant) pool(stack string) string {
 // the claim is Ready once Karpenter reports the pools Ready; adding and removing a stack touches only that
 // stack's objects; and with nothing changed, nothing composed is rewritten.
 func TestStackIsolationLifecycle(t *testing.T) {
+	besideOthersT(t)
 	useReferenceObjectsT(t)
 	tn := tenant{Namespace: "e2e-acme", Name: "acme", Organization: "acme", Isolation: "stack", Stacks: []string{"web", "jobs"}}
 	env.ApplyT(t, tn.claim())
@@ -224,6 +225,7 @@ func TestStackIsolationLifecycle(t *testing.T) {
 // TestForeignNodePoolIsNeverAdopted is scenario 3: a platform-owned NodePool already holds a name kiso would
 // use. The claim says so, naming it, and the platform's NodePool is byte-for-byte unchanged.
 func TestForeignNodePoolIsNeverAdopted(t *testing.T) {
+	besideOthersT(t)
 	useReferenceObjectsT(t)
 	platform := []byte(`apiVersion: karpenter.sh/v1
 kind: NodePool

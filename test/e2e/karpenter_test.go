@@ -59,6 +59,7 @@ type stackPlacement struct {
 // only; the claims report what their pools use; a pool's limits hold and Karpenter consolidates within it; and
 // deleting a claim drains and removes its nodes and leaves the other organization untouched.
 func TestKarpenterKeepsEachOrganizationOnItsOwnNodes(t *testing.T) {
+	inLocalClusterLaneT(t)
 	requireNodesT(t)
 	references := readTestdataT(t, "karpenter", "references.yaml")
 	namespaces := readTestdataT(t, "karpenter", "namespaces.yaml")

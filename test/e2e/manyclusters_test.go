@@ -33,6 +33,7 @@ const (
 // organization's pool is refused by the workload cluster's admission; nothing of Karpenter's kinds is composed
 // into the management cluster; and deleting a claim drains its nodes in the workload cluster.
 func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
+	inWorkloadKarpenterLaneT(t)
 	wl := env.Workload(t)
 	// The install's activation policy, applied for real: the management cluster accepts it (its providers run as
 	// External processes here, so there is no managed resource definition for it to activate).

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -18,6 +19,29 @@ import (
 
 // A counterSet is one reading of a counter, each of its series keyed by the labels a reader cares about.
 type counterSet map[string]float64
+
+// metricsURLs maps a server to its metrics URL. The workload cluster's servers are added when the first scenario
+// that needs it starts it, while other scenarios may be reading.
+type metricsURLs struct {
+	mu   sync.Mutex
+	urls map[string]string
+}
+
+func (m *metricsURLs) set(server, url string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.urls == nil {
+		m.urls = map[string]string{}
+	}
+	m.urls[server] = url
+}
+
+func (m *metricsURLs) get(server string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	url, ok := m.urls[server]
+	return url, ok
+}
 
 // scrapeMetrics reads the Prometheus metrics of a server: the apiserver's through kubectl (they need the
 // administrator's credentials), the others' from their metrics URL.
@@ -30,7 +54,7 @@ func (e *Environment) scrapeMetrics(ctx context.Context, server string) (map[str
 		}
 		text = out
 	} else {
-		url, ok := e.Metrics[server]
+		url, ok := e.Metrics.get(server)
 		if !ok {
 			return nil, fmt.Errorf("no metrics URL for %s", server)
 		}

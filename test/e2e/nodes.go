@@ -28,7 +28,7 @@ const (
 // and their pods Running. Karpenter's metrics and health servers listen on every interface (only their ports
 // can be set): this runs only in the network namespace, where loopback is the only interface. Karpenter's
 // identity is its chart's for the given release name.
-func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, release, dir string, metrics map[string]string) error {
+func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, kubectl *Kubectl, p *prepared, cp *controlPlane, release, dir string, metrics *metricsURLs) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -105,7 +105,7 @@ func startNodes(ctx context.Context, servers *process.Group, cluster *Cluster, k
 	if err != nil {
 		return err
 	}
-	metrics[cp.serverName("karpenter")] = "http://127.0.0.1:" + strconv.Itoa(karpenterMetricsPort) + "/metrics"
+	metrics.set(cp.serverName("karpenter"), "http://127.0.0.1:"+strconv.Itoa(karpenterMetricsPort)+"/metrics")
 
 	if err := waitForHTTP(ctx, scheduler, insecure, "https://127.0.0.1:"+strconv.Itoa(schedulerPort)+"/healthz", "ok"); err != nil {
 		return err

@@ -34,9 +34,11 @@ const (
 	configurationName = "kiso"
 )
 
-// pushPackages pushes kiso's packages as `make push` does: each function as one multi-platform package (an
-// index, here of this machine's platform only) that Crossplane resolves to one platform when it pulls it, as it
-// does from a release. The runtime here is the binary built for this machine, not the package's image.
+// pushPackages pushes kiso's packages as `make push` does, for this machine's platform only (make xpkg builds and
+// verifies the others): each function as a multi-platform package, an index, that Crossplane resolves to one
+// platform when it pulls it, as it does from a release. The Crossplane CLI pushes one platform's package as a
+// plain image, so the harness puts that image in an index of one at the same tag. The runtime here is the binary
+// built for this machine, not the package's image.
 func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
 	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, "REGISTRY=" + reg.host + "/" + packageOwner, hostPlatformEnv()},
 		nil, "go", "-C", p.RepoRoot, "run", "./hack/xpkg", "push")
@@ -44,7 +46,11 @@ func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
 		return fmt.Errorf("cannot push packages: %w", err)
 	}
 	for _, fn := range p.Functions {
-		if err := checkHostPlatform(ctx, p.Crane, reg.repository(fn.Package)+":"+packageVersion); err != nil {
+		ref := reg.repository(fn.Package) + ":" + packageVersion
+		if _, err := runCommand(ctx, nil, nil, p.Crane, "index", "append", "--manifest", ref, "--tag", ref); err != nil {
+			return fmt.Errorf("cannot push %s as an index: %w", ref, err)
+		}
+		if err := checkHostPlatform(ctx, p.Crane, ref); err != nil {
 			return err
 		}
 	}

@@ -81,7 +81,7 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 	if err != nil {
 		return pr, err
 	}
-	mgmt.Metrics[pr.name] = "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
+	mgmt.Metrics.set(pr.name, "http://127.0.0.1:"+strconv.Itoa(metricsPort)+"/metrics")
 	// Ready once its conversion webhook serves.
 	return pr, waitForHTTP(ctx, srv, http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", "ok")
 }

@@ -132,6 +132,7 @@ func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name str
 // cluster (and with it the controller role, which its own Usage keeps from a direct delete too) and the
 // organization's dedicated role, access entry and policy attachments. Then everything goes.
 func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
+	inLocalClusterLaneT(t)
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "safety", "cluster.yaml")
 	claim := readTestdataT(t, "safety", "claim.yaml")
@@ -274,7 +275,11 @@ func waitClaimConditionT(t *testing.T, ns, name, conditionType, status, reason s
 // every composed object keeps its resourceVersion and a condition says why; once the input is restored, the
 // organization converges without a single further write.
 func TestGapsTouchNothing(t *testing.T) {
-	useReferenceObjectsT(t)
+	inLocalClusterLaneT(t)
+	// References of its own: one gap is the reference NodePool deleted, which scenarios beside it clone from.
+	references := []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", "gaps-reference"))
+	env.ApplyT(t, references)
+	t.Cleanup(func() { deleteAtCleanup(t, references) })
 	// A cluster of its own (its own names), so nothing is shared with the test before.
 	// Without interruption it composes fewer objects and Usages, so the usage controller's first marks do not
 	// hold its reconciles back behind Crossplane's watch circuit breaker for long.
@@ -302,8 +307,8 @@ spec:
   stacks:
   - name: capital
     namespaces: [%[1]s]
-  nodeClassRef: {name: tenant-reference}
-  nodePoolRef: {name: tenant-reference}
+  nodeClassRef: {name: gaps-reference}
+  nodePoolRef: {name: gaps-reference}
 `, ns, claimName))
 	env.ApplyT(t, claim)
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
@@ -349,12 +354,11 @@ spec:
 	}
 
 	// The reference NodePool deleted.
-	references := readTestdataT(t, "isolation", "references.yaml")
-	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "nodepool", "tenant-reference"); err != nil {
+	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "nodepool", "gaps-reference"); err != nil {
 		t.Fatalf("cannot delete the reference NodePool: %v", err)
 	}
 	c := waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
-	if want := `spec.nodePoolRef: reference NodePool "tenant-reference" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
+	if want := `spec.nodePoolRef: reference NodePool "gaps-reference" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
 		t.Errorf("reference deleted: ReferencesResolved message %q, want %q", c.Message, want)
 	}
 	assertUntouched("reference NodePool deleted")
@@ -416,6 +420,7 @@ spec:
 // removes one: each time the pools the spec no longer asks for exist, untouched, until every new pool is
 // Ready, and then go.
 func TestMakeBeforeBreak(t *testing.T) {
+	besideOthersT(t)
 	useReferenceObjectsT(t)
 	tn := tenant{Namespace: "e2e-bluth", Name: "bluth", Organization: "bluth", Isolation: "organization", Stacks: []string{"banana", "model"}}
 	env.ApplyT(t, tn.claim())

@@ -27,17 +27,12 @@ func waitForT(t *testing.T, timeout time.Duration, what string, check func(conte
 	}
 }
 
-// useReferenceObjectsT applies the platform's reference NodeClass and NodePool that pools are cloned from,
-// and deletes them at the end of the test if it created them.
+// useReferenceObjectsT applies the platform's reference NodeClass and NodePool that pools are cloned from. They
+// stay for the rest of the run, as a platform's do: scenarios side by side clone them, and no scenario's end may
+// take them from another. A scenario that changes its references has its own (TestGapsTouchNothing).
 func useReferenceObjectsT(t *testing.T) {
 	t.Helper()
-	references := readTestdataT(t, "isolation", "references.yaml")
-	_, err := env.Cluster.Get(t.Context(), NodePoolKind, "", "tenant-reference")
-	existed := err == nil
-	env.ApplyT(t, references)
-	if !existed {
-		t.Cleanup(func() { deleteAtCleanup(t, references) })
-	}
+	env.ApplyT(t, readTestdataT(t, "isolation", "references.yaml"))
 }
 
 func readTestdataT(t *testing.T, scenario, name string) []byte {

@@ -19,6 +19,7 @@ var ConfigMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 // the other organization changes; and when the platform relabels the namespace, the grant moves: the first
 // organization withdraws its objects and the second composes its own.
 func TestANamespaceFollowsThePlatformsLabel(t *testing.T) {
+	besideOthersT(t)
 	useReferenceObjectsT(t)
 	wayne := tenant{Namespace: "e2e-wayne", Name: "wayne", Organization: "wayne", Isolation: "stack", Stacks: []string{"gotham"}}
 	env.ApplyT(t, wayne.claim())

@@ -26,6 +26,7 @@ const (
 // refused with Crossplane's in-use message and changes nothing; deleting the claim deletes the NodePool and,
 // only after it, the EC2NodeClass.
 func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
+	besideOthersT(t)
 	useReferenceObjectsT(t)
 	namespace := readTestdataT(t, "usage", "namespace.yaml")
 	claim := readTestdataT(t, "usage", "claim.yaml")

@@ -20,6 +20,7 @@ import (
 // It does not check that Karpenter's CRDs stay out of the management cluster: the harness applies them there
 // for the isolation scenarios, which compose NodePools into the cluster Crossplane runs in.
 func TestWorkloadCluster(t *testing.T) {
+	inWorkloadKarpenterLaneT(t)
 	wl := env.Workload(t)
 	object := fmt.Appendf(nil, `apiVersion: %s
 kind: Object
