@@ -91,7 +91,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
-	objects, err := renderAll(p, req, in, oxr.Resource.GetName(), status, observed, usage.InUse(&oxr.Resource.Unstructured))
+	// One placement plan serves the policies rendered and the platform namespaces required.
+	platform := newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, injectAPIVersion(req, in, observed))
+	objects, err := renderAll(p, platform, oxr.Resource.GetName(), status, observed, usage.InUse(&oxr.Resource.Unstructured))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -103,7 +105,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	composedIdx := ownership.IndexObserved(observed)
 	rs := map[string]*fnv1.ResourceSelector{}
 	requireInjectAPI(rs, in)
-	platform := newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, "")
 	requirePlatformNamespaces(rs, platform)
 	ownership.Require(rs, planned, composedIdx)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName())
@@ -184,12 +185,12 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 // workload cluster, every Kubernetes object goes there in a
 // provider-kubernetes Object; the view stays where Crossplane and the
 // organizations' XRs run.
-func renderAll(p plan, req *fnv1.RunFunctionRequest, in Input, xrName string, status v1alpha1.XKarpenterClusterStatus, observed fnstate.Observed, inUse bool) (map[resource.Name]*composed.Unstructured, error) {
+func renderAll(p plan, platform placementPlan, xrName string, status v1alpha1.XKarpenterClusterStatus, observed fnstate.Observed, inUse bool) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
 		return nil, err
 	}
-	objects, err := renderPlacementFor(req, in, xrName, p.Spec, observed)
+	objects, err := renderPlacement(platform)
 	if err != nil {
 		return nil, err
 	}

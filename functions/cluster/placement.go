@@ -19,7 +19,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
-	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
@@ -144,12 +143,6 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 		Schedulers:          in.Schedulers,
 		InjectAPIVersion:    injectAPI,
 	}
-}
-
-// renderPlacementFor renders the cluster's placement policies for its spec
-// and the MutatingAdmissionPolicy API the apiserver serves.
-func renderPlacementFor(req *fnv1.RunFunctionRequest, in Input, cluster string, spec v1alpha1.XKarpenterClusterSpec, observed fnstate.Observed) (map[resource.Name]*composed.Unstructured, error) {
-	return renderPlacement(newPlacementPlan(cluster, spec.Karpenter.Namespace, in, injectAPIVersion(req, in, observed)))
 }
 
 // renderPlacement returns the cluster's placement policies and bindings.
