@@ -85,7 +85,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	assertConditions(t, rsp, map[string]fnv1.Status{
 		xrcondition.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, xrcondition.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE, TypeReferenceCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
-		TypeNamespacesAssigned: fnv1.Status_STATUS_CONDITION_FALSE,
+		TypeNamespacesAssigned: fnv1.Status_STATUS_CONDITION_FALSE, TypeNamespacesListed: fnv1.Status_STATUS_CONDITION_TRUE,
 	})
 }
 

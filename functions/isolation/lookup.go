@@ -34,7 +34,7 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 // are readable: not in a workload cluster, where each would take an Object)
 // and, for every object kiso is about to create, for whatever already holds
 // its name.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given map[string]bool, at site, keys placement.Keys) *fnv1.Requirements {
+func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, at site, keys placement.Keys) *fnv1.Requirements {
 	rs := map[string]*fnv1.ResourceSelector{
 		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
 		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
@@ -130,7 +130,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
 	if !at.Workload {
-		warned, resolved := warnedPods(req, spec, given.Namespaces, keys)
+		warned, resolved := warnedPods(req, spec, given, keys)
 		l.Warned, l.Waiting = warned, l.Waiting || !resolved
 	}
 	if at.Workload && at.ClaimNamespace != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -188,6 +189,25 @@ func unassignedNamespaces(spec v1alpha1.XKarpenterIsolationSpec, assigned map[st
 			out = append(out, ns.Name)
 		}
 	}
+	return out
+}
+
+// unlistedNamespaces lists the namespaces the platform gives the organization
+// that no stack lists (usually the claim's own) and does not exempt: they get
+// no grant, so admission refuses every pod in them, whatever the placement
+// mode.
+func unlistedNamespaces(spec v1alpha1.XKarpenterIsolationSpec, given givenSet) []string {
+	listed := map[string]bool{}
+	for _, ns := range specNamespaces(spec) {
+		listed[ns.Name] = true
+	}
+	var out []string
+	for ns := range given.Namespaces {
+		if !listed[ns] && !given.Exempt[ns] {
+			out = append(out, ns)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

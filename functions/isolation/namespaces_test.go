@@ -199,3 +199,45 @@ func TestPlatformNamespacesAreRefused(t *testing.T) {
 		`spec.stacks[0].namespaces[1]: Invalid value: "crossplane-system": a platform namespace of XKarpenterCluster "prod" (crossplane-system, karpenter, kube-system): its pods are exempt from placement, `+
 		`spec.stacks[0].namespaces[2]: Invalid value: "agents": the platform labels this namespace kiso.dev/placement-exempt: its pods are exempt from placement]`)
 }
+
+func TestANamespaceGivenButListedByNoStackIsNamed(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		world  cluster
+		status fnv1.Status
+		want   string
+	}{
+		"EveryGivenNamespaceListed": {
+			reason: "The platform gives exactly the namespaces the stacks list.",
+			world:  cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch")},
+			status: fnv1.Status_STATUS_CONDITION_TRUE,
+		},
+		"TheClaimsOwnAndAnother": {
+			reason: "The claim's own namespace, given so the claim may claim acme, and one more the platform labelled: no stack lists them, so no Role grants their pods anything. " +
+				"A namespace the platform also exempts admits its pods without a grant, and another organization's is none of acme's business: neither is named.",
+			world: cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), namespace("acme-claims"), namespace("acme-tools"),
+				namespaceOf("globex-web", "globex"),
+				`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"acme-agents","labels":{"kiso.dev/organization":"acme","kiso.dev/placement-exempt":"true"}}}`},
+			status: fnv1.Status_STATUS_CONDITION_FALSE,
+			want: "namespaces acme-claims, acme-tools are labelled kiso.dev/organization=acme by the platform but no stack lists them: they get no grant to the organization's nodes, " +
+				"so admission refuses every pod in them, in Warn mode too; list them under a stack, or the platform removes the label",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), tc.world)
+			fntest.AssertNoFatal(t, rsp)
+			reason := ReasonAllListed
+			if tc.status == fnv1.Status_STATUS_CONDITION_FALSE {
+				reason = ReasonGivenNotListed
+			}
+			assertCondition(t, rsp, TypeNamespacesListed, tc.status, reason, tc.want)
+			desired := fntest.Desired(t, rsp)
+			for _, ns := range []string{"acme-claims", "acme-tools", "globex-web", "acme-agents"} {
+				if _, ok := desired["placement-role-"+ns]; ok {
+					t.Errorf("%s\nrendered a Role in %s, which no stack lists", tc.reason, ns)
+				}
+			}
+		})
+	}
+}

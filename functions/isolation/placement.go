@@ -234,6 +234,14 @@ const (
 
 	ReasonAssigned    = "Assigned"
 	ReasonNotAssigned = "NotAssigned"
+
+	// TypeNamespacesListed says whether a stack lists every namespace the
+	// platform gives the organization: one no stack lists has no grant, so
+	// admission refuses its pods.
+	TypeNamespacesListed = "NamespacesListed"
+
+	ReasonAllListed      = "AllListed"
+	ReasonGivenNotListed = "GivenNotListed"
 )
 
 // reportNamespaces says which of the spec's namespaces the platform has not
@@ -247,4 +255,19 @@ func reportNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIso
 	response.ConditionFalse(rsp, TypeNamespacesAssigned, ReasonNotAssigned).WithMessage(fmt.Sprintf(
 		"namespaces %s are not labelled %s=%s by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them",
 		listed(missing), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
+}
+
+// reportUnlistedNamespaces says which namespaces the platform gives the
+// organization that no stack lists: the placement conditions speak only of
+// the namespaces the stacks list, and these get no grant at all.
+func reportUnlistedNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, keys placement.Keys) {
+	unlisted := unlistedNamespaces(spec, given)
+	if len(unlisted) == 0 {
+		response.ConditionTrue(rsp, TypeNamespacesListed, ReasonAllListed).TargetCompositeAndClaim()
+		return
+	}
+	response.ConditionFalse(rsp, TypeNamespacesListed, ReasonGivenNotListed).WithMessage(fmt.Sprintf(
+		"namespaces %s are labelled %s=%s by the platform but no stack lists them: they get no grant to the organization's nodes, so admission refuses every pod in them, in Warn mode too; "+
+			"list them under a stack, or the platform removes the label",
+		listed(unlisted), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
 }

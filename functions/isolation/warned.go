@@ -27,32 +27,37 @@ import (
 const requireWarnedPodsPrefix = "warn-pods-"
 
 // requireWarnedPods asks, in Warn mode, for the pods of every namespace the
-// platform gives the organization.
-func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, given map[string]bool) {
+// platform gives the organization, those no stack lists included.
+func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, given givenSet) {
 	if !spec.Placement.Warned() {
 		return
 	}
+	namespaces := unlistedNamespaces(spec, given)
 	for _, ns := range specNamespaces(spec) {
-		if given[ns.Name] {
-			namespace := ns.Name
-			rs[requireWarnedPodsPrefix+ns.Name] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: &namespace,
-				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
+		if given.Namespaces[ns.Name] {
+			namespaces = append(namespaces, ns.Name)
 		}
+	}
+	for _, ns := range namespaces {
+		namespace := ns
+		rs[requireWarnedPodsPrefix+ns] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: &namespace,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
 	}
 }
 
 // warnedPods lists, as namespace/name, the pods Enforce would refuse: in each
-// namespace given, the pods that select no pool the namespace's Role grants.
-// A pod being deleted or done is not counted. Resolved is false until
-// Crossplane has answered for every namespace.
-func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, given map[string]bool, keys placement.Keys) ([]string, bool) {
+// namespace given, the pods that select no pool the namespace's Role grants,
+// and every pod of a namespace given that no stack lists (no Role grants it
+// anything). A pod being deleted or done is not counted. Resolved is false
+// until Crossplane has answered for every namespace.
+func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, keys placement.Keys) ([]string, bool) {
 	if !spec.Placement.Warned() {
 		return nil, true
 	}
 	var out []string
 	resolved := true
 	for _, ns := range specNamespaces(spec) {
-		if !given[ns.Name] {
+		if !given.Namespaces[ns.Name] {
 			continue
 		}
 		pods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns.Name)
@@ -64,6 +69,15 @@ func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationS
 		for _, p := range pods {
 			if counted(p.Resource) && !selectsPool(p.Resource, own, keys) {
 				out = append(out, ns.Name+"/"+p.Resource.GetName())
+			}
+		}
+	}
+	for _, ns := range unlistedNamespaces(spec, given) {
+		pods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns)
+		resolved = resolved && ok
+		for _, p := range pods {
+			if counted(p.Resource) {
+				out = append(out, ns+"/"+p.Resource.GetName())
 			}
 		}
 	}

@@ -40,6 +40,13 @@ func TestWarnModeCountsWhatEnforceWouldRefuse(t *testing.T) {
 		pod("acme-web", "other-stack", affinity("acme", "jobs"), "Running"),
 		pod("batch", "web-selector-in-jobs", webSelector, "Running"),
 		pod("elsewhere", "not-the-organizations", "", "Running"),
+		// Given by the platform, listed by no stack: no Role grants its pods anything, so every pod still running counts.
+		namespace("acme-tools"),
+		pod("acme-tools", "tool", webSelector, "Running"),
+		pod("acme-tools", "finished", "", "Succeeded"),
+		// Given and exempt: its pods are admitted without a grant, and not counted.
+		`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"acme-agents","labels":{"kiso.dev/organization":"acme","kiso.dev/placement-exempt":"true"}}}`,
+		pod("acme-agents", "agent", "", "Running"),
 	}
 	warnSpec := xr(placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Mode: v1alpha1.PlacementWarn}))
 	first := run(t, newRequest(t, input, warnSpec, nil), world)
@@ -52,11 +59,11 @@ func TestWarnModeCountsWhatEnforceWouldRefuse(t *testing.T) {
 	rsp := run(t, newRequest(t, input, warnSpec, observed), world)
 	fntest.AssertNoFatal(t, rsp)
 	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
-	if diff := cmp.Diff(float64(3), st["warnedPods"]); diff != "" {
+	if diff := cmp.Diff(float64(4), st["warnedPods"]); diff != "" {
 		t.Errorf("status.warnedPods: -want, +got:\n%s", diff)
 	}
 	c := conditionOf(t, rsp, TypePlacementEnforced)
-	if want := "3 pods in its namespaces select no pool of the organization, so Enforce would refuse them: acme-web/bare, acme-web/other-stack, batch/web-selector-in-jobs"; !strings.HasSuffix(c.GetMessage(), want) {
+	if want := "4 pods in its namespaces select no pool of the organization, so Enforce would refuse them: acme-tools/tool, acme-web/bare, acme-web/other-stack, batch/web-selector-in-jobs"; !strings.HasSuffix(c.GetMessage(), want) {
 		t.Errorf("PlacementEnforced message %q, want it to end %q", c.GetMessage(), want)
 	}
 

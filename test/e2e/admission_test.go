@@ -307,6 +307,13 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 			return n >= 1 && strings.Contains(c.Message, "so Enforce would refuse them: ") && strings.Contains(c.Message, pod.Namespace+"/"+pod.Name),
 				fmt.Sprintf("status.warnedPods %d, PlacementEnforced %s", n, c.Message)
 		})
+		// The claim's own namespace is globex's (the platform labels it so) but no stack lists it: no Role grants its
+		// pods anything, so Warn mode softens nothing there, and the claim names it.
+		assertRefusedT(t, newPod("in-the-claims-namespace", globexClaimNamespace, nil), poolsPolicy,
+			"failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction")
+		if c := waitGlobexConditionT(t, "NamespacesListed", "False", "GivenNotListed"); !strings.HasPrefix(c.Message, "namespaces "+globexClaimNamespace+" are labelled kiso.dev/organization=globex by the platform but no stack lists them") {
+			t.Errorf("claim NamespacesListed message %q does not name %s", c.Message, globexClaimNamespace)
+		}
 		// A pod that selects its pool gets no warning.
 		if out := submitPod(t, newPod("selects-api-warn", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), false); out.ExitCode != 0 || strings.TrimSpace(out.Stderr) != "" {
 			t.Errorf("a pod selecting its pool in Warn mode: exit %d, stderr %q; want it admitted silently", out.ExitCode, strings.TrimSpace(out.Stderr))

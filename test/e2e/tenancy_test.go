@@ -41,6 +41,14 @@ func TestANamespaceFollowsThePlatformsLabel(t *testing.T) {
 		t.Errorf("ConfigMap wayne-gotham/kiso-placement data: -want, +got:\n%s", diff)
 	}
 	env.Cluster.WaitForT(t, 90*time.Second, RBACRoleKind, "wayne-gotham", "kiso-placement", nil)
+	// The claim's own namespace is wayne's too (the platform labels it so the claim may claim wayne), but no stack
+	// lists it: it gets no grant, and the claim says so rather than claiming every given namespace is held.
+	assertClaimConditionT(t, wayne, "NamespacesListed", "GivenNotListed",
+		"namespaces e2e-wayne are labelled kiso.dev/organization=wayne by the platform but no stack lists them: they get no grant to the organization's nodes, "+
+			"so admission refuses every pod in them, in Warn mode too; list them under a stack, or the platform removes the label")
+	if _, err := env.Cluster.Get(t.Context(), RBACRoleKind, "e2e-wayne", "kiso-placement"); err == nil {
+		t.Errorf("namespace e2e-wayne, which no stack lists, holds a Role kiso-placement")
+	}
 
 	// Crossplane labels the NodeClass in use once the Usage is ready: its write, not kiso's, done before the baseline.
 	waitForUsageT(t, wayne.pool("gotham"))
