@@ -309,8 +309,12 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		})
 		// The claim's own namespace is globex's (the platform labels it so) but no stack lists it: no Role grants its
 		// pods anything, so Warn mode softens nothing there, and the claim names it.
-		assertRefusedT(t, newPod("in-the-claims-namespace", globexClaimNamespace, nil), poolsPolicy,
-			"failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction")
+		// The apiserver answers a binding whose parameter (the Role) is missing with 422 Invalid, not 403.
+		if out, want := submitPod(t, newPod("in-the-claims-namespace", globexClaimNamespace, nil), false),
+			`The pods "in-the-claims-namespace" is invalid: : ValidatingAdmissionPolicy '`+poolsPolicy+`' with binding '`+poolsPolicy+`' denied request: `+
+				"failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"; out.ExitCode == 0 || strings.TrimSpace(out.Stderr) != want {
+			t.Errorf("a pod in the claim's namespace, which no stack lists, in Warn mode: exit %d\n got %s\nwant %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
+		}
 		if c := waitGlobexConditionT(t, "NamespacesListed", "False", "GivenNotListed"); !strings.HasPrefix(c.Message, "namespaces "+globexClaimNamespace+" are labelled kiso.dev/organization=globex by the platform but no stack lists them") {
 			t.Errorf("claim NamespacesListed message %q does not name %s", c.Message, globexClaimNamespace)
 		}

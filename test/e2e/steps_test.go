@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,8 +33,15 @@ func waitForT(t *testing.T, timeout time.Duration, what string, check func(conte
 // take them from another. A scenario that changes its references has its own (TestGapsTouchNothing).
 func useReferenceObjectsT(t *testing.T) {
 	t.Helper()
+	// One at a time: kubectl apply creates what it does not find, and two scenarios starting together would both
+	// try to create them.
+	referencesApply.Lock()
+	defer referencesApply.Unlock()
 	env.ApplyT(t, readTestdataT(t, "isolation", "references.yaml"))
 }
+
+// referencesApply serializes applying the shared reference objects.
+var referencesApply sync.Mutex
 
 func readTestdataT(t *testing.T, scenario, name string) []byte {
 	t.Helper()
