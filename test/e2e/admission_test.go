@@ -465,7 +465,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 				t.Fatalf("cannot set what NodePool %s counts: %v", pool, err)
 			}
 		}
-		waitTouchingXRT(t, xr, "kiso to report what the stack NodePools count", func(ctx context.Context, _ int64) (bool, string, error) {
+		waitForT(t, xrSettleTimeout, "kiso to report what the stack NodePools count", func(ctx context.Context) (bool, string, error) {
 			u, err := env.Cluster.Get(ctx, IsolationKind, "", xr)
 			if err != nil {
 				return false, "", err
@@ -494,7 +494,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		composedAgain := map[string]types.UID{}
 		for _, pool := range stackPools {
 			releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
-			waitTouchingXRT(t, xr, "NodeClass "+pool+" composed anew", func(ctx context.Context, _ int64) (bool, string, error) {
+			waitForT(t, xrSettleTimeout, "NodeClass "+pool+" composed anew", func(ctx context.Context) (bool, string, error) {
 				u, err := env.Cluster.Get(ctx, EC2NodeClassKind, "", pool)
 				if err != nil || u.GetUID() == retiredNodeClasses[pool] || u.GetDeletionTimestamp() != nil {
 					return false, fmt.Sprintf("not composed anew yet (%v)", err), nil

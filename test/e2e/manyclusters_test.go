@@ -192,6 +192,11 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace
 		env.Timings.Record("workload: claim deleted -> its nodes there gone", time.Since(deleted))
 		waitForWorkloadPodsOnPoolT(t, wl, wonka.Stacks["web"].Namespaces[0], wonka.Stacks["web"].Pool)
 	})
+
+	// Last: its reference edit makes Karpenter replace wonka's nodes there.
+	step(t, "ASettledOrganizationThereSeesEachChangeAtOnce", func(t *testing.T) {
+		assertRemoteSettledOrganizationSeesEachChangeT(t, wl, wonka.Stacks["web"].Pool)
+	})
 }
 
 // assertReleaseKeptWhileClusterInUseT drops spec.karpenter.install from the cluster, as a platform moving to a

@@ -68,15 +68,16 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 	if err := pr.install(ctx, mgmt.Kubectl, "https://127.0.0.1:"+strconv.Itoa(webhookPort), caBundle); err != nil {
 		return pr, err
 	}
-	args := []string{
+	// The poll and watches are the install's (README Install, step 1): the suite proves the promises there.
+	installed, err := installedProviderArgs(mgmt.RepoRoot, workloadClusterProvidersFile, pr.name)
+	if err != nil {
+		return pr, err
+	}
+	args := append([]string{
 		"--webhook-port=" + strconv.Itoa(webhookPort),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-addr=127.0.0.1:" + strconv.Itoa(healthPort),
-		// Scenarios expect drift to be seen as quickly as Crossplane sees it (the default is 10m).
-		"--poll=" + crossplanePollInterval(),
-		// An Object with spec.watch sees its object change at once; later releases watch by default.
-		"--enable-watches",
-	}
+	}, installed...)
 	srv, err := pr.start(ctx, servers, mgmt, args, []string{"TLS_SERVER_CERTS_DIR=" + certs}, dir)
 	if err != nil {
 		return pr, err
@@ -98,7 +99,11 @@ func startProviderHelm(ctx context.Context, servers *process.Group, mgmt *Enviro
 	if err := pr.install(ctx, mgmt.Kubectl, "", nil); err != nil {
 		return pr, err
 	}
-	_, err := pr.start(ctx, servers, mgmt, []string{"--poll=" + crossplanePollInterval()}, nil, dir)
+	installed, err := installedProviderArgs(mgmt.RepoRoot, workloadClusterProvidersFile, pr.name)
+	if err != nil {
+		return pr, err
+	}
+	_, err = pr.start(ctx, servers, mgmt, installed, nil, dir)
 	return pr, err
 }
 

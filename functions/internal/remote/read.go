@@ -117,6 +117,10 @@ func (r *Reader) observe(name string, gvk schema.GroupVersionKind, namespace, ob
 				"metadata":   metadata,
 			}},
 			providerConfigRef: map[string]any{"name": r.ProviderConfig},
+			// Watched, so an edit of the reference or of the cluster's policy in the workload cluster reaches the
+			// organizations that read it at once, not at the provider's next poll. A collection cannot be watched:
+			// a newly labelled namespace waits for the provider's poll (the install sets it, see README).
+			"watch": true,
 		},
 	}
 	return o

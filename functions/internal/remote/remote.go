@@ -96,6 +96,10 @@ func Wrap(providerConfig string, o *composed.Unstructured) *composed.Unstructure
 			"forProvider":     map[string]any{"manifest": manifest},
 			providerConfigRef: map[string]any{"name": providerConfig},
 			"readiness":       map[string]any{"policy": readinessPolicy(gvk)},
+			// The provider then watches the object in the workload cluster (with --enable-watches, which the
+			// install's DeploymentRuntimeConfig sets): a Role a tenant admin deletes comes back, and a NodePool's
+			// readiness reaches its organization, at once rather than at the next poll.
+			"watch": true,
 		},
 	}
 	return w

@@ -99,6 +99,7 @@ func TestWrapObjects(t *testing.T) {
 			"forProvider":       map[string]any{"manifest": nodePool},
 			"providerConfigRef": map[string]any{"name": "eu"},
 			"readiness":         map[string]any{"policy": "DeriveFromObject"},
+			"watch":             true,
 		},
 	}
 	if diff := cmp.Diff(want, objects["nodepool"].Object); diff != "" {

@@ -36,6 +36,16 @@ const (
 	// yet observed or Ready, pools being replaced, a reference not found):
 	// an event dropped meanwhile delays it by a minute at most.
 	Settling = time.Minute
+	// Dropping is the TTL of an XR whose events Crossplane's circuit breaker
+	// is dropping: it lets one event through every 30 seconds and drops the
+	// rest, so a change that arrives within 30 seconds of the last event it
+	// let through (a namespace labelled right after a pool switch) would
+	// otherwise wait for the TTL. Under 30 seconds (Crossplane adds up to 10%
+	// jitter), so such a change reaches the XR as soon as a let-through event
+	// would have, and two in a row (the Role, then the grant it enables)
+	// within a minute. It costs a call every 25 seconds only while the
+	// breaker is open: minutes after a burst.
+	Dropping = 25 * time.Second
 
 	// typeResponsive is the condition Crossplane sets on an XR: False while
 	// its watch circuit breaker is open, that is while it lets through only
@@ -44,13 +54,16 @@ const (
 )
 
 // After sets how soon Crossplane reconciles the XR again if nothing changes:
-// Settled if settled and Crossplane is not dropping the XR's events, Settling
-// otherwise. A change Crossplane drops while the breaker is open (a namespace
-// the platform labels right after a mode switch) is then picked up within a
-// minute, not an hour.
+// Dropping while Crossplane drops the XR's events (whatever it waits on),
+// else Settled if settled and Settling if not. A change Crossplane drops
+// while the breaker is open (a namespace the platform labels right after a
+// mode switch) is then picked up within 30 seconds, not an hour.
 func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
 	ttl := Settling
-	if settled && xrcondition.Observed(xr, typeResponsive).Status != corev1.ConditionFalse {
+	switch {
+	case xrcondition.Observed(xr, typeResponsive).Status == corev1.ConditionFalse:
+		ttl = Dropping
+	case settled:
 		ttl = Settled
 	}
 	if rsp.GetMeta() == nil {

@@ -25,9 +25,9 @@ func TestAfter(t *testing.T) {
 	}{
 		"ASettledXRIsReconciledHourly":                           {xr: withResponsive(""), settled: true, want: time.Hour},
 		"ASettledXRWhoseEventsCrossplaneTakesIsReconciledHourly": {xr: withResponsive("True"), settled: true, want: time.Hour},
-		"ASettledXRWhoseEventsCrossplaneDropsWaitsAMinute":       {xr: withResponsive("False"), settled: true, want: time.Minute},
+		"ASettledXRWhoseEventsCrossplaneDropsWaits25Seconds":     {xr: withResponsive("False"), settled: true, want: 25 * time.Second},
 		"AnXRThatWaitsIsReconciledEveryMinute":                   {xr: withResponsive(""), settled: false, want: time.Minute},
-		"AnXRThatWaitsWhileCrossplaneDropsItsEventsToo":          {xr: withResponsive("False"), settled: false, want: time.Minute},
+		"AnXRThatWaitsWhileCrossplaneDropsItsEventsToo":          {xr: withResponsive("False"), settled: false, want: 25 * time.Second},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

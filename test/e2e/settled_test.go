@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// eventDeadline is how soon each change an organization reads must reach it once it is settled: its last call
+// asked to be called again in an hour (requeue.Settled), so only the change's own event, passed on by Crossplane's
+// watches, can make it happen sooner. Crossplane and the providers run as installed (no poll shortened) and
+// nothing touches the XR.
+const eventDeadline = 60 * time.Second
+
+// waitSettledT waits until the latest call for the XR asked for the settled TTL: from then on the organization
+// is reconciled again only by an event.
+func waitSettledT(t *testing.T, function, xr string) {
+	t.Helper()
+	waitForT(t, xrSettleTimeout, "XR "+xr+" settled (its latest call asked for "+settledTTL+")", func(context.Context) (bool, string, error) {
+		calls, err := env.loggedCalls(function)
+		if err != nil {
+			return false, "", err
+		}
+		latest := ""
+		for _, c := range calls {
+			if c.XR == xr && c.TTL != "" {
+				latest = c.TTL
+			}
+		}
+		return latest == settledTTL, "its latest call asked for " + latest, nil
+	})
+}
+
+// reachesSettledT makes a change to a settled organization and waits, at most eventDeadline, for its effect;
+// it logs how long the change took to arrive.
+func reachesSettledT(t *testing.T, xr, change string, do func(), arrived func(*unstructured.Unstructured) (bool, string), wait func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string))) {
+	t.Helper()
+	waitSettledT(t, isolationFunction, xr)
+	start := time.Now()
+	do()
+	wait(eventDeadline, arrived)
+	t.Logf("%s reached the settled organization in %s", change, time.Since(start).Round(100*time.Millisecond))
+}
+
+// TestASettledOrganizationSeesEachChangeAtOnce proves that what wakes a settled organization is the change
+// itself, not a poll or a TTL: with Crossplane at its default poll and no touch of the XR, each change the
+// organization reads reaches it within a minute of being made, though its last call asked for the hour.
+func TestASettledOrganizationSeesEachChangeAtOnce(t *testing.T) {
+	besideOthersT(t)
+	// References of its own: one step edits the reference NodePool, which scenarios beside it clone.
+	references := []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", "settled-reference"))
+	env.ApplyT(t, references)
+	t.Cleanup(func() { deleteAtCleanup(t, references) })
+	const web, more = "e2e-sterling-web", "e2e-sterling-more"
+	namespaces := []byte(fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s
+  labels: {kiso.dev/organization: sterling}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[2]s
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-admin, namespace: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-admin}]
+`, web, more))
+	env.ApplyT(t, namespaces)
+	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
+	tn := tenant{Namespace: "e2e-sterling", Name: "sterling", Organization: "sterling", Isolation: "stack", Stacks: []string{"web"},
+		Namespaces: map[string][]string{"web": {web, more}}}
+	claim := []byte(strings.ReplaceAll(string(tn.claim()), "tenant-reference", "settled-reference"))
+	env.ApplyT(t, claim)
+	t.Cleanup(func() { deleteAtCleanup(t, claim) })
+	xr := tn.xrName(t)
+	pool := tn.pool("web")
+	markPoolReady(t, pool)
+	env.Cluster.WaitForConditionT(t, xrSettleTimeout, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
+	waitForUsageT(t, pool)
+	role := func(ns string) func(time.Duration, func(*unstructured.Unstructured) (bool, string)) {
+		return func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
+			env.Cluster.WaitForT(t, timeout, RBACRoleKind, ns, "kiso-placement", check)
+		}
+	}
+	ownRole := func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetLabels()["kiso.dev/organization"] == "sterling" && u.GetDeletionTimestamp() == nil, "not sterling's"
+	}
+	role(web)(xrSettleTimeout, ownRole)
+
+	step(t, "ANamespaceThePlatformLabels", func(t *testing.T) {
+		reachesSettledT(t, xr, "the platform's label on namespace "+more, func() {
+			env.TryT(t, nil, "label", "namespace", more, "kiso.dev/organization=sterling")
+		}, ownRole, role(more))
+	})
+
+	step(t, "ARoleATenantAdminDeletes", func(t *testing.T) {
+		before := env.Cluster.GetT(t, RBACRoleKind, web, "kiso-placement")
+		reachesSettledT(t, xr, "the tenant admin's deletion of Role "+web+"/kiso-placement", func() {
+			if out := env.TryT(t, nil, "delete", "role", "kiso-placement", "-n", web, "--as=e2e-sterling-admin"); out.ExitCode != 0 {
+				t.Fatalf("the tenant admin cannot delete the Role: %s", out.Stderr)
+			}
+		}, func(u *unstructured.Unstructured) (bool, string) {
+			return u.GetUID() != before.GetUID(), "not composed again yet"
+		}, role(web))
+	})
+
+	step(t, "AReferenceThePlatformEdits", func(t *testing.T) {
+		edit := `{"spec":{"template":{"metadata":{"labels":{"platform.example.com/edition":"2"}}}}}`
+		reachesSettledT(t, xr, "the platform's edit of reference NodePool settled-reference", func() {
+			if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", "settled-reference", "--type=merge", "-p", edit); err != nil {
+				t.Fatalf("cannot edit the reference NodePool: %v", err)
+			}
+		}, func(u *unstructured.Unstructured) (bool, string) {
+			labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+			return labels["platform.example.com/edition"] == "2", "the NodePool's template has no platform.example.com/edition=2 yet"
+		}, func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
+			env.Cluster.WaitForT(t, timeout, NodePoolKind, "", pool, check)
+		})
+		// Karpenter would report the edited pool Ready again at its new generation.
+		markPoolReady(t, pool)
+	})
+
+	step(t, "ANamespaceThePlatformGivesToAnother", func(t *testing.T) {
+		before := env.Cluster.GetT(t, RBACRoleKind, more, "kiso-placement")
+		reachesSettledT(t, xr, "the platform's relabelling of namespace "+more, func() {
+			env.TryT(t, nil, "label", "namespace", more, "--overwrite", "kiso.dev/organization=nobody")
+		}, func(u *unstructured.Unstructured) (bool, string) {
+			return u.GetUID() != before.GetUID() || u.GetDeletionTimestamp() != nil, "sterling's Role is still in force"
+		}, func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
+			waitForT(t, timeout, "sterling's Role in "+more+" withdrawn", func(ctx context.Context) (bool, string, error) {
+				u, err := env.Cluster.Get(ctx, RBACRoleKind, more, "kiso-placement")
+				if apierrors.IsNotFound(err) {
+					return true, "", nil
+				}
+				if err != nil {
+					return false, "", err
+				}
+				ok, why := check(u)
+				return ok, why, nil
+			})
+		})
+	})
+}
+
+// assertRemoteSettledOrganizationSeesEachChangeT is TestASettledOrganizationSeesEachChangeAtOnce in a workload
+// cluster, for an organization bound to it (claim wl-wonka/wonka, stack web, its pool pool): each change is made in the workload
+// cluster, where provider-kubernetes runs as the install gives it (watches on, its install poll).
+func assertRemoteSettledOrganizationSeesEachChangeT(t *testing.T, wl *WorkloadCluster, pool string) {
+	t.Helper()
+	const web, more, admin = "wl-wonka-web", "wl-wonka-more", "wl-wonka-admin"
+	tn := tenant{Namespace: "wl-wonka", Name: "wonka"}
+	xr := tn.xrName(t)
+	setup := []byte(fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[2]s
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-admin, namespace: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %[3]s}]
+`, web, more, admin))
+	if err := wl.Kubectl.Apply(t.Context(), setup); err != nil {
+		t.Fatalf("cannot create the workload cluster's namespace and tenant admin: %v", err)
+	}
+	t.Cleanup(func() { _ = wl.Kubectl.Delete(context.Background(), setup, false) })
+	// The claim lists the namespace before the platform gives it (a grant then waits for the platform alone).
+	patch := `{"spec":{"stacks":[{"name":"web","namespaces":["` + web + `","` + more + `"]}]}}`
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", "wonka", "-n", "wl-wonka", "--type=merge", "-p", patch); err != nil {
+		t.Fatalf("cannot list %s in wonka's claim: %v", more, err)
+	}
+	role := func(ns string) func(time.Duration, func(*unstructured.Unstructured) (bool, string)) {
+		return func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
+			wl.Cluster.WaitForT(t, timeout, RBACRoleKind, ns, "kiso-placement", check)
+		}
+	}
+	ownRole := func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetLabels()["kiso.dev/organization"] == "wonka" && u.GetDeletionTimestamp() == nil, "not wonka's"
+	}
+
+	reachesSettledT(t, xr, "the platform's label on namespace "+more+" in the workload cluster", func() {
+		if _, err := wl.Kubectl.Run(t.Context(), nil, "label", "namespace", more, "kiso.dev/organization=wonka"); err != nil {
+			t.Fatal(err)
+		}
+	}, ownRole, role(more))
+
+	before := wl.Cluster.GetT(t, RBACRoleKind, web, "kiso-placement")
+	reachesSettledT(t, xr, "the tenant admin's deletion of Role "+web+"/kiso-placement in the workload cluster", func() {
+		if out, err := wl.Kubectl.Try(t.Context(), nil, "delete", "role", "kiso-placement", "-n", web, "--as="+admin); err != nil || out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot delete the Role there: %v %s", err, out.Stderr)
+		}
+	}, func(u *unstructured.Unstructured) (bool, string) {
+		return u.GetUID() != before.GetUID(), "not composed again yet"
+	}, role(web))
+
+	edit := `{"spec":{"template":{"metadata":{"labels":{"platform.example.com/edition":"2"}}}}}`
+	reachesSettledT(t, xr, "the platform's edit of reference NodePool kwok-reference in the workload cluster", func() {
+		if _, err := wl.Kubectl.Run(t.Context(), nil, "patch", "nodepool", "kwok-reference", "--type=merge", "-p", edit); err != nil {
+			t.Fatalf("cannot edit the reference NodePool there: %v", err)
+		}
+	}, func(u *unstructured.Unstructured) (bool, string) {
+		labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+		return labels["platform.example.com/edition"] == "2", "the NodePool's template has no platform.example.com/edition=2 yet"
+	}, func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
+		wl.Cluster.WaitForT(t, timeout, NodePoolKind, "", pool, check)
+	})
+}
