@@ -17,11 +17,16 @@ import (
 // nothing touches the XR.
 const eventDeadline = 60 * time.Second
 
+// settleTimeout bounds the wait for an organization to settle: if a burst (pools provisioned, nodes drained) opened
+// Crossplane's watch circuit breaker for its XR, kiso asks to be called every 25 s for five and a half minutes
+// after (requeue.Dropping) before it asks for the hour again.
+const settleTimeout = 8 * time.Minute
+
 // waitSettledT waits until the latest call for the XR asked for the settled TTL: from then on the organization
 // is reconciled again only by an event.
 func waitSettledT(t *testing.T, function, xr string) {
 	t.Helper()
-	waitForT(t, xrSettleTimeout, "XR "+xr+" settled (its latest call asked for "+settledTTL+")", func(context.Context) (bool, string, error) {
+	waitForT(t, settleTimeout, "XR "+xr+" settled (its latest call asked for "+settledTTL+")", func(context.Context) (bool, string, error) {
 		calls, err := env.loggedCalls(function)
 		if err != nil {
 			return false, "", err

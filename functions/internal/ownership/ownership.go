@@ -8,6 +8,7 @@ package ownership
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,7 +47,15 @@ func (o Object) String() string {
 
 // requirement is the required resource under which Crossplane returns the
 // object, if any, that holds the name.
-func (o Object) requirement() string { return "existing/" + o.key() }
+func (o Object) requirement() string { return nameCheckPrefix + o.key() }
+
+// nameCheckPrefix starts the key of every requirement Require adds.
+const nameCheckPrefix = "existing/"
+
+// IsNameCheck reports whether a requirement is one Require added: a look at
+// whatever holds a name the XR is about to take, asked for only until the
+// XR composes the object.
+func IsNameCheck(requirement string) bool { return strings.HasPrefix(requirement, nameCheckPrefix) }
 
 // Composed is the set of objects an XR already composes.
 type Composed map[string]bool

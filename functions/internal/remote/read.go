@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 )
 
@@ -85,7 +86,10 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 		delete(rs, key)
 		name := r.readName(key)
 		if sel.GetMatchLabels() == nil {
-			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel.GetNamespace(), sel.GetMatchName())
+			// A name check lasts until the object is composed, and what it finds is often that very object
+			// being created, which its controller writes many times a second (a NodePool Karpenter is
+			// provisioning): watched, each write would wake the XR until Crossplane's circuit breaker opened.
+			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel.GetNamespace(), sel.GetMatchName(), !ownership.IsNameCheck(key))
 			continue
 		}
 		reads[resource.Name(readPrefix+key)] = r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
@@ -98,8 +102,8 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 	return reads
 }
 
-// observe is an observe-only Object of one object of the workload cluster.
-func (r *Reader) observe(name string, gvk schema.GroupVersionKind, namespace, objectName string) *composed.Unstructured {
+// observe is an observe-only Object of one object of the workload cluster, watched if watch.
+func (r *Reader) observe(name string, gvk schema.GroupVersionKind, namespace, objectName string, watch bool) *composed.Unstructured {
 	metadata := map[string]any{"name": objectName}
 	if namespace != "" {
 		metadata["namespace"] = namespace
@@ -117,11 +121,13 @@ func (r *Reader) observe(name string, gvk schema.GroupVersionKind, namespace, ob
 				"metadata":   metadata,
 			}},
 			providerConfigRef: map[string]any{"name": r.ProviderConfig},
-			// Watched, so an edit of the reference or of the cluster's policy in the workload cluster reaches the
-			// organizations that read it at once, not at the provider's next poll. A collection cannot be watched:
-			// a newly labelled namespace waits for the provider's poll (the install sets it, see README).
-			"watch": true,
 		},
+	}
+	if watch {
+		// Watched, so an edit of the reference or of the cluster's policy in the workload cluster reaches the
+		// organizations that read it at once, not at the provider's next poll. A collection cannot be watched:
+		// a newly labelled namespace waits for the provider's poll (the install sets it, see README).
+		o.Object["spec"].(map[string]any)["watch"] = true
 	}
 	return o
 }

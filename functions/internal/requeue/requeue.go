@@ -47,6 +47,16 @@ const (
 	// breaker is open: minutes after a burst.
 	Dropping = 25 * time.Second
 
+	// breakerWindow is how long after Crossplane's breaker opens for an XR
+	// it may drop the XR's events: it stays open five minutes, then closes
+	// at the XR's next event, which it still drops if that comes within 30
+	// seconds of the last one it let through. Past the window the XR's
+	// Responsive condition may stay False for as long as no event comes (only
+	// an event closes the breaker), but the next event passes: a settled XR
+	// then waits for the hour again, instead of being called every 25
+	// seconds for as long as it stays quiet.
+	breakerWindow = 5*time.Minute + 30*time.Second
+
 	// typeResponsive is the condition Crossplane sets on an XR: False while
 	// its watch circuit breaker is open, that is while it lets through only
 	// one of the XR's events every 30 seconds, for minutes after a burst.
@@ -54,14 +64,18 @@ const (
 )
 
 // After sets how soon Crossplane reconciles the XR again if nothing changes:
-// Dropping while Crossplane drops the XR's events (whatever it waits on),
-// else Settled if settled and Settling if not. A change Crossplane drops
+// Dropping while Crossplane may drop the XR's events (whatever it waits
+// on), else Settled if settled and Settling if not. A change Crossplane drops
 // while the breaker is open (a namespace the platform labels right after a
 // mode switch) is then picked up within 30 seconds, not an hour.
 func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
+	after(rsp, xr, settled, time.Now())
+}
+
+func after(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool, now time.Time) {
 	ttl := Settling
 	switch {
-	case xrcondition.Observed(xr, typeResponsive).Status == corev1.ConditionFalse:
+	case droppingEvents(xrcondition.Observed(xr, typeResponsive), now):
 		ttl = Dropping
 	case settled:
 		ttl = Settled
@@ -70,4 +84,15 @@ func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) 
 		rsp.Meta = &fnv1.ResponseMeta{}
 	}
 	rsp.GetMeta().Ttl = durationpb.New(ttl)
+}
+
+// droppingEvents reports whether Crossplane may be dropping the XR's events
+// now: its Responsive condition turned False (the breaker opened) less than
+// breakerWindow ago. Crossplane keeps the condition's transition time while
+// it stays False.
+func droppingEvents(responsive xpv1.Condition, now time.Time) bool {
+	if responsive.Status != corev1.ConditionFalse {
+		return false
+	}
+	return responsive.LastTransitionTime.IsZero() || now.Sub(responsive.LastTransitionTime.Time) < breakerWindow
 }
