@@ -33,6 +33,7 @@ const (
 	ReasonClusterNotReady = "ClusterNotReady"
 	ReasonSettled         = "Settled"
 	ReasonReplacing       = "ReplacingPools"
+	ReasonTaking          = "TakingOrganization"
 	ReasonCurrent         = "Current"
 	ReasonWaitingForWave  = "WaitingForWave"
 	// ReasonNamespaceObjectsHeld is NamesAvailable's reason while something

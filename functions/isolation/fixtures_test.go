@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -50,10 +52,39 @@ func newRequest(t *testing.T, in, xrJSON string, observed map[string]string) *fn
 type cluster = fntest.Cluster
 
 // run calls the function as Crossplane does, resolving its requirements
-// against the cluster.
+// against the cluster. A new organization's first render is its lock alone
+// (takeOrganization): run then applies the lock, as Crossplane would, and
+// calls again, so a test sees what the organization composes. Tests of that
+// first render use runOnce.
 func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
 	t.Helper()
+	rsp := runOnce(t, req, c)
+	if lock, taking := takingOrganization(rsp); taking {
+		req = proto.Clone(req).(*fnv1.RunFunctionRequest)
+		if req.GetObserved().GetResources() == nil {
+			req.Observed.Resources = map[string]*fnv1.Resource{}
+		}
+		req.Observed.Resources[string(organizationLockResource)] = &fnv1.Resource{Resource: lock}
+		rsp = runOnce(t, req, c)
+	}
+	return rsp
+}
+
+// runOnce is run without applying a lock the function takes.
+func runOnce(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
+	t.Helper()
 	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, c)
+}
+
+// takingOrganization returns the lock a response takes, if it takes a new
+// organization.
+func takingOrganization(rsp *fnv1.RunFunctionResponse) (*structpb.Struct, bool) {
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == TypePoolsSettled && c.GetReason() == ReasonTaking {
+			return rsp.GetDesired().GetResources()[string(organizationLockResource)].GetResource(), true
+		}
+	}
+	return nil, false
 }
 
 // namespace is a Namespace the platform gives organization acme, as the API

@@ -114,6 +114,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 			return rsp, nil
 		}
+		if composesNothing(observed) {
+			rendered = takeOrganization(rsp, spec, in, claim, keys)
+			requeue.After(rsp, oxr, false)
+			break
+		}
 		rr, err := poolSources(spec, found, pools, observed, keys)
 		if err != nil {
 			response.Fatal(rsp, err)

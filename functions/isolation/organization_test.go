@@ -144,3 +144,80 @@ func TestANamespaceTakenAwayLosesItsGrantWhilePoolsWait(t *testing.T) {
 		t.Error("a tenant keeps its ConfigMap in a namespace the platform gave another organization by labelling it in use")
 	}
 }
+
+// TestANewOrganizationIsTakenByItsLockAlone: two claims of one new organization applied together must not split
+// it. Crossplane applies a response's objects in no fixed order and skips each one another XR controls, so a new
+// organization's first render is its lock alone, not Ready; the XR renders its pools only once it composes the
+// lock. An XR that already composes part of its organization never goes back to the lock alone, whatever is
+// observed of the lock: Crossplane would delete the rest.
+func TestANewOrganizationIsTakenByItsLockAlone(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")}
+
+	first := runOnce(t, newRequest(t, input, xr(orgSpec), nil), world)
+	fntest.AssertNoFatal(t, first)
+	desired := first.GetDesired().GetResources()
+	if len(desired) != 1 || desired[string(organizationLockResource)] == nil {
+		names := make([]string, 0, len(desired))
+		for name := range desired {
+			names = append(names, name)
+		}
+		t.Fatalf("a new organization's first render composes %v; want its lock alone", names)
+	}
+	if r := desired[string(organizationLockResource)].GetReady(); r != fnv1.Ready_READY_FALSE {
+		t.Errorf("the lock of an organization with no pool yet is %s; want READY_FALSE, so the claim is not Ready", r)
+	}
+	assertCondition(t, first, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonTaking,
+		"taking organization acme (ConfigMap crossplane-system/kiso-organization.acme) before composing its pools, so that one claim alone holds it")
+
+	// Once Crossplane has applied the lock, the organization is rendered whole.
+	lock := map[string]string{string(organizationLockResource): fntest.ToJSON(t, fntest.AsMap(t, desired[string(organizationLockResource)].GetResource()))}
+	second := runOnce(t, newRequest(t, input, xr(orgSpec), lock), world)
+	fntest.AssertNoFatal(t, second)
+	if _, taking := takingOrganization(second); taking {
+		t.Fatal("the XR that composes the lock takes it again")
+	}
+	if _, ok := fntest.Desired(t, second)["nodepool-kiso-acme"]; !ok {
+		t.Errorf("the XR that holds the organization renders no NodePool: %v", fntest.Desired(t, second))
+	}
+
+	// The other XR, whose lock Crossplane could not apply (the first holds it), is refused and composes nothing.
+	held := fntest.AsMap(t, desired[string(organizationLockResource)].GetResource())
+	held["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterIsolation", "name": "acme-first", "uid": "other-uid", "controller": true}}
+	other := runOnce(t, newRequest(t, input, xr(orgSpec), nil), append(cluster{fntest.ToJSON(t, held)}, world...))
+	assertCondition(t, other, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict,
+		`spec.organization: Invalid value: "acme": organization is held by XKarpenterIsolation acme-first; one claim only holds an organization, whatever its isolation mode`)
+	if n := len(other.GetDesired().GetResources()); n != 0 {
+		t.Errorf("the refused XR renders %d resources; want none", n)
+	}
+
+	// An XR switching modes composes pools its new plan does not have: it renders the new ones beside them, never
+	// the lock alone.
+	shared := composedOrg(t, true)
+	switching := runOnce(t, newRequest(t, input, xr(stackSpec), map[string]string{"nodepool-kiso-acme": shared["nodepool-kiso-acme"], "nodeclass-kiso-acme": shared["nodeclass-kiso-acme"]}),
+		cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch")})
+	if _, taking := takingOrganization(switching); taking {
+		t.Fatal("an XR switching modes went back to taking its organization, dropping its old pools")
+	}
+	if _, ok := fntest.Desired(t, switching)["nodepool-kiso-acme"]; !ok {
+		t.Error("an XR switching modes dropped its shared pool before its new pools are Ready")
+	}
+
+	// An XR that composes its pools but does not observe its lock (deleted by hand) renders everything, lock
+	// included: never the lock alone, which would have Crossplane delete its pools.
+	observed := composedOrg(t, true)
+	delete(observed, string(organizationLockResource))
+	kept := runOnce(t, newRequest(t, input, xr(orgSpec), observed), world)
+	fntest.AssertNoFatal(t, kept)
+	if _, taking := takingOrganization(kept); taking {
+		t.Fatal("an XR that composes pools went back to taking its organization")
+	}
+	got := fntest.Desired(t, kept)
+	for name := range observed {
+		if _, ok := got[name]; !ok {
+			t.Errorf("an XR that lost its lock stops composing %s", name)
+		}
+	}
+	if _, ok := got[string(organizationLockResource)]; !ok {
+		t.Error("an XR that lost its lock does not compose it again")
+	}
+}
