@@ -76,44 +76,9 @@ metadata: {name: tenant-editor, namespace: umbra-web}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-umbra-editor}]
 ---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-namespace-creator}
-rules:
-- {apiGroups: [""], resources: [namespaces], verbs: [create, get, patch, update, delete]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-namespace-creator}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-creator}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-creator}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-namespace-finalizer}
-rules:
-- {apiGroups: [""], resources: [namespaces], verbs: [get]}
-- {apiGroups: [""], resources: [namespaces/finalize], verbs: [update]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-namespace-finalizer}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-finalizer}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-finalizer}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-namespace-status-writer}
-rules:
-- {apiGroups: [""], resources: [namespaces], verbs: [get]}
-- {apiGroups: [""], resources: [namespaces/status], verbs: [get, update, patch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-namespace-status-writer}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-status-writer}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-status-writer}]
----
+` + userWithClusterRole(namespaceCreator, `{apiGroups: [""], resources: [namespaces], verbs: [create, get, patch, update, delete]}`) + `---
+` + userWithClusterRole(namespaceFinalizer, `{apiGroups: [""], resources: [namespaces], verbs: [get]}`, `{apiGroups: [""], resources: [namespaces/finalize], verbs: [update]}`) + `---
+` + userWithClusterRole(namespaceStatusWriter, `{apiGroups: [""], resources: [namespaces], verbs: [get]}`, `{apiGroups: [""], resources: [namespaces/status], verbs: [get, update, patch]}`) + `---
 apiVersion: v1
 kind: Namespace
 metadata:

@@ -136,18 +136,7 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 			return c.Status == "False" && strings.HasPrefix(c.Message, "platform namespaces "+missing+" do not exist in the cluster: "), c.Status + " " + c.Reason + " " + c.Message
 		})
 		// ...and a user there who may create namespaces, as many platforms let teams do, cannot create it.
-		creator := []byte(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-namespace-creator}
-rules:
-- {apiGroups: [""], resources: [namespaces], verbs: [create, get, delete]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-namespace-creator}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-namespace-creator}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-namespace-creator}]
-`)
+		creator := []byte(userWithClusterRole(namespaceCreator, `{apiGroups: [""], resources: [namespaces], verbs: [create, get, delete]}`))
 		if err := wl.Kubectl.Apply(t.Context(), creator); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,21 @@
+package e2e
+
+import "strings"
+
+// userWithClusterRole is a ClusterRole of the rules (each a YAML flow mapping, e.g.
+// `{apiGroups: [""], resources: [namespaces], verbs: [get]}`), named after the user, and the binding that gives it
+// to the user: the one person of a scenario allowed exactly that much, cluster-wide.
+func userWithClusterRole(user string, rules ...string) string {
+	return `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ` + user + `}
+rules:
+- ` + strings.Join(rules, "\n- ") + `
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ` + user + `}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ` + user + `}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ` + user + `}]
+`
+}
