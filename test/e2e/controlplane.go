@@ -36,12 +36,14 @@ const (
 type controlPlane struct {
 	// name tells a second control plane's servers, logs and phases apart (e.g. "workload"); the management
 	// cluster, where Crossplane runs, has none.
-	name       string
-	dir        string
-	apiServer  string // https://127.0.0.1:PORT
-	kubeconfig string
-	adminTLS   *tls.Config
-	ca         *certificateAuthority // signs client certificates, e.g. the components' own
+	name      string
+	dir       string
+	apiServer string // https://127.0.0.1:PORT
+	// apiServerProcess is the kube-apiserver's process, e.g. for a scenario that makes it unreachable.
+	apiServerProcess *process.Server
+	kubeconfig       string
+	adminTLS         *tls.Config
+	ca               *certificateAuthority // signs client certificates, e.g. the components' own
 }
 
 // startControlPlane starts etcd, kube-apiserver and kube-controller-manager, each ready before the next, on
@@ -165,6 +167,7 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 		if err != nil {
 			return err
 		}
+		cp.apiServerProcess = apiServer
 		client := &http.Client{Transport: &http.Transport{TLSClientConfig: cp.adminTLS}, Timeout: 5 * time.Second}
 		return waitForHTTP(ctx, apiServer, client, cp.apiServer+"/readyz", "ok")
 	})

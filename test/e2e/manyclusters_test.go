@@ -182,10 +182,68 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		waitForWorkloadPodsOnPoolT(t, wl, wonka.Stacks["web"].Namespaces[0], wonka.Stacks["web"].Pool)
 	})
 
-	// Last: its reference edit makes Karpenter replace wonka's nodes there.
+	// Its reference edit makes Karpenter replace wonka's nodes there.
 	step(t, "ASettledOrganizationThereSeesEachChangeAtOnce", func(t *testing.T) {
 		assertRemoteSettledOrganizationSeesEachChangeT(t, wl, wonka.Stacks["web"].Pool)
 	})
+
+	step(t, "AnUnreachableWorkloadClusterKeepsEveryPoolAndSaysWhy", func(t *testing.T) {
+		assertUnreachableWorkloadClusterKeepsEveryPoolT(t, wl, wonka.Stacks["web"].Pool)
+	})
+}
+
+// unreachableTimeout bounds how long the provider takes to say the frozen workload cluster does not answer (its
+// next poll, then its reconcile's timeout) and to recover once it answers again.
+const unreachableTimeout = 5 * time.Minute
+
+// assertUnreachableWorkloadClusterKeepsEveryPoolT freezes the workload cluster's apiserver, longer than the
+// provider's poll: wonka's claim says which reads the workload cluster has not answered and that its pools are
+// kept, and none of its Objects is deleted or replaced; thawed, the claim resolves its references again and
+// the pool is still there.
+func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadCluster, pool string) {
+	t.Helper()
+	const organization = "kiso.dev/organization=wonka"
+	before := versions(t, ObjectKind, organization)
+	if len(before) == 0 {
+		t.Fatalf("no Object carries %s", organization)
+	}
+	kept := func(when string) {
+		t.Helper()
+		for name, version := range before {
+			u, err := env.Cluster.Get(t.Context(), ObjectKind, "", name)
+			switch {
+			case err != nil:
+				t.Errorf("%s: Object %s is gone: %v", when, name, err)
+			case u.GetDeletionTimestamp() != nil:
+				t.Errorf("%s: Object %s is being deleted", when, name)
+			case string(u.GetUID()) != strings.SplitN(version, "@", 2)[0]:
+				t.Errorf("%s: Object %s was composed anew", when, name)
+			}
+		}
+	}
+	stopped := time.Now()
+	thaw := wl.UnreachableT(t)
+	claim := env.Cluster.WaitForT(t, unreachableTimeout, IsolationClaimKind, "wl-wonka", "wonka", func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, "ReferencesResolved")
+		return c.Status == "False" && strings.HasPrefix(c.Message, "waiting for workload cluster "+WorkloadProviderConfig+" to answer: ") &&
+				strings.HasSuffix(c.Message, "; keeping the pools already composed unchanged meanwhile"),
+			"ReferencesResolved " + c.Status + " " + c.Reason + " " + c.Message
+	})
+	c, _ := Condition(claim, "ReferencesResolved")
+	t.Logf("%s after the workload cluster stopped answering, the claim says: %s", time.Since(stopped).Round(time.Second), c.Message)
+	kept("while unreachable")
+
+	thaw()
+	thawed := time.Now()
+	env.Cluster.WaitForT(t, unreachableTimeout, IsolationClaimKind, "wl-wonka", "wonka", func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, "ReferencesResolved")
+		return c.Status == "True", "ReferencesResolved " + c.Status + " " + c.Reason + " " + c.Message
+	})
+	t.Logf("%s after the workload cluster answered again, the claim's references resolved", time.Since(thawed).Round(time.Second))
+	kept("once it answers again")
+	if _, err := wl.Cluster.Get(t.Context(), NodePoolKind, "", pool); err != nil {
+		t.Errorf("NodePool %s in the workload cluster: %v", pool, err)
+	}
 }
 
 // assertReleaseKeptWhileClusterInUseT drops spec.karpenter.install from the cluster, as a platform moving to a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,6 +43,8 @@ type WorkloadCluster struct {
 	Cluster *Cluster
 	// Kubeconfig is the workload cluster administrator's kubeconfig.
 	Kubeconfig string
+	// apiServer is the workload cluster's kube-apiserver, which Unreachable freezes.
+	apiServer *process.Server
 	// KarpenterChart is where a Release finds Karpenter's AWS chart: a chart repository on loopback.
 	KarpenterChart ChartSource
 }
@@ -81,7 +84,7 @@ func (e *Environment) startWorkload(ctx context.Context, phases *phaseTimer) (*W
 	if err != nil {
 		return nil, err
 	}
-	wl := &WorkloadCluster{Kubeconfig: cp.kubeconfig, Kubectl: &Kubectl{binary: p.Kubectl, kubeconfig: cp.kubeconfig}}
+	wl := &WorkloadCluster{Kubeconfig: cp.kubeconfig, Kubectl: &Kubectl{binary: p.Kubectl, kubeconfig: cp.kubeconfig}, apiServer: cp.apiServerProcess}
 	if wl.Cluster, err = newCluster(cp.kubeconfig); err != nil {
 		return nil, err
 	}
@@ -148,4 +151,25 @@ func (e *Environment) startWorkloadProviders(ctx context.Context, servers *proce
 		}
 	}
 	return nil
+}
+
+// UnreachableT freezes the workload cluster's kube-apiserver (SIGSTOP): every request to it, the providers'
+// included, hangs as it would across a lost network, with nothing refused or reset. It returns the function that
+// thaws it (SIGCONT), which also runs at cleanup if the scenario stops first.
+func (wl *WorkloadCluster) UnreachableT(t *testing.T) (thaw func()) {
+	t.Helper()
+	pid := wl.apiServer.PID()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("cannot freeze the workload cluster's kube-apiserver (pid %d): %v", pid, err)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("cannot thaw the workload cluster's kube-apiserver (pid %d): %v", pid, err)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
 }
