@@ -70,9 +70,8 @@ func (e *Environment) CallsAfter(function, xr string, since int64) (int, error) 
 	return n, err
 }
 
-// SettledXRs counts the XRs whose latest call to function asked for the settled TTL: they wait on nothing,
-// and Crossplane reconciles them again only when something they compose or require changes.
-func (e *Environment) SettledXRs(function string) (settled, all int, err error) {
+// latestTTLs maps each XR to the TTL its latest call to function asked for.
+func (e *Environment) latestTTLs(function string) (map[string]string, error) {
 	calls, err := e.loggedCalls(function)
 	latest := map[string]string{}
 	for _, c := range calls {
@@ -80,6 +79,13 @@ func (e *Environment) SettledXRs(function string) (settled, all int, err error) 
 			latest[c.XR] = c.TTL
 		}
 	}
+	return latest, err
+}
+
+// SettledXRs counts the XRs whose latest call to function asked for the settled TTL: they wait on nothing,
+// and Crossplane reconciles them again only when something they compose or require changes.
+func (e *Environment) SettledXRs(function string) (settled, all int, err error) {
+	latest, err := e.latestTTLs(function)
 	for _, ttl := range latest {
 		if ttl == settledTTL {
 			settled++

@@ -207,20 +207,6 @@ func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadC
 	if len(before) == 0 {
 		t.Fatalf("no Object carries %s", organization)
 	}
-	kept := func(when string) {
-		t.Helper()
-		for name, version := range before {
-			u, err := env.Cluster.Get(t.Context(), ObjectKind, "", name)
-			switch {
-			case err != nil:
-				t.Errorf("%s: Object %s is gone: %v", when, name, err)
-			case u.GetDeletionTimestamp() != nil:
-				t.Errorf("%s: Object %s is being deleted", when, name)
-			case string(u.GetUID()) != strings.SplitN(version, "@", 2)[0]:
-				t.Errorf("%s: Object %s was composed anew", when, name)
-			}
-		}
-	}
 	stopped := time.Now()
 	thaw := wl.UnreachableT(t)
 	claim := env.Cluster.WaitForT(t, unreachableTimeout, IsolationClaimKind, "wl-wonka", "wonka", func(u *unstructured.Unstructured) (bool, string) {
@@ -231,7 +217,7 @@ func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadC
 	})
 	c, _ := Condition(claim, "ReferencesResolved")
 	t.Logf("%s after the workload cluster stopped answering, the claim says: %s", time.Since(stopped).Round(time.Second), c.Message)
-	kept("while unreachable")
+	assertStillThereT(t, ObjectKind, before, "while unreachable")
 
 	thaw()
 	thawed := time.Now()
@@ -240,7 +226,7 @@ func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadC
 		return c.Status == "True", "ReferencesResolved " + c.Status + " " + c.Reason + " " + c.Message
 	})
 	t.Logf("%s after the workload cluster answered again, the claim's references resolved", time.Since(thawed).Round(time.Second))
-	kept("once it answers again")
+	assertStillThereT(t, ObjectKind, before, "once it answers again")
 	if _, err := wl.Cluster.Get(t.Context(), NodePoolKind, "", pool); err != nil {
 		t.Errorf("NodePool %s in the workload cluster: %v", pool, err)
 	}

@@ -110,17 +110,7 @@ func assertRefusedDeletesNothingT(t *testing.T, holder, refused tenant) {
 	env.DeleteT(t, refused.claimOnly())
 	env.Cluster.WaitForDeletionT(t, xrSettleTimeout, IsolationKind, "", refusedXR)
 	for gvk, objects := range before {
-		for name, version := range objects {
-			u, err := env.Cluster.Get(t.Context(), gvk, "", name)
-			switch {
-			case err != nil:
-				t.Errorf("%s %s of the holder went with the refused claim: %v", gvk.Kind, name, err)
-			case u.GetDeletionTimestamp() != nil:
-				t.Errorf("%s %s of the holder is being deleted with the refused claim", gvk.Kind, name)
-			case string(u.GetUID()) != strings.SplitN(version, "@", 2)[0]:
-				t.Errorf("%s %s of the holder was composed anew", gvk.Kind, name)
-			}
-		}
+		assertStillThereT(t, gvk, objects, "the refused claim of "+org+" deleted")
 	}
 	if _, err := env.Cluster.Get(t.Context(), ConfigMapKind, "crossplane-system", "kiso-organization."+org); err != nil {
 		t.Errorf("the holder's lock of %s went with the refused claim: %v", org, err)

@@ -27,17 +27,11 @@ const settleTimeout = 8 * time.Minute
 func waitSettledT(t *testing.T, function, xr string) {
 	t.Helper()
 	waitForT(t, settleTimeout, "XR "+xr+" settled (its latest call asked for "+settledTTL+")", func(context.Context) (bool, string, error) {
-		calls, err := env.loggedCalls(function)
+		latest, err := env.latestTTLs(function)
 		if err != nil {
 			return false, "", err
 		}
-		latest := ""
-		for _, c := range calls {
-			if c.XR == xr && c.TTL != "" {
-				latest = c.TTL
-			}
-		}
-		return latest == settledTTL, "its latest call asked for " + latest, nil
+		return latest[xr] == settledTTL, "its latest call asked for " + latest[xr], nil
 	})
 }
 
@@ -119,17 +113,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-
 	})
 
 	step(t, "AReferenceThePlatformEdits", func(t *testing.T) {
-		edit := `{"spec":{"template":{"metadata":{"labels":{"platform.example.com/edition":"2"}}}}}`
-		reachesSettledT(t, xr, "the platform's edit of reference NodePool settled-reference", func() {
-			if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", "settled-reference", "--type=merge", "-p", edit); err != nil {
-				t.Fatalf("cannot edit the reference NodePool: %v", err)
-			}
-		}, func(u *unstructured.Unstructured) (bool, string) {
-			labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
-			return labels["platform.example.com/edition"] == "2", "the NodePool's template has no platform.example.com/edition=2 yet"
-		}, func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
-			env.Cluster.WaitForT(t, timeout, NodePoolKind, "", pool, check)
-		})
+		editReferenceNodePoolT(t, xr, env.Kubectl, env.Cluster, "settled-reference", pool, "")
 		// Karpenter would report the edited pool Ready again at its new generation.
 		markPoolReady(t, pool)
 	})
@@ -208,15 +192,22 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %[3]s}]
 		return u.GetUID() != before.GetUID(), "not composed again yet"
 	}, role(web))
 
+	editReferenceNodePoolT(t, xr, wl.Kubectl, wl.Cluster, "kwok-reference", pool, " in the workload cluster")
+}
+
+// editReferenceNodePoolT is the platform editing the reference NodePool (a label of its node template) where
+// kubectl and cluster act, and the settled organization's pool getting the label; where says where, for the log.
+func editReferenceNodePoolT(t *testing.T, xr string, kubectl *Kubectl, cluster *Cluster, reference, pool, where string) {
+	t.Helper()
 	edit := `{"spec":{"template":{"metadata":{"labels":{"platform.example.com/edition":"2"}}}}}`
-	reachesSettledT(t, xr, "the platform's edit of reference NodePool kwok-reference in the workload cluster", func() {
-		if _, err := wl.Kubectl.Run(t.Context(), nil, "patch", "nodepool", "kwok-reference", "--type=merge", "-p", edit); err != nil {
-			t.Fatalf("cannot edit the reference NodePool there: %v", err)
+	reachesSettledT(t, xr, "the platform's edit of reference NodePool "+reference+where, func() {
+		if _, err := kubectl.Run(t.Context(), nil, "patch", "nodepool", reference, "--type=merge", "-p", edit); err != nil {
+			t.Fatalf("cannot edit the reference NodePool%s: %v", where, err)
 		}
 	}, func(u *unstructured.Unstructured) (bool, string) {
 		labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
 		return labels["platform.example.com/edition"] == "2", "the NodePool's template has no platform.example.com/edition=2 yet"
 	}, func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
-		wl.Cluster.WaitForT(t, timeout, NodePoolKind, "", pool, check)
+		cluster.WaitForT(t, timeout, NodePoolKind, "", pool, check)
 	})
 }

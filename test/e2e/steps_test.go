@@ -249,3 +249,20 @@ func step(t *testing.T, name string, f func(t *testing.T)) {
 		t.FailNow()
 	}
 }
+
+// assertStillThereT checks that each object versions listed (name to UID@resourceVersion) is still there, not
+// being deleted, and not composed anew (same UID; its resourceVersion may move); when says at which point.
+func assertStillThereT(t *testing.T, gvk schema.GroupVersionKind, before map[string]string, when string) {
+	t.Helper()
+	for name, version := range before {
+		u, err := env.Cluster.Get(t.Context(), gvk, "", name)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %s %s is gone: %v", when, gvk.Kind, name, err)
+		case u.GetDeletionTimestamp() != nil:
+			t.Errorf("%s: %s %s is being deleted", when, gvk.Kind, name)
+		case string(u.GetUID()) != strings.SplitN(version, "@", 2)[0]:
+			t.Errorf("%s: %s %s was composed anew", when, gvk.Kind, name)
+		}
+	}
+}
