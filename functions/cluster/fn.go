@@ -107,7 +107,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	requireInjectAPI(rs, in)
 	requirePlatformNamespaces(rs, platform)
 	ownership.Require(rs, planned, composedIdx)
-	requireRollout(rs, spec, req, keys, oxr.Resource.GetName())
+	requireRollout(rs, spec, req, keys, oxr.Resource.GetName(), staged)
 	reads := wl.Requirements(rs)
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}

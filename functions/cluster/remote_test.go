@@ -6,11 +6,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
@@ -209,28 +212,54 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 	}
 }
 
-// TestWorkloadClusterRolloutReadsThere: a rollout's reads of kiso's NodePools and Karpenter's NodeClaims go to the
-// workload cluster, as ObservedObjectCollections with the same selectors, and Crossplane is asked only for their
-// members in the management cluster.
+// TestWorkloadClusterRolloutReadsThere: a rollout's reads of kiso's NodePools and, while a wave is open,
+// Karpenter's NodeClaims go to the workload cluster, as ObservedObjectCollections with the same selectors, and
+// Crossplane is asked only for their members in the management cluster.
 func TestWorkloadClusterRolloutReadsThere(t *testing.T) {
 	spec := strings.Replace(workloadClusterSpec, `"karpenter":{"install":{}}`, `"karpenter":{"install":{}},"rollout":{"waves":[{"percent":50}]}`, 1)
 	rsp := run(t, newRequest(t, xr(spec), nil))
-	for _, key := range []string{requirePools, requireNodeClaims} {
-		if sel, ok := rsp.GetRequirements().GetResources()[key]; ok {
-			t.Errorf("%s is asked of the management cluster: %v", key, sel)
+	assertReadThere(t, rsp.GetRequirements().GetResources(), rsp.GetDesired().GetResources(), requirePools)
+	if _, ok := rsp.GetDesired().GetResources()["read:"+requireNodeClaims]; ok {
+		t.Error("the NodeClaims are read in the workload cluster while no wave is open")
+	}
+
+	// A wave is open: the NodeClaims are read there too.
+	var s v1alpha1.XKarpenterClusterSpec
+	if err := json.Unmarshal([]byte(spec), &s); err != nil {
+		t.Fatal(err)
+	}
+	rs := map[string]*fnv1.ResourceSelector{}
+	requireRollout(rs, s, &fnv1.RunFunctionRequest{}, placement.NewKeys(""), "prod", rolloutResult{JudgesNodes: true})
+	reads := workloadReader(s, "prod").Requirements(rs)
+	desired := map[string]*fnv1.Resource{}
+	for name, read := range reads {
+		st, err := structpb.NewStruct(read.Object)
+		if err != nil {
+			t.Fatal(err)
 		}
-		members, ok := rsp.GetRequirements().GetResources()["read-members:"+key]
-		if !ok || members.GetKind() != remote.ObjectKind {
-			t.Errorf("no requirement for the members of the collection of %s: %v", key, members)
-		}
-		read, ok := rsp.GetDesired().GetResources()["read:"+key]
-		if !ok {
-			t.Errorf("no read of %s in the workload cluster", key)
-			continue
-		}
-		o := fntest.AsMap(t, read.GetResource())
-		if o["kind"] != "ObservedObjectCollection" || fntest.Dig(o, "spec", "providerConfigRef", "name") != "prod-workloads" {
-			t.Errorf("read of %s: %v", key, o)
-		}
+		desired[string(name)] = &fnv1.Resource{Resource: st}
+	}
+	assertReadThere(t, rs, desired, requireNodeClaims)
+}
+
+// assertReadThere checks that a requirement is read in the workload cluster as an ObservedObjectCollection, and
+// only its members asked of the management cluster.
+func assertReadThere(t *testing.T, rs map[string]*fnv1.ResourceSelector, desired map[string]*fnv1.Resource, key string) {
+	t.Helper()
+	if sel, ok := rs[key]; ok {
+		t.Errorf("%s is asked of the management cluster: %v", key, sel)
+	}
+	members, ok := rs["read-members:"+key]
+	if !ok || members.GetKind() != remote.ObjectKind {
+		t.Errorf("no requirement for the members of the collection of %s: %v", key, members)
+	}
+	read, ok := desired["read:"+key]
+	if !ok {
+		t.Errorf("no read of %s in the workload cluster", key)
+		return
+	}
+	o := fntest.AsMap(t, read.GetResource())
+	if o["kind"] != "ObservedObjectCollection" || fntest.Dig(o, "spec", "providerConfigRef", "name") != "prod-workloads" {
+		t.Errorf("read of %s: %v", key, o)
 	}
 }

@@ -54,19 +54,25 @@ const (
 )
 
 // requireRollout asks Crossplane for what a staged rollout reads: every pool
-// kiso composes, every NodeClaim (Karpenter labels them with their pool,
-// which a label selector cannot ask for) and the reference pairs the pools
-// name. Nothing is asked without spec.rollout: a cluster that does not stage
+// kiso composes and the reference pairs the pools name and, only while a
+// wave is being judged (staged.JudgesNodes), every NodeClaim (Karpenter
+// labels them with their pool, which one label selector cannot ask for).
+// NodeClaims are the read that grows with the fleet and changes all day as
+// Karpenter launches and consolidates nodes, and Crossplane calls the XR on
+// every change of what it requires: a cluster whose rollouts are done reads
+// none. Nothing is asked without spec.rollout: a cluster that does not stage
 // rollouts costs nothing more.
 // A NodePool list Crossplane could not return is reported by readRollout.
-func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) {
+func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string, staged rolloutResult) {
 	if spec.Rollout == nil {
 		return
 	}
 	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: rollout.NodePoolGVK.GroupVersion().String(), Kind: rollout.NodePoolGVK.Kind, Match: &fnv1.ResourceSelector_MatchLabels{
 		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}},
 	}}
-	rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
+	if staged.JudgesNodes {
+		rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
+	}
 	pools, _ := fnstate.Required(req, requirePools)
 	a := rollout.NewAnnotations(keys.Domain)
 	for _, np := range pools {
@@ -108,8 +114,12 @@ type rolloutView struct {
 	// Current revision per reference pair; absent while Crossplane has not
 	// returned the pair, or it does not exist.
 	Current map[string]rollout.Revision
-	// Waiting is true until Crossplane has answered every requirement.
+	// Waiting is true until Crossplane has answered for the pools and
+	// every reference pair.
 	Waiting bool
+	// NodesRead is true once Crossplane has answered for the NodeClaims,
+	// which are asked for only while a wave is judged.
+	NodesRead bool
 }
 
 // readRollout reads the pools, their NodeClaims and the reference pairs.
@@ -117,7 +127,7 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
 	pools, resolved := fnstate.Required(req, requirePools)
 	claims, claimsResolved := fnstate.Required(req, requireNodeClaims)
-	v.Waiting = !resolved || !claimsResolved
+	v.Waiting, v.NodesRead = !resolved, claimsResolved
 	claimsOf := map[string][]*unstructured.Unstructured{}
 	for _, c := range claims {
 		if pool := c.Resource.GetLabels()[nodePoolLabel]; pool != "" {
@@ -221,6 +231,9 @@ type rolloutResult struct {
 	RequeueAfter time.Duration
 	Blocked      []string
 	InProgress   bool
+	// JudgesNodes is true while a wave is open: whether it is done depends
+	// on its pools' NodeClaims.
+	JudgesNodes bool
 }
 
 // advance moves every reference pair's rollout as far as it can go now, from
@@ -240,6 +253,16 @@ func advance(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceR
 			}
 			continue
 		}
+		if !v.NodesRead && judgesNodes(spec.Rollout, prev, cur, v.Pools[ref]) {
+			// The open wave is judged on its pools' NodeClaims, not asked
+			// for while every rollout was done: keep what the last
+			// reconcile said until Crossplane returns them (the next call).
+			res.JudgesNodes, res.InProgress = true, true
+			if prev != nil {
+				res.Rollouts = append(res.Rollouts, *prev)
+			}
+			continue
+		}
 		st, err := advanceReference(&res, spec.Rollout, ref, prev, cur, v.Pools[ref], now)
 		if err != nil {
 			return res, err
@@ -247,6 +270,27 @@ func advance(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceR
 		res.Rollouts = append(res.Rollouts, st)
 	}
 	return res, nil
+}
+
+// firstWave is the wave a reconcile starts judging from: the one the last
+// reconcile left open for the same revision, else the first; past the last
+// wave when the rollout is done.
+func firstWave(r *v1alpha1.Rollout, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, orgs trackedOrganizations) int {
+	switch {
+	case prev != nil && prev.Revision == cur.ID:
+		return int(prev.Wave)
+	case orgs.allOn(cur.ID):
+		// A rollout that starts with every organization on its revision
+		// (spec.rollout just written) moves nobody: it is done.
+		return len(r.Waves) + 1
+	}
+	return 0
+}
+
+// judgesNodes reports whether a reference pair's rollout has a wave open,
+// which is judged on its pools' NodeClaims.
+func judgesNodes(r *v1alpha1.Rollout, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool) bool {
+	return firstWave(r, prev, cur, organizations(pools, r.Waves)) <= len(r.Waves)
 }
 
 // heldByPause is what holds a done wave's successor back while paused.
@@ -257,15 +301,11 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: cur.ID}
 	orgs := organizations(pools, r.Waves)
 	last := len(r.Waves)
-	wave := 0
-	switch {
-	case prev != nil && prev.Revision == cur.ID:
-		wave, st.WaveDoneAt = int(prev.Wave), prev.WaveDoneAt
-	case orgs.allOn(cur.ID):
-		// A rollout that starts with every organization on its revision
-		// (spec.rollout just written) moves nobody: it is done.
-		wave = last + 1
+	wave := firstWave(r, prev, cur, orgs)
+	if prev != nil && prev.Revision == cur.ID {
+		st.WaveDoneAt = prev.WaveDoneAt
 	}
+	res.JudgesNodes = res.JudgesNodes || wave <= last
 	for wave <= last {
 		holdup, notReady := heldBy(orgs, cur.ID, wave)
 		st.HeldBy = holdup
@@ -304,7 +344,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 	}
 	res.InProgress = res.InProgress || wave <= last
 	// At most MaxItemsRolloutWaves + 2.
-	st.Wave = int32(min(wave, v1alpha1.MaxItemsRolloutWaves+2))
+	st.Wave = int32(max(0, min(wave, v1alpha1.MaxItemsRolloutWaves+2)))
 	st.Organizations, st.Waiting = orgs.count(cur.ID, wave)
 	snaps, err := snapshots(prev, cur, pools)
 	st.Snapshots = snaps

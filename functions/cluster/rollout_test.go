@@ -48,9 +48,10 @@ func canaryThenHalfThenAll() v1alpha1.XKarpenterClusterSpec {
 }
 
 // fleet is ten organizations, canary among them, each with one pool on a
-// revision; done says whether the pool is done on it.
+// revision; holdup says why a pool is not done on it. Their NodeClaims are
+// read.
 func fleet(on map[string]string, holdup map[string]string) rolloutView {
-	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
+	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}, NodesRead: true}
 	for org, rev := range on {
 		v.Pools[testRef] = append(v.Pools[testRef], trackedPool{Name: "kiso-" + org, Organization: org, Revision: rev, Holdup: holdup[org]})
 	}
@@ -318,6 +319,86 @@ func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
 	}
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > time.Minute {
 		t.Errorf("TTL %s while a rollout is in progress, want at most a minute", ttl)
+	}
+}
+
+// TestNodeClaimsAreReadOnlyWhileAWaveIsOpen: NodeClaims grow with the fleet
+// and change all day, and Crossplane calls the cluster on each change of what
+// it requires: a cluster whose rollouts are done does not ask for them, one
+// with a wave open does, and a wave is never judged without them.
+func TestNodeClaimsAreReadOnlyWhileAWaveIsOpen(t *testing.T) {
+	refNC := `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default"},"spec":{"role":"r"}}`
+	refNP := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"kiso.dev/reference":"true"}},"spec":{"template":{"metadata":{"labels":{"tier":"general-v2"}}}}}`
+	cur, err := rollout.Current(&unstructured.Unstructured{Object: fntest.JSONMap(t, refNC)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNP)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := func(org, rev string) string {
+		return fmt.Sprintf(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso-%[1]s","generation":1,
+			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"%[1]s"},
+			"annotations":{"kiso.dev/cluster":"prod","kiso.dev/cloned-from":"%[2]s","kiso.dev/revision":"%[3]s","karpenter.sh/nodepool-hash":"h"}},
+			"status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":1}]}}`, org, testRef, rev)
+	}
+	// The canary's node is drifted: judged with its NodeClaims, the canary's wave is not done.
+	drifted := `{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1","labels":{"karpenter.sh/nodepool":"kiso-canary"},"annotations":{"karpenter.sh/nodepool-hash":"h"}},
+		"status":{"conditions":[{"type":"Drifted","status":"True"}]}}`
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary"]},{"percent":100}],"soak":"0s"}}`
+	rolloutOf := func(rsp *fnv1.RunFunctionResponse) map[string]any {
+		st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+		rollouts, _ := st["rollouts"].([]any)
+		if len(rollouts) != 1 {
+			t.Fatalf("status.rollouts: %v, want one for the reference pair", st["rollouts"])
+		}
+		return rollouts[0].(map[string]any)
+	}
+
+	settled := fntest.Cluster{refNC, refNP, pool("canary", cur.ID), pool("acme", cur.ID), drifted}
+	req, rsp := fntest.Settle(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), settled)
+	fntest.AssertNoFatal(t, rsp)
+	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; asked {
+		t.Error("a cluster whose every organization is on the current revision asks for every NodeClaim")
+	}
+	if r := rolloutOf(rsp); r["wave"] != float64(3) {
+		t.Errorf("rollout %v: want it done (wave 3)", r)
+	}
+	done := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]
+
+	// The reference changes: the canary's wave opens, judged on its NodeClaims.
+	moving := fntest.Cluster{refNC, strings.Replace(refNP, "general-v2", "general-v3", 1), pool("canary", cur.ID), pool("acme", cur.ID), drifted}
+	observedXR := fntest.JSONMap(t, xr(spec))
+	observedXR["status"] = done
+	next := newRequest(t, fntest.ToJSON(t, observedXR), nil)
+	next.RequiredResources = req.GetRequiredResources() // as Crossplane seeds a reconcile with the last one's reads
+	rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, next, moving)
+	fntest.AssertNoFatal(t, rsp)
+	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; !asked {
+		t.Fatal("a wave is open and the cluster does not ask for the NodeClaims it is judged on")
+	}
+	if r := rolloutOf(rsp); r["wave"] != float64(0) || !strings.Contains(fmt.Sprint(r["heldBy"]), "organization canary") {
+		t.Errorf("rollout %v: want wave 0 held by the canary (its pool is on the old revision)", r)
+	}
+}
+
+// TestAWaveIsNotJudgedWithoutItsNodeClaims: the reconcile that first finds a
+// wave open has not read the NodeClaims yet; it keeps the last state rather
+// than judge the wave on none (which would find no drifted node).
+func TestAWaveIsNotJudgedWithoutItsNodeClaims(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	on := allOn(v1.ID)
+	on["canary"] = v2.ID
+	v := fleet(on, nil) // no holdup: judged on no NodeClaims, the canary's wave would be done
+	v.NodesRead = false
+	v.Current[testRef] = v2
+	prev := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v2.ID, Wave: 0, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v2), mustSnapshot(t, v1)}}}
+	res, err := advance(canaryThenHalfThenAll(), prev, v, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(prev, res.Rollouts); diff != "" {
+		t.Errorf("a wave judged before its NodeClaims were read: -before, +after:\n%s", diff)
+	}
+	if !res.JudgesNodes || !res.InProgress {
+		t.Errorf("judges nodes %t, in progress %t: want both, so the NodeClaims are asked for", res.JudgesNodes, res.InProgress)
 	}
 }
 

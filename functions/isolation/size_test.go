@@ -3,13 +3,20 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/server"
 )
 
 // grpcMessageLimit is the largest message Crossplane's function client
@@ -87,4 +94,65 @@ func sizes(byKind map[string]int) string {
 		out = append(out, fmt.Sprintf("%s %d KB", k, byKind[k]/1000))
 	}
 	return strings.Join(out, ", ")
+}
+
+// warnedPodsAtScale is how many pods the bounded-read promise is held to: a
+// Warn-mode organization reads every pod of its namespaces, and Crossplane
+// passes them on whole, managed fields included.
+const warnedPodsAtScale = 5000
+
+// TestWarnModeReadsFitTheServerAtScale: an organization in Warn mode with
+// 5,000 running pods in its namespaces is one request the function server
+// accepts, and the function counts them: a third select the organization's
+// pool for their namespace, the rest select another stack's.
+func TestWarnModeReadsFitTheServerAtScale(t *testing.T) {
+	req, rsp := warnModeAtScale(t)
+	size := proto.Size(req)
+	t.Logf("request with %d pods: %d bytes, %d per pod (%.0f%% of the server's %d MiB)", warnedPodsAtScale, size, size/warnedPodsAtScale, 100*float64(size)/float64(server.MaxRecvBytes), server.MaxRecvBytes>>20)
+	if size > server.MaxRecvBytes {
+		t.Errorf("request of %d bytes exceeds the %d bytes the function server accepts", size, server.MaxRecvBytes)
+	}
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	want := warnedPodsAtScale - (warnedPodsAtScale+len(scaleNamespaces)-1)/len(scaleNamespaces)
+	if st["warnedPods"] != float64(want) {
+		t.Errorf("status.warnedPods %v, want %d", st["warnedPods"], want)
+	}
+}
+
+// scaleNamespaces are the namespaces of placementSpec's stacks.
+var scaleNamespaces = []string{"acme-web", "batch", "reindex"}
+
+// warnModeAtScale is the last request of a reconcile of an organization in
+// Warn mode with warnedPodsAtScale pods spread over its namespaces, and the
+// function's response to it.
+func warnModeAtScale(t testing.TB) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse) {
+	t.Helper()
+	noPods := cluster{refNodeClass, refNodePool, clusterPolicy}
+	for _, ns := range scaleNamespaces {
+		noPods = append(noPods, namespace(ns))
+	}
+	spec := xr(placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Mode: v1alpha1.PlacementWarn}))
+	fn := &Function{log: logging.NewNopLogger()}
+	// What the organization composes does not depend on its pods: the Roles are composed, the policies in force.
+	observed := map[string]string{}
+	_, first := fntest.Settle(t, fn, fntest.Request(input, spec, nil), noPods)
+	_, first = fntest.Settle(t, fn, fntest.Request(input, spec, map[string]string{string(organizationLockResource): fntest.ToJSON(t, fntest.Desired(t, first)[string(organizationLockResource)])}), noPods)
+	for name, o := range fntest.Desired(t, first) {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	// The fixture selects acme's web stack: right in acme-web, wrong in the jobs stack's namespaces.
+	pods := fntest.Copies(t, "pod", warnedPodsAtScale, func(i int, u *unstructured.Unstructured) {
+		u.SetNamespace(scaleNamespaces[i%len(scaleNamespaces)])
+	})
+	world := append(slices.Clip(noPods), pods...)
+	req, rsp := fntest.Settle(t, fn, fntest.Request(input, spec, observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	return req, rsp
+}
+
+// BenchmarkWarnModeReadsAtScale measures the call of TestWarnModeReadsFitTheServerAtScale as Crossplane pays
+// for it (see fntest.BenchOverFloor): its bytes allocated per call are the function's memory at that size.
+func BenchmarkWarnModeReadsAtScale(b *testing.B) {
+	req, _ := warnModeAtScale(b)
+	fntest.BenchOverFloor(b, &Function{log: logging.NewNopLogger()}, req)
 }

@@ -109,6 +109,7 @@ func Run(t testing.TB, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctio
 func Settle(t testing.TB, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunctionRequest, c Cluster) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse) {
 	t.Helper()
 	var asked *fnv1.Requirements
+	objects := c.objects(t)
 	for range 5 {
 		// Each call gets its own copy, as over gRPC: response.To shares the
 		// request's desired state with the response.
@@ -121,14 +122,14 @@ func Settle(t testing.TB, fn fnv1.FunctionRunnerServiceServer, req *fnv1.RunFunc
 		}
 		asked = rsp.GetRequirements()
 		req = proto.Clone(req).(*fnv1.RunFunctionRequest)
-		req.RequiredResources = c.resolve(t, asked)
+		req.RequiredResources = resolve(objects, asked)
 	}
 	t.Fatalf("requirements did not stabilise after 5 calls")
 	return nil, nil
 }
 
-// resolve answers requirements by name, as Crossplane does.
-func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.Resources {
+// objects decodes the cluster's objects, with the view of each cluster XR.
+func (c Cluster) objects(t testing.TB) []*unstructured.Unstructured {
 	t.Helper()
 	objects := make([]*unstructured.Unstructured, 0, len(c))
 	for _, o := range c {
@@ -138,6 +139,11 @@ func (c Cluster) resolve(t testing.TB, rq *fnv1.Requirements) map[string]*fnv1.R
 			objects = append(objects, ClusterView(u))
 		}
 	}
+	return objects
+}
+
+// resolve answers requirements by name, as Crossplane does.
+func resolve(objects []*unstructured.Unstructured, rq *fnv1.Requirements) map[string]*fnv1.Resources {
 	out := map[string]*fnv1.Resources{}
 	for name, sel := range rq.GetResources() {
 		items := &fnv1.Resources{}

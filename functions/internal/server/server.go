@@ -3,12 +3,24 @@
 package server
 
 import (
+	"strconv"
+
 	"github.com/alecthomas/kong"
 
 	"github.com/crossplane/function-sdk-go"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
+
+// MaxRecvBytes is the largest request the server accepts by default
+// (--max-recv-message-size). Crossplane sends every object a function
+// requires, whole and managed fields included, in every request: an
+// organization in Warn mode reads every pod of its namespaces (about 11 KB
+// each as Crossplane sends them) and a cluster judging a rollout wave every
+// NodeClaim. Size tests hold it to 5,000 pods and to 2,000 NodeClaims.
+const MaxRecvBytes = maxRecvMegabytes << 20
+
+const maxRecvMegabytes = 128
 
 // CLI holds the flags of a function binary.
 type CLI struct {
@@ -18,7 +30,7 @@ type CLI struct {
 	Address            string `default:":9443"                help:"Address at which to listen for gRPC connections."`
 	TLSCertsDir        string `env:"TLS_SERVER_CERTS_DIR"     help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
 	Insecure           bool   `help:"Run without mTLS credentials; --tls-server-certs-dir is then ignored."`
-	MaxRecvMessageSize int    `default:"32"                   help:"Maximum size of received messages in MB (an organization's observed state grows with its stacks)."`
+	MaxRecvMessageSize int    `default:"${max_recv_mb}"       help:"Maximum size of received messages in MiB: a Warn-mode organization's request holds every pod of its namespaces, a rollout's every NodeClaim."`
 
 	newFunction func(logging.Logger) fnv1.FunctionRunnerServiceServer
 }
@@ -39,6 +51,6 @@ func (c *CLI) Run() error {
 // Main parses the command line and serves the function newFunction builds.
 func Main(description string, newFunction func(logging.Logger) fnv1.FunctionRunnerServiceServer) {
 	cli := &CLI{newFunction: newFunction}
-	ctx := kong.Parse(cli, kong.Description(description))
+	ctx := kong.Parse(cli, kong.Description(description), kong.Vars{"max_recv_mb": strconv.Itoa(maxRecvMegabytes)})
 	ctx.FatalIfErrorf(ctx.Run())
 }
