@@ -35,6 +35,16 @@ func waitSettledT(t *testing.T, function, xr string) {
 	})
 }
 
+// callsOfT counts the isolation function's calls for the XR so far.
+func callsOfT(t *testing.T, xr string) int {
+	t.Helper()
+	n, err := env.CallsAfter(isolationFunction, xr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // reachesSettledT makes a change to a settled organization and waits, at most eventDeadline, for its effect;
 // it logs how long the change took to arrive.
 func reachesSettledT(t *testing.T, xr, change string, do func(), arrived func(*unstructured.Unstructured) (bool, string), wait func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string))) {
@@ -137,6 +147,37 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-
 				return ok, why, nil
 			})
 		})
+	})
+
+	// Warn mode reads every pod of the organization's namespaces, so each pod's changes wake it (Enforce reads none):
+	// what one pod created and deleted costs, in calls of the isolation function, from settled to settled.
+	step(t, "InWarnModeAPodCostsCalls", func(t *testing.T) {
+		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", tn.Name, "-n", tn.Namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Warn"}}}`); err != nil {
+			t.Fatalf("cannot switch sterling to Warn mode: %v", err)
+		}
+		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationClaimKind, tn.Namespace, tn.Name, func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "PlacementEnforced")
+			return c.Status == "False" && c.Reason == "WarnOnly", "PlacementEnforced " + c.Status + " " + c.Reason
+		})
+		waitSettledT(t, isolationFunction, xr)
+		before := callsOfT(t, xr)
+		pod := newPod("warned-churn", web, nil)
+		if out := submitPod(t, pod, false); out.ExitCode != 0 {
+			t.Fatalf("a pod selecting no pool in Warn mode: exit %d %s; want it admitted with a warning", out.ExitCode, out.Stderr)
+		}
+		warned := func(n int64) func(*unstructured.Unstructured) (bool, string) {
+			return func(u *unstructured.Unstructured) (bool, string) {
+				got, _, _ := unstructured.NestedInt64(u.Object, "status", "warnedPods")
+				return got == n, fmt.Sprintf("status.warnedPods %d", got)
+			}
+		}
+		env.Cluster.WaitForT(t, eventDeadline, IsolationClaimKind, tn.Namespace, tn.Name, warned(1))
+		if out := env.TryT(t, nil, "delete", "pod", pod.Name, "-n", pod.Namespace, "--wait=true"); out.ExitCode != 0 {
+			t.Fatalf("cannot delete pod %s: %s", pod.Name, out.Stderr)
+		}
+		env.Cluster.WaitForT(t, eventDeadline, IsolationClaimKind, tn.Namespace, tn.Name, warned(0))
+		waitSettledT(t, isolationFunction, xr)
+		t.Logf("in Warn mode, one pod created and deleted in the organization's namespace cost %d calls of the isolation function (Enforce mode reads no pod)", callsOfT(t, xr)-before)
 	})
 }
 
