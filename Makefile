@@ -98,6 +98,10 @@ FLEET_CLUSTER ?=
 bench-fleet: ## Onboard organizations in steps (FLEET_STEPS, default 100,300,600,1000) on the e2e control plane with Crossplane polling every FLEET_POLL (default 1m, its default); prints apply and Ready times, objects per organization, CPU-seconds and memory per server, requests by whom, pending pod -> bound.
 	KISO_BENCH_FLEET=1 KISO_FLEET_STEPS=$(FLEET_STEPS) KISO_E2E_CROSSPLANE_POLL=$(FLEET_POLL) KISO_E2E_AUDIT=$(FLEET_AUDIT) KISO_FLEET_DIRECT=$(FLEET_DIRECT) KISO_FLEET_CLUSTER=$(FLEET_CLUSTER) test/e2e/run.sh -run '^TestFleetBenchmark$$' -timeout=240m
 
+.PHONY: bench-reads
+bench-reads: ## On the e2e control plane, an organization in Warn mode with 5,000 running pods and a rollout wave judged on 2,000 NodeClaims (Karpenter frozen meanwhile): prints each server's memory before and after, how long each read took, and what one pod created and deleted costs in Warn mode.
+	KISO_BENCH_READS=1 test/e2e/run.sh -run '^TestReadsAtScaleBenchmark$$' -timeout=60m
+
 ##@ Packages
 
 # Where the packages are pushed; the Configuration depends on the functions there, at the same VERSION.

@@ -222,6 +222,25 @@ type Usage struct {
 	Name       string
 	CPUSeconds float64
 	PeakRSSMB  int
+	// RSSMB is the resident memory now.
+	RSSMB int
+}
+
+// kibibytes reads a /proc/<pid>/status size ("  1234 kB").
+func kibibytes(field string) int {
+	kib, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(field), "kB")))
+	return kib
+}
+
+// Signal sends sig to the running server named name: SIGSTOP freezes it (its state stays, it acts on nothing)
+// until SIGCONT.
+func (g *Group) Signal(name string, sig syscall.Signal) error {
+	for _, srv := range g.servers() {
+		if srv.Name == name {
+			return syscall.Kill(srv.PID(), sig)
+		}
+	}
+	return fmt.Errorf("no server %s is running", name)
 }
 
 // clockTicks is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux on every architecture Go
@@ -249,8 +268,10 @@ func (g *Group) Usage() []Usage {
 		if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.PID())); err == nil {
 			for _, line := range strings.Split(string(status), "\n") {
 				if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-					kib, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
-					u.PeakRSSMB = kib / 1024
+					u.PeakRSSMB = kibibytes(kb) / 1024
+				}
+				if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+					u.RSSMB = kibibytes(kb) / 1024
 				}
 			}
 		}

@@ -22,12 +22,12 @@ const eventDeadline = 60 * time.Second
 // after (requeue.Dropping) before it asks for the hour again.
 const settleTimeout = 8 * time.Minute
 
-// waitSettledT waits until the latest call for the XR asked for the settled TTL: from then on the organization
-// is reconciled again only by an event.
-func waitSettledT(t *testing.T, function, xr string) {
+// waitSettledT waits until the latest call of the isolation function for the XR asked for the settled TTL: from
+// then on the organization is reconciled again only by an event.
+func waitSettledT(t *testing.T, xr string) {
 	t.Helper()
 	waitForT(t, settleTimeout, "XR "+xr+" settled (its latest call asked for "+settledTTL+")", func(context.Context) (bool, string, error) {
-		latest, err := env.latestTTLs(function)
+		latest, err := env.latestTTLs(isolationFunction)
 		if err != nil {
 			return false, "", err
 		}
@@ -49,7 +49,7 @@ func callsOfT(t *testing.T, xr string) int {
 // it logs how long the change took to arrive.
 func reachesSettledT(t *testing.T, xr, change string, do func(), arrived func(*unstructured.Unstructured) (bool, string), wait func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string))) {
 	t.Helper()
-	waitSettledT(t, isolationFunction, xr)
+	waitSettledT(t, xr)
 	start := time.Now()
 	do()
 	wait(eventDeadline, arrived)
@@ -159,7 +159,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-
 			c, _ := Condition(u, "PlacementEnforced")
 			return c.Status == "False" && c.Reason == "WarnOnly", "PlacementEnforced " + c.Status + " " + c.Reason
 		})
-		waitSettledT(t, isolationFunction, xr)
+		waitSettledT(t, xr)
 		before := callsOfT(t, xr)
 		pod := newPod("warned-churn", web, nil)
 		if out := submitPod(t, pod, false); out.ExitCode != 0 {
@@ -176,7 +176,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-
 			t.Fatalf("cannot delete pod %s: %s", pod.Name, out.Stderr)
 		}
 		env.Cluster.WaitForT(t, eventDeadline, IsolationClaimKind, tn.Namespace, tn.Name, warned(0))
-		waitSettledT(t, isolationFunction, xr)
+		waitSettledT(t, xr)
 		t.Logf("in Warn mode, one pod created and deleted in the organization's namespace cost %d calls of the isolation function (Enforce mode reads no pod)", callsOfT(t, xr)-before)
 	})
 }

@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kiso-dev/kiso/internal/process"
+)
+
+// readsEnv is set by make bench-reads.
+const readsEnv = "KISO_BENCH_READS"
+
+// The reads benchmark's size: the promise README's "Reads that grow with the cluster" is held to.
+const (
+	readsPods       = 5000
+	readsNodeClaims = 2000
+	// readsWriters is how many goroutines create the objects.
+	readsWriters = 4
+	// readsTimeout bounds each wait of the benchmark; it is a failure bound, not a measurement.
+	readsTimeout = 15 * time.Minute
+)
+
+// PodKind is the core Pod.
+var PodKind = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+
+// TestReadsAtScaleBenchmark measures what the two reads that grow with the cluster cost on the real control plane:
+// an organization in Warn mode whose namespace holds readsPods running pods, and a cluster whose open rollout
+// wave is judged on readsNodeClaims NodeClaims, each object as the size tests build it (a Deployment's pod and an
+// AWS NodeClaim, with their status). Karpenter, kube-scheduler and kwok are frozen meanwhile (SIGSTOP): they
+// would act on the objects, and the benchmark measures Crossplane and the functions. It prints each server's
+// memory before and after, how long each read took to reach the claim or the cluster, and what one pod created
+// and deleted costs the Warn-mode organization. Its numbers are its result; it fails only if a read never arrives.
+func TestReadsAtScaleBenchmark(t *testing.T) {
+	if os.Getenv(readsEnv) != "1" {
+		t.Skipf("set %s=1 (make bench-reads) to run the reads benchmark", readsEnv)
+	}
+	requireNodesT(t)
+	env.ApplyT(t, readTestdataT(t, "karpenter", "references.yaml"))
+	env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
+	patchClusterT(t, `{"spec":{"rollout":{"waves":[{"percent":100}],"soak":"1m"}}}`)
+	waitForPlacementClusterComposedT(t)
+	env.ApplyT(t, fleetManifest(0, 1, false, true))
+	waitForFleetReadyT(t, 1)
+	org := fleetOrganization(0)
+	namespace := org + "-web"
+	xr := tenant{Namespace: namespace, Name: org}.xrName(t)
+	pool := poolOfT(t, xr)
+	env.Cluster.WaitForT(t, readsTimeout, ClusterKind, "", rolloutCluster, func(u *unstructured.Unstructured) (bool, string) {
+		c, _ := Condition(u, "RolledOut")
+		return c.Status == "True", "RolledOut " + c.Status + " " + c.Reason
+	})
+
+	for _, name := range []string{"karpenter", "kube-scheduler", "kwok"} {
+		freezeT(t, name)
+	}
+	// Deleted before they are thawed: Karpenter would launch nodes for the pods and act on the NodeClaims.
+	t.Cleanup(func() {
+		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pods", "--all", "-n", namespace, "--wait=false")
+		_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "nodeclaims", "-l", "karpenter.sh/nodepool="+pool, "--wait=false")
+	})
+	before := usageByServer(env.servers.Usage())
+
+	// Warn mode: every pod of the namespace selects no pool, so the claim counts them all once it has read them.
+	// They run as the fixture's ServiceAccount, which the ServiceAccount admission plugin wants to exist.
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", org, "-n", namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Warn"}}}`); err != nil {
+		t.Fatalf("cannot switch %s to Warn mode: %v", org, err)
+	}
+	env.ApplyT(t, []byte("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: checkout-api, namespace: "+namespace+"}\n"))
+	waitUntilAdmittedT(t, newPod("probe", namespace, nil))
+	start := time.Now()
+	createScaleObjectsT(t, PodKind, namespace, "pod", readsPods, func(i int, u *unstructured.Unstructured) {
+		u.SetName(fmt.Sprintf("app-%05d", i))
+		unstructured.RemoveNestedField(u.Object, "spec", "nodeName")
+		unstructured.RemoveNestedField(u.Object, "spec", "nodeSelector")
+		unstructured.RemoveNestedField(u.Object, "spec", "tolerations")
+	})
+	created := time.Since(start)
+	warnFrom := time.Now()
+	env.Cluster.WaitForT(t, readsTimeout, IsolationClaimKind, namespace, org, warnedPodsAre(readsPods))
+	warnRead := time.Since(warnFrom)
+	afterPods := usageByServer(env.servers.Usage())
+
+	// One pod created and deleted, from settled to settled.
+	waitSettledT(t, xr)
+	calls := callsOfT(t, xr)
+	churn := time.Now()
+	fnCPU := before[isolationFunction].CPUSeconds
+	if u, ok := usageByServer(env.servers.Usage())[isolationFunction]; ok {
+		fnCPU = u.CPUSeconds
+	}
+	pod := newPod("churn", namespace, nil)
+	if out := submitPod(t, pod, false); out.ExitCode != 0 {
+		t.Fatalf("cannot create pod %s: %s", pod.Name, out.Stderr)
+	}
+	env.Cluster.WaitForT(t, readsTimeout, IsolationClaimKind, namespace, org, warnedPodsAre(readsPods+1))
+	if out := env.TryT(t, nil, "delete", "pod", pod.Name, "-n", namespace); out.ExitCode != 0 {
+		t.Fatalf("cannot delete pod %s: %s", pod.Name, out.Stderr)
+	}
+	env.Cluster.WaitForT(t, readsTimeout, IsolationClaimKind, namespace, org, warnedPodsAre(readsPods))
+	waitSettledT(t, xr)
+	churnCalls := callsOfT(t, xr) - calls
+	churnCPU := usageByServer(env.servers.Usage())[isolationFunction].CPUSeconds - fnCPU
+	churnTook := time.Since(churn)
+
+	// A wave judged on the NodeClaims: every one launched from another template than the pool's, so all are drifted.
+	createScaleObjectsT(t, NodeClaimKind, "", "nodeclaim", readsNodeClaims, func(i int, u *unstructured.Unstructured) {
+		u.SetName(fmt.Sprintf("%s-%05d", pool, i))
+		labels := u.GetLabels()
+		labels["karpenter.sh/nodepool"] = pool
+		u.SetLabels(labels)
+		u.SetFinalizers(nil)
+		unstructured.RemoveNestedField(u.Object, "spec", "requirements")
+	})
+	waveFrom := time.Now()
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", "kwok-reference", "--type=merge", "-p", `{"spec":{"template":{"metadata":{"labels":{"platform.example.com/edition":"2"}}}}}`); err != nil {
+		t.Fatalf("cannot edit the reference NodePool: %v", err)
+	}
+	env.Cluster.WaitForT(t, readsTimeout, NodePoolKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+		labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+		return labels["platform.example.com/edition"] == "2", "not on the new revision yet"
+	})
+	markReady(t, NodePoolKind, pool) // as Karpenter would, were it not frozen
+	wantHeld := fmt.Sprintf("%d of NodePool %s's nodes are drifted", readsNodeClaims, pool)
+	env.Cluster.WaitForT(t, readsTimeout, ClusterKind, "", rolloutCluster, func(u *unstructured.Unstructured) (bool, string) {
+		rollouts, _, _ := unstructured.NestedSlice(u.Object, "status", "rollouts")
+		for _, r := range rollouts {
+			if held, _ := r.(map[string]any)["heldBy"].(string); strings.Contains(held, wantHeld) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("status.rollouts %v", rollouts)
+	})
+	waveRead := time.Since(waveFrom)
+	afterClaims := usageByServer(env.servers.Usage())
+
+	fmt.Printf("\nReads at scale (%s): %d pods created in %s\n", time.Now().UTC().Format("2006-01-02"), readsPods, created.Round(time.Second))
+	fmt.Printf("Warn mode: %d pods counted on the claim %s after the last was created\n", readsPods, warnRead.Round(100*time.Millisecond))
+	fmt.Printf("one pod created and deleted in Warn mode, settled to settled: %d calls of the isolation function, %.1f CPU-seconds, %s\n", churnCalls, churnCPU, churnTook.Round(100*time.Millisecond))
+	fmt.Printf("rollout: a wave held by %d drifted NodeClaims %s after the reference edit\n", readsNodeClaims, waveRead.Round(100*time.Millisecond))
+	fmt.Printf("%-28s %12s %22s %28s\n", "server", "before (MB)", "with the pods (MB)", "and the NodeClaims (MB)")
+	for _, u := range env.servers.Usage() {
+		b, p, c := before[u.Name], afterPods[u.Name], afterClaims[u.Name]
+		fmt.Printf("%-28s %12s %22s %28s\n", u.Name, rss(b), rss(p), rss(c))
+	}
+}
+
+// rss is a server's resident memory now and its peak so far.
+func rss(u process.Usage) string { return fmt.Sprintf("%d (peak %d)", u.RSSMB, u.PeakRSSMB) }
+
+// warnedPodsAre waits for a claim to count n pods Enforce would refuse.
+func warnedPodsAre(n int64) func(*unstructured.Unstructured) (bool, string) {
+	return func(u *unstructured.Unstructured) (bool, string) {
+		got, _, _ := unstructured.NestedInt64(u.Object, "status", "warnedPods")
+		return got == n, fmt.Sprintf("status.warnedPods %d, want %d", got, n)
+	}
+}
+
+// poolOfT is the name of the only pool an XR composes.
+func poolOfT(t *testing.T, xr string) string {
+	t.Helper()
+	u := env.Cluster.WaitForT(t, readsTimeout, IsolationKind, "", xr, func(u *unstructured.Unstructured) (bool, string) {
+		names, _, _ := unstructured.NestedString(u.Object, "status", "poolNames")
+		return names != "" && !strings.Contains(names, ","), "status.poolNames " + names
+	})
+	names, _, _ := unstructured.NestedString(u.Object, "status", "poolNames")
+	return names
+}
+
+// freezeT stops a server of the main control plane (SIGSTOP) until the test ends.
+func freezeT(t *testing.T, name string) {
+	t.Helper()
+	if err := env.servers.Signal(name, syscall.SIGSTOP); err != nil {
+		t.Fatalf("cannot freeze %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := env.servers.Signal(name, syscall.SIGCONT); err != nil {
+			t.Errorf("cannot thaw %s: %v", name, err)
+		}
+	})
+}
+
+// createScaleObjectsT creates n copies of one of the size tests' objects (functions/internal/fntest/testdata/scale),
+// each changed by edit, then writes the fixture's status on each as its controller would, with readsWriters
+// writers. Their owners are dropped (the garbage collector would delete what they own) and what the apiserver sets
+// on create is cleared.
+func createScaleObjectsT(t *testing.T, gvk schema.GroupVersionKind, namespace, fixture string, n int, edit func(int, *unstructured.Unstructured)) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(env.RepoRoot, "functions", "internal", "fntest", "testdata", "scale", fixture+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := &unstructured.Unstructured{}
+	if err := json.Unmarshal(data, &proto.Object); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "managedFields", "ownerReferences", "generateName", "generation"} {
+		unstructured.RemoveNestedField(proto.Object, "metadata", f)
+	}
+	proto.SetNamespace(namespace)
+	status := proto.Object["status"]
+	r, err := env.Cluster.Resource(gvk, namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manager := map[string]string{"pod": "kubelet", "nodeclaim": "karpenter"}[fixture]
+	var wg sync.WaitGroup
+	errs := make(chan error, readsWriters)
+	for w := range readsWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += readsWriters {
+				u := proto.DeepCopy()
+				edit(i, u)
+				delete(u.Object, "status")
+				created, err := r.Create(context.Background(), u, metav1.CreateOptions{FieldManager: "e2e"})
+				if err != nil {
+					errs <- fmt.Errorf("create %s %s: %w", gvk.Kind, u.GetName(), err)
+					return
+				}
+				created.Object["status"] = status
+				if _, err := r.UpdateStatus(context.Background(), created, metav1.UpdateOptions{FieldManager: manager}); err != nil {
+					errs <- fmt.Errorf("status of %s %s: %w", gvk.Kind, u.GetName(), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
