@@ -212,6 +212,9 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 			}
 			annotate(nc, spec, src, rr, keys)
 			annotate(np, spec, src, rr, keys)
+			if err := markNodeClass(np, observedNodePool(observed.Get(nodePoolResourceName(p))), nc, keys); err != nil {
+				return nil, err
+			}
 			objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
 			objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/testing/protocmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -29,7 +30,7 @@ const orgSpec = `{"organization":"acme","customer":"acme-corp",
 const (
 	wantWebNodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool",
 		"metadata":{"name":"kiso-acme.web","annotations":{"kiso.dev/cloned-from":"EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default","kiso.dev/revision":"REVISION"},"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
-		"spec":{"template":{"metadata":{"labels":{"tier":"general","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp",
+		"spec":{"template":{"metadata":{"annotations":{"kiso.dev/nodeclass":"NODECLASS"},"labels":{"tier":"general","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp",
 			"node-restriction.kubernetes.io/kiso.dev.organization":"acme","node-restriction.kubernetes.io/kiso.dev.stack":"web"}},
 		"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"kiso-acme.web"},
 		"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"]}],
@@ -57,7 +58,12 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	}
 	// The clones say which revision of the reference pair they are rendered from.
 	rev := revisionOf(t, refNodeClass, refNodePool)
-	if diff := cmp.Diff(fntest.JSONMap(t, strings.ReplaceAll(wantWebNodePool, "REVISION", rev)), got["nodepool-kiso-acme.web"]); diff != "" {
+	// The node template carries the mark of the pool's NodeClass spec.
+	mark, err := nodeClassHash(&unstructured.Unstructured{Object: fntest.JSONMap(t, wantWebNodeClass)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fntest.JSONMap(t, strings.NewReplacer("REVISION", rev, "NODECLASS", mark).Replace(wantWebNodePool)), got["nodepool-kiso-acme.web"]); diff != "" {
 		t.Errorf("NodePool kiso-acme.web: -want, +got:\n%s", diff)
 	}
 	if diff := cmp.Diff(fntest.JSONMap(t, strings.ReplaceAll(wantWebNodeClass, "REVISION", rev)), got["nodeclass-kiso-acme.web"]); diff != "" {

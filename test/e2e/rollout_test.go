@@ -12,18 +12,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The staged-rollout scenario's names.
 const (
 	rolloutReference = "rollout-reference"
 	rolloutCluster   = "e2e-placement"
-	releaseLabel     = "platform.example.com/release"
 	// rolloutSoak is short so the scenario is quick; each wave still soaks before the next opens.
 	rolloutSoak = 20 * time.Second
 	// rolloutTimeout bounds a wave's pools changing and Karpenter replacing their drifted nodes.
 	rolloutTimeout = 4 * time.Minute
 )
+
+// releases are the reference's releases, told apart by the reference NodeClass alone (its node registration
+// delay): a NodeClass change moves no NodePool field of the reference, only the mark kiso puts on each pool's
+// node template, and a wave must still wait until Karpenter has replaced its nodes.
+var releases = map[string]string{"r1": "0s", "r2": "1s"}
 
 // rolloutOrganizations are the scenario's ten organizations; ro-0 is the canary.
 var rolloutOrganizations = []string{"ro-0", "ro-1", "ro-2", "ro-3", "ro-4", "ro-5", "ro-6", "ro-7", "ro-8", "ro-9"}
@@ -78,13 +83,28 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 			return r.Revision != first && r.Wave == 0 && r.On[r.Revision] == 1 && r.On[first] == 9
 		})
 		second = r.Revision
-		waitForReleaseT(t, "ro-0", "r2")
+		waitForSecondReleaseT(t, "ro-0")
 		assertReleasesT(t, map[string]string{"ro-1": "r1", "ro-2": "r1", "ro-3": "r1", "ro-4": "r1", "ro-5": "r1", "ro-6": "r1", "ro-7": "r1", "ro-8": "r1", "ro-9": "r1"})
 	})
+	var canaryDone time.Time
 	step(t, "KarpenterReplacesOnlyTheCanarysNode", func(t *testing.T) {
 		nodes["ro-0"] = waitForReplacedNodeT(t, "ro-0", nodes["ro-0"])
 		for _, o := range rolloutOrganizations[1:] {
 			assertOnNodeT(t, o, nodes[o])
+		}
+		// The change was to the NodeClass alone: the canary's wave is done, and starts soaking, only once
+		// Karpenter has replaced its node.
+		r := waitForRolloutT(t, "the canary's wave to be done and soak", func(r rolloutState) bool { return r.Wave == 0 && r.WaveDoneAt != "" })
+		var err error
+		if canaryDone, err = time.Parse(time.RFC3339, r.WaveDoneAt); err != nil {
+			t.Fatalf("status.rollouts[].waveDoneAt %q: %v", r.WaveDoneAt, err)
+		}
+		n, err := env.Cluster.Typed.CoreV1().Nodes().Get(t.Context(), nodes["ro-0"], metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if launched := n.CreationTimestamp.Truncate(time.Second); canaryDone.Before(launched) {
+			t.Errorf("the canary's wave was done at %s, before its replacement node %s was launched at %s", r.WaveDoneAt, n.Name, launched.Format(time.RFC3339))
 		}
 	})
 
@@ -96,10 +116,18 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	}
 	step(t, "AfterTheCanarysSoakThe50PercentWaveMoves", func(t *testing.T) {
 		waitForRolloutT(t, "the 50% wave to open", func(r rolloutState) bool { return r.Revision == second && r.Wave == 1 })
+		// It opened once the canary's wave had soaked: its organizations' NodeClasses moved no earlier.
+		for _, o := range waveOne {
+			waitForSecondReleaseT(t, o)
+			moved := lastAppliedT(t, KWOKNodeClassKind, "kiso-"+o)
+			if earliest := canaryDone.Add(rolloutSoak); moved.Before(earliest.Add(-time.Second)) {
+				t.Errorf("organization %s moved at %s, before the canary's wave (done at %s) had soaked %s", o, moved.Format(time.RFC3339), canaryDone.Format(time.RFC3339), rolloutSoak)
+			}
+		}
 		// Paused as soon as the wave opens: it runs to its end, and no further wave opens.
 		patchClusterT(t, `{"spec":{"rollout":{"paused":true}}}`)
 		for _, o := range waveOne {
-			waitForReleaseT(t, o, "r2")
+			waitForSecondReleaseT(t, o)
 			nodes[o] = waitForReplacedNodeT(t, o, nodes[o])
 		}
 		waitForRolloutT(t, "the cluster to count the 50% wave on the new release", func(r rolloutState) bool {
@@ -125,7 +153,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		patchClusterT(t, `{"spec":{"rollout":{"paused":false}}}`)
 		for _, o := range rolloutOrganizations[1:] {
 			if !halfWave(o) {
-				waitForReleaseT(t, o, "r2")
+				waitForSecondReleaseT(t, o)
 				waitForReplacedNodeT(t, o, nodes[o])
 			}
 		}
@@ -213,9 +241,9 @@ func currentRolloutSummaryT(t *testing.T) string {
 
 // rolloutState is the cluster's status for the scenario's reference pair.
 type rolloutState struct {
-	Revision, HeldBy, Reason string
-	Wave                     int32
-	On                       map[string]int32
+	Revision, HeldBy, Reason, WaveDoneAt string
+	Wave                                 int32
+	On                                   map[string]int32
 }
 
 func currentRolloutT(t *testing.T) rolloutState {
@@ -237,6 +265,7 @@ func rolloutOf(u *unstructured.Unstructured) rolloutState {
 		}
 		st.Revision, _ = r["revision"].(string)
 		st.HeldBy, _ = r["heldBy"].(string)
+		st.WaveDoneAt, _ = r["waveDoneAt"].(string)
 		w, _, _ := unstructured.NestedInt64(r, "wave")
 		st.Wave = int32(w)
 		counts, _, _ := unstructured.NestedSlice(r, "organizations")
@@ -274,45 +303,52 @@ func patchClusterT(t *testing.T, patch string) {
 	}
 }
 
-// setReleaseT is the platform changing the reference NodePool's node template.
+// setReleaseT is the platform changing the reference NodeClass.
 func setReleaseT(t *testing.T, release string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"labels":{%q:%q}}}}}`, releaseLabel, release)
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "nodepool", rolloutReference, "--type=merge", "-p", patch); err != nil {
-		t.Fatalf("cannot change the reference NodePool: %v", err)
+	patch := fmt.Sprintf(`{"spec":{"nodeRegistrationDelay":%q}}`, releases[release])
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "kwoknodeclass", rolloutReference, "--type=merge", "-p", patch); err != nil {
+		t.Fatalf("cannot change the reference NodeClass: %v", err)
 	}
 }
 
-// releaseOf is the release label an organization's NodePool gives its nodes.
-func releaseOf(u *unstructured.Unstructured) string {
-	v, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "labels", releaseLabel)
-	return v
+// releaseOf is the release an organization's NodeClass is cloned from.
+func releaseOf(nodeClass *unstructured.Unstructured) string {
+	delay, _, _ := unstructured.NestedString(nodeClass.Object, "spec", "nodeRegistrationDelay")
+	for release, d := range releases {
+		if d == delay {
+			return release
+		}
+	}
+	return "delay " + delay
 }
 
-func waitForReleaseT(t *testing.T, organization, release string) {
+// waitForSecondReleaseT waits until an organization's NodeClass is on release r2.
+func waitForSecondReleaseT(t *testing.T, organization string) {
 	t.Helper()
-	env.Cluster.WaitForT(t, rolloutTimeout, NodePoolKind, "", "kiso-"+organization, func(u *unstructured.Unstructured) (bool, string) {
+	const release = "r2"
+	env.Cluster.WaitForT(t, rolloutTimeout, KWOKNodeClassKind, "", "kiso-"+organization, func(u *unstructured.Unstructured) (bool, string) {
 		got := releaseOf(u)
 		return got == release, "release " + got
 	})
 }
 
-// assertReleasesT checks organizations' NodePools are on the given releases now.
+// assertReleasesT checks organizations' NodeClasses are on the given releases now.
 func assertReleasesT(t *testing.T, want map[string]string) {
 	t.Helper()
 	for o, release := range want {
-		u, err := env.Cluster.Get(t.Context(), NodePoolKind, "", "kiso-"+o)
+		u, err := env.Cluster.Get(t.Context(), KWOKNodeClassKind, "", "kiso-"+o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := releaseOf(u); got != release {
-			t.Errorf("organization %s's NodePool is on release %q, want %q: it moved before its wave", o, got, release)
+			t.Errorf("organization %s's NodeClass is on release %q, want %q: it moved before its wave", o, got, release)
 		}
 	}
 }
 
-// waitForReplacedNodeT waits until Karpenter has replaced an organization's node with one of the new release
-// (drift), its pod runs there and the old node is gone; it returns the new node.
+// waitForReplacedNodeT waits until Karpenter has replaced an organization's node with one launched from its
+// NodePool's current template (drift), its pod runs there and the old node is gone; it returns the new node.
 func waitForReplacedNodeT(t *testing.T, organization, old string) string {
 	t.Helper()
 	var node string
@@ -325,12 +361,8 @@ func waitForReplacedNodeT(t *testing.T, organization, old string) string {
 		if node == "" || node == old {
 			return false, "the pod is on node " + node, nil
 		}
-		n, err := env.Cluster.Typed.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		if n.Labels[releaseLabel] != "r2" {
-			return false, fmt.Sprintf("node %s is on release %q", node, n.Labels[releaseLabel]), nil
+		if current, why, err := launchedFromCurrentTemplate(ctx, "kiso-"+organization, node); err != nil || !current {
+			return false, why, err
 		}
 		if _, err := env.Cluster.Typed.CoreV1().Nodes().Get(ctx, old, metav1.GetOptions{}); err == nil {
 			return false, "the old node " + old + " is still there", nil
@@ -339,6 +371,47 @@ func waitForReplacedNodeT(t *testing.T, organization, old string) string {
 	})
 	return node
 }
+
+// launchedFromCurrentTemplate reports whether a node's NodeClaim was launched from its NodePool's current template:
+// its karpenter.sh/nodepool-hash is the NodePool's.
+func launchedFromCurrentTemplate(ctx context.Context, pool, node string) (bool, string, error) {
+	np, err := env.Cluster.Get(ctx, NodePoolKind, "", pool)
+	if err != nil {
+		return false, "", err
+	}
+	claims, err := env.Cluster.List(ctx, NodeClaimKind, "", nodePoolLabel+"="+pool)
+	if err != nil {
+		return false, "", err
+	}
+	for _, c := range claims {
+		if name, _, _ := unstructured.NestedString(c.Object, "status", "nodeName"); name != node {
+			continue
+		}
+		want, got := np.GetAnnotations()[karpenterPoolHash], c.GetAnnotations()[karpenterPoolHash]
+		return want != "" && got == want, fmt.Sprintf("node %s was launched from template %s of NodePool %s, which is at %s", node, got, pool, want), nil
+	}
+	return false, "no NodeClaim of " + pool + " names node " + node, nil
+}
+
+// lastAppliedT is when Crossplane last changed what it applies to an object (its managed fields' time, to the
+// second).
+func lastAppliedT(t *testing.T, gvk schema.GroupVersionKind, name string) time.Time {
+	t.Helper()
+	u := env.Cluster.GetT(t, gvk, "", name)
+	var last time.Time
+	for _, mf := range u.GetManagedFields() {
+		if strings.HasPrefix(mf.Manager, "apiextensions.crossplane.io/composed/") && mf.Time != nil && mf.Time.After(last) {
+			last = mf.Time.Time
+		}
+	}
+	if last.IsZero() {
+		t.Fatalf("%s %s has no field Crossplane applies", gvk.Kind, name)
+	}
+	return last
+}
+
+// karpenterPoolHash is the hash of a NodePool's template Karpenter keeps on it and on each NodeClaim it launches.
+const karpenterPoolHash = "karpenter.sh/nodepool-hash"
 
 // assertOnNodeT checks an organization's pod still runs on the node it had.
 func assertOnNodeT(t *testing.T, organization, node string) {

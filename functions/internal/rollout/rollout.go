@@ -32,14 +32,24 @@ type Annotations struct {
 	Reference string
 	// Revision is the revision of that pair the pool is rendered from.
 	Revision string
+	// NodeClass, on a NodePool's node template, is a hash of the reference
+	// NodeClass spec the pool's NodeClass is cloned from: Karpenter hashes
+	// the template, so a NodeClass change drifts the pool's nodes for every
+	// provider (see NodeClassMark).
+	NodeClass string
+	// NodeClassBaseline, on a NodePool, is the NodeClass hash a pool composed
+	// before NodeClass marks existed was on when first seen.
+	NodeClassBaseline string
 }
 
 // NewAnnotations returns the annotation keys under a key domain.
 func NewAnnotations(domain string) Annotations {
 	return Annotations{
-		Cluster:   domain + "/cluster",
-		Reference: domain + "/cloned-from",
-		Revision:  domain + "/revision",
+		Cluster:           domain + "/cluster",
+		Reference:         domain + "/cloned-from",
+		Revision:          domain + "/revision",
+		NodeClass:         domain + "/nodeclass",
+		NodeClassBaseline: domain + "/nodeclass-baseline",
 	}
 }
 
