@@ -376,8 +376,14 @@ type ReferenceRollout struct {
 	// HeldBy says which organization holds the open wave up, and why.
 	HeldBy string `json:"heldBy,omitempty"`
 
-	// Snapshots are the specs of each revision an organization is still on, so that an organization waiting for
-	// its wave keeps being rendered from its own revision.
+	// Released is the last revision whose rollout was done (every wave moved, and soaked): a pool composed for
+	// the first time while its organization waits for its wave starts on the revision its organization's other
+	// pools are on, else on this one, never on a revision still held back.
+	Released string `json:"released,omitempty"`
+
+	// Snapshots are the specs of each revision an organization is still on, and of the released one, so that an
+	// organization waiting for its wave keeps being rendered from its own revision and a new pool from the
+	// released one.
 	Snapshots []ReferenceSnapshot `json:"snapshots,omitempty"`
 }
 

@@ -293,6 +293,15 @@ func judgesNodes(r *v1alpha1.Rollout, prev *v1alpha1.ReferenceRollout, cur rollo
 	return firstWave(r, prev, cur, organizations(pools, r.Waves)) <= len(r.Waves)
 }
 
+// released is the last revision a pair's rollout finished, as the last
+// reconcile left it: its own revision if that rollout was done.
+func released(prev *v1alpha1.ReferenceRollout, last int) string {
+	if int(prev.Wave) > last {
+		return prev.Revision
+	}
+	return prev.Released
+}
+
 // heldByPause is what holds a done wave's successor back while paused.
 const heldByPause = "spec.rollout.paused: the next wave opens once the rollout is resumed"
 
@@ -302,8 +311,11 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 	orgs := organizations(pools, r.Waves)
 	last := len(r.Waves)
 	wave := firstWave(r, prev, cur, orgs)
-	if prev != nil && prev.Revision == cur.ID {
-		st.WaveDoneAt = prev.WaveDoneAt
+	if prev != nil {
+		st.Released = released(prev, last)
+		if prev.Revision == cur.ID {
+			st.WaveDoneAt = prev.WaveDoneAt
+		}
 	}
 	res.JudgesNodes = res.JudgesNodes || wave <= last
 	for wave <= last {
@@ -343,10 +355,13 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 		wave, st.WaveDoneAt = wave+1, ""
 	}
 	res.InProgress = res.InProgress || wave <= last
+	if wave > last {
+		st.Released = cur.ID
+	}
 	// At most MaxItemsRolloutWaves + 2.
 	st.Wave = int32(max(0, min(wave, v1alpha1.MaxItemsRolloutWaves+2)))
 	st.Organizations, st.Waiting = orgs.count(cur.ID, wave)
-	snaps, err := snapshots(prev, cur, pools)
+	snaps, err := snapshots(prev, cur, pools, st.Released)
 	st.Snapshots = snaps
 	return st, err
 }
@@ -484,10 +499,11 @@ func (orgs trackedOrganizations) count(current string, open int) ([]v1alpha1.Rev
 	return out, waiting
 }
 
-// snapshots keeps the specs of the current revision and of every revision a
-// pool is still on (from the last reconcile's snapshots), so a waiting
-// organization keeps being rendered from its own.
-func snapshots(prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool) ([]v1alpha1.ReferenceSnapshot, error) {
+// snapshots keeps the specs of the current revision, of every revision a
+// pool is still on and of the released one (from the last reconcile's
+// snapshots), so a waiting organization keeps being rendered from its own
+// and a new pool from the released one.
+func snapshots(prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool, released string) ([]v1alpha1.ReferenceSnapshot, error) {
 	s, err := cur.Snapshot()
 	if err != nil {
 		return nil, err
@@ -496,7 +512,7 @@ func snapshots(prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []tr
 	if prev == nil {
 		return out, nil
 	}
-	inUse := map[string]bool{}
+	inUse := map[string]bool{released: true}
 	for _, p := range pools {
 		inUse[p.Revision] = true
 	}

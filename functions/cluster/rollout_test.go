@@ -322,6 +322,34 @@ func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
 	}
 }
 
+// TestTheReleasedRevisionIsKept: while a revision rolls out, the cluster says which one was last released (every
+// wave moved and soaked) and keeps its specs, so a pool composed meanwhile starts there; once the rollout is done,
+// the new revision is the released one.
+func TestTheReleasedRevisionIsKept(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	spec := canaryThenHalfThenAll()
+	done := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v1.ID, Wave: 4, Released: v1.ID, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}}}
+	v := fleet(allOn(v1.ID), nil)
+	v.Current[testRef] = v2
+	res, err := advance(spec, done, v, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rollouts[0]; r.Released != v1.ID || r.Wave != 0 || !cmp.Equal(snapshotRevisions(r), []string{v2.ID, v1.ID}) {
+		t.Errorf("a new revision rolling: released %q, wave %d, snapshots %v; want %s released, wave 0, both kept", r.Released, r.Wave, snapshotRevisions(r), v1.ID)
+	}
+	// Every organization is on the new revision and every wave done: it is released, and the old one's specs go.
+	v = fleet(allOn(v2.ID), nil)
+	v.Current[testRef] = v2
+	rolling := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v2.ID, Wave: 3, Released: v1.ID, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v2), mustSnapshot(t, v1)}}}
+	if res, err = advance(spec, rolling, v, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rollouts[0]; r.Released != v2.ID || r.Wave != 4 || !cmp.Equal(snapshotRevisions(r), []string{v2.ID}) {
+		t.Errorf("the last wave done: released %q, wave %d, snapshots %v; want %s released, wave 4, only its snapshot", r.Released, r.Wave, snapshotRevisions(r), v2.ID)
+	}
+}
+
 // TestNodeClaimsAreReadOnlyWhileAWaveIsOpen: NodeClaims grow with the fleet
 // and change all day, and Crossplane calls the cluster on each change of what
 // it requires: a cluster whose rollouts are done does not ask for them, one

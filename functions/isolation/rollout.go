@@ -31,6 +31,9 @@ type poolSource struct {
 	// Keep is true when the pool waits and its revision's specs are known to
 	// nobody: its NodeClass and NodePool are kept as they are.
 	Keep bool
+	// New is true for a pool composed for the first time while it waits:
+	// kept, it is not composed until its wave opens.
+	New bool
 }
 
 // referenceRollout is where an organization stands in its cluster's rollout
@@ -51,9 +54,11 @@ type referenceRollout struct {
 // rendered from. A pool moves to the current revision at once unless the
 // organization's cluster stages rollouts and the organization's wave is not
 // open yet for it: then the pool stays on the revision it was rendered from,
-// from the cluster's snapshot of it. A new pool, a pool rendered before kiso
-// kept revisions and a pool whose organization switched to another reference
-// start on the current revision: nothing of theirs is being replaced.
+// from the cluster's snapshot of it. A pool composed for the first time
+// meanwhile (a new stack or organization, a pool rendered before kiso kept
+// revisions or whose organization switched to another reference) starts on
+// the revision the organization's other pools are on, else on the last one
+// the cluster released (newPoolSource).
 func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollout, error) {
 	ref := rollout.ReferenceOf(spec).String()
 	current, err := rollout.Current(found.NodeClass, found.NodePool)
@@ -74,16 +79,50 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 		}
 	}
 	annotations := rollout.NewAnnotations(keys.Domain)
+	on := make(map[string]string, len(pools))
+	own := ""
 	for _, p := range pools {
 		np, _ := observed.Get(nodePoolResourceName(p))
-		on := onRevision(np, annotations, ref)
-		if !rr.Staged || on == "" || on == current.ID || rr.Wave <= rr.Open {
-			rr.Sources[p.Name] = moved
-			continue
+		on[p.Name] = onRevision(np, annotations, ref)
+		if on[p.Name] != "" && on[p.Name] != current.ID {
+			own = on[p.Name]
 		}
-		rr.Sources[p.Name] = waitingSource(state, on, rollout.ReferenceOf(spec))
+	}
+	for _, p := range pools {
+		switch {
+		case !rr.Staged || on[p.Name] == current.ID || rr.Wave <= rr.Open:
+			rr.Sources[p.Name] = moved
+		case on[p.Name] != "":
+			rr.Sources[p.Name] = waitingSource(state, on[p.Name], rollout.ReferenceOf(spec))
+		default:
+			rr.Sources[p.Name] = newPoolSource(state, own, rr, moved, rollout.ReferenceOf(spec))
+		}
 	}
 	return rr, nil
+}
+
+// newPoolSource is where a pool starts that its organization composes while it waits for its wave (a new stack,
+// a new organization, a pool renamed or re-created by a mode switch): on the revision the organization's other
+// pools are on, else on the last one the cluster released, never on one still held back. Without either (the
+// cluster has released no revision of this pair since it stages rollouts), it is composed once the wave opens;
+// a cluster that has not rolled this pair out yet holds nothing back.
+func newPoolSource(state *v1alpha1.ReferenceRollout, own string, rr referenceRollout, moved poolSource, ref rollout.Reference) poolSource {
+	if state == nil {
+		return moved
+	}
+	start := own
+	if start == "" {
+		start = state.Released
+		if int(state.Wave) >= rr.Waves {
+			start = state.Revision
+		}
+	}
+	if start == rr.Current {
+		return moved
+	}
+	src := waitingSource(state, start, ref)
+	src.New = true
+	return src
 }
 
 // onRevision is the revision an observed NodePool was rendered from, or ""
@@ -148,21 +187,33 @@ func (rr referenceRollout) message() string {
 	if len(waiting) == 0 {
 		return fmt.Sprintf("every pool is on revision %s of %s", rr.Current, rr.Reference)
 	}
-	var kept []string
+	var staying, kept, held []string
 	on := map[string]bool{}
 	for _, name := range waiting {
 		s := rr.Sources[name]
-		on[s.Revision] = true
-		if s.Keep {
+		switch {
+		case s.New && s.Keep:
+			held = append(held, name)
+			continue
+		case s.Keep:
 			kept = append(kept, name)
 		}
+		staying = append(staying, name)
+		on[s.Revision] = true
 	}
-	msg := fmt.Sprintf("pools %s stay on revision %s of %s until wave %d of %d opens for revision %s",
-		strings.Join(waiting, ", "), strings.Join(slices.Sorted(maps.Keys(on)), ", "), rr.Reference, rr.Wave+1, rr.Waves, rr.Current)
+	var parts []string
+	if len(staying) > 0 {
+		parts = append(parts, fmt.Sprintf("pools %s stay on revision %s of %s until wave %d of %d opens for revision %s",
+			strings.Join(staying, ", "), strings.Join(slices.Sorted(maps.Keys(on)), ", "), rr.Reference, rr.Wave+1, rr.Waves, rr.Current))
+	}
 	if len(kept) > 0 {
-		msg += fmt.Sprintf("; the cluster keeps no snapshot of their revision, so pools %s are kept exactly as they are", strings.Join(kept, ", "))
+		parts = append(parts, fmt.Sprintf("the cluster keeps no snapshot of their revision, so pools %s are kept exactly as they are", strings.Join(kept, ", ")))
 	}
-	return msg
+	if len(held) > 0 {
+		parts = append(parts, fmt.Sprintf("pools %s are new and are composed once wave %d of %d opens for revision %s: the cluster keeps no released revision of %s to start them on",
+			strings.Join(held, ", "), rr.Wave+1, rr.Waves, rr.Current, rr.Reference))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // reportRevisions says on the claim which revision each pool is on and

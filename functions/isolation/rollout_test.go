@@ -45,8 +45,14 @@ var refNodePoolV2 = strings.Replace(refNodePool, `"tier":"general"`, `"tier":"ge
 // it: revision rolling, the open wave, and the snapshots it keeps.
 func stagedCluster(t *testing.T, rolling string, openWave int, snapshots ...rollout.Revision) string {
 	t.Helper()
+	return stagedClusterReleased(t, rolling, openWave, "", snapshots...)
+}
+
+// stagedClusterReleased is stagedCluster that last released revision released.
+func stagedClusterReleased(t *testing.T, rolling string, openWave int, released string, snapshots ...rollout.Revision) string {
+	t.Helper()
 	ref := "EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default"
-	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: rolling, Wave: int32(openWave)}
+	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: rolling, Wave: int32(openWave), Released: released}
 	for _, r := range snapshots {
 		s, err := r.Snapshot()
 		if err != nil {
@@ -179,19 +185,54 @@ func TestAWaitingPoolWithoutASnapshotIsKeptAsItIs(t *testing.T) {
 	}
 }
 
-func TestANewPoolStartsOnTheCurrentRevision(t *testing.T) {
+// TestANewPoolDoesNotSkipTheQueue: a pool composed for the first time while its organization waits for its wave
+// (a new stack, a new organization) starts on the revision the organization's other pools are on, else on the
+// last one the cluster released, and never on the one still held back; with neither known it waits for its wave.
+func TestANewPoolDoesNotSkipTheQueue(t *testing.T) {
 	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
 	staged := strings.Replace(boundSpec, `"organization":"acme"`, `"organization":"acme","isolation":"stack"`, 1)
 	observed := onFirstRevision(t, staged)
-	// Stack batch is new while acme waits: its pool replaces nothing.
+	// Stack batch is new while acme waits: it starts where acme's other pools are.
 	grown := strings.Replace(staged, `{"name":"jobs"}`, `{"name":"jobs"},{"name":"batch"}`, 1)
 	rsp := run(t, newRequest(t, input, xr(grown), observed), cluster{refNodeClass, refNodePoolV2, stagedCluster(t, v2.ID, 0, v1, v2)})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	for pool, want := range map[string]string{"kiso-acme.web": "general", "kiso-acme.jobs": "general", "kiso-acme.batch": "general-v2"} {
+	for pool, want := range map[string]string{"kiso-acme.web": "general", "kiso-acme.jobs": "general", "kiso-acme.batch": "general"} {
 		if g := tier(t, got["nodepool-"+pool]); g != want {
 			t.Errorf("pool %s: node label tier = %v, want %s", pool, g, want)
 		}
+	}
+
+	newcomer := strings.Replace(boundSpec, `"organization":"acme"`, `"organization":"newco"`, 1)
+	cases := map[string]struct {
+		cluster  string
+		wantTier any
+		wantHeld bool
+	}{
+		"AWaitingNewOrganizationStartsOnTheReleasedRevision": {cluster: stagedClusterReleased(t, v2.ID, 0, v1.ID, v2, v1), wantTier: "general"},
+		"ANewOrganizationWaitsWhenNothingWasReleased":        {cluster: stagedCluster(t, v2.ID, 0, v2), wantHeld: true},
+		"ANewOrganizationAfterTheRolloutStartsOnTheCurrent":  {cluster: stagedClusterReleased(t, v2.ID, 3, v2.ID, v2), wantTier: "general-v2"},
+		"ANewOrganizationBeforeTheClusterSeesTheNewRevision": {cluster: stagedClusterReleased(t, v1.ID, 3, v1.ID, v1), wantTier: "general"},
+		"ANewOrganizationWhoseWaveIsOpenStartsOnTheCurrent":  {cluster: stagedClusterReleased(t, v2.ID, 1, v1.ID, v2, v1), wantTier: "general-v2"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(newcomer), nil), cluster{refNodeClass, refNodePoolV2, tc.cluster})
+			fntest.AssertNoFatal(t, rsp)
+			np, composed := fntest.Desired(t, rsp)["nodepool-kiso-newco"]
+			if tc.wantHeld {
+				if composed {
+					t.Errorf("the pool is composed (tier %v) though no revision was released", tier(t, np))
+				}
+				if c := conditionOf(t, rsp, TypeReferenceCurrent); c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "pools kiso-newco are new and are composed once wave 2 of 3 opens") {
+					t.Errorf("ReferenceCurrent %s %q, want WaitingForWave saying the new pool waits", c.GetReason(), c.GetMessage())
+				}
+				return
+			}
+			if g := tier(t, np); g != tc.wantTier {
+				t.Errorf("node label tier = %v, want %v", g, tc.wantTier)
+			}
+		})
 	}
 }
 
