@@ -127,6 +127,21 @@ type Rollout struct {
 
 	// Paused stops the rollout where it is: no further wave opens. Organizations already moved stay moved.
 	Paused bool `json:"paused,omitempty"`
+
+	// ProgressDeadline is how long a wave may take, from when it opens until every node of its pools is
+	// replaced, before the cluster says RolledOut=False, reason Blocked, naming each organization that holds it
+	// and why (nodes not replaced because of a disruption budget or a do-not-disrupt pod, a pool not Ready).
+	// The default, 2h, lets Karpenter replace a pool of a hundred nodes under its default budget of 10% at a
+	// time, a few minutes per node; set it to what your largest pool needs.
+	// +kubebuilder:default="2h"
+	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
+	ProgressDeadline string `json:"progressDeadline,omitempty"`
+
+	// Skip lets the rollout go on without these organizations: they hold no wave and stay on the revision they
+	// are on until removed from the list (status.rollouts[].skipped lists them).
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=set
+	Skip []string `json:"skip,omitempty"`
 }
 
 // Wave is one step of a rollout.
@@ -375,6 +390,12 @@ type ReferenceRollout struct {
 
 	// HeldBy says which organization holds the open wave up, and why.
 	HeldBy string `json:"heldBy,omitempty"`
+
+	// WaveOpenedAt is when the open wave opened (RFC 3339); spec.rollout.progressDeadline counts from then.
+	WaveOpenedAt string `json:"waveOpenedAt,omitempty"`
+
+	// Skipped lists the organizations spec.rollout.skip names that are not on this revision: they hold no wave.
+	Skipped []string `json:"skipped,omitempty"`
 
 	// Released is the last revision whose rollout was done (every wave moved, and soaked): a pool composed for
 	// the first time while its organization waits for its wave starts on the revision its organization's other

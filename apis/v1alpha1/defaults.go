@@ -31,6 +31,9 @@ func (s *XKarpenterClusterSpec) Default() {
 	if s.Rollout != nil && s.Rollout.Soak == "" {
 		s.Rollout.Soak = DefaultRolloutSoak
 	}
+	if s.Rollout != nil && s.Rollout.ProgressDeadline == "" {
+		s.Rollout.ProgressDeadline = DefaultRolloutProgressDeadline
+	}
 	if i := s.Karpenter.Install; i != nil && i.Version == "" {
 		i.Version = DefaultChartInstallVersion
 	}

@@ -80,6 +80,12 @@ const (
 	DefaultRolloutSoak = "10m"
 	// PatternRolloutSoak is Rollout.soak's kubebuilder:validation:Pattern.
 	PatternRolloutSoak = "^([0-9]+(s|m|h))+$"
+	// DefaultRolloutProgressDeadline is Rollout.progressDeadline's kubebuilder:default.
+	DefaultRolloutProgressDeadline = "2h"
+	// PatternRolloutProgressDeadline is Rollout.progressDeadline's kubebuilder:validation:Pattern.
+	PatternRolloutProgressDeadline = "^([0-9]+(s|m|h))+$"
+	// MaxItemsRolloutSkip is Rollout.skip's kubebuilder:validation:MaxItems.
+	MaxItemsRolloutSkip = 100
 	// PatternStackName is Stack.name's kubebuilder:validation:Pattern.
 	PatternStackName = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 	// MaxLengthStackName is Stack.name's kubebuilder:validation:MaxLength.

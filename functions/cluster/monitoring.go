@@ -25,12 +25,12 @@ type alert struct {
 	Annotations map[string]string `json:"annotations"`
 }
 
-// alerts are kiso's five Karpenter alerts, on metrics Karpenter v1.15
+// alerts are kiso's six Karpenter alerts, on metrics Karpenter v1.15
 // exports (sigs.k8s.io/karpenter and aws/karpenter-provider-aws v1.15.0):
 //
 //   - operator_<kind>_status_condition_count{name,type,status,reason}: a gauge
 //     per object and condition, from operatorpkg's status controller that
-//     Karpenter runs for NodePool and EC2NodeClass;
+//     Karpenter runs for NodeClaim, NodePool and EC2NodeClass;
 //   - karpenter_nodepools_usage and karpenter_nodepools_limit{nodepool,resource_type};
 //   - karpenter_cloudprovider_errors_total{controller,method,provider,error,nodepool}:
 //     errors of Karpenter's calls to AWS, by category; NodeClaimNotFoundError
@@ -73,6 +73,18 @@ var alerts = []alert{
 		Annotations: map[string]string{
 			"summary":     "Karpenter's {{ $labels.method }} calls to EC2 fail ({{ $labels.error }}).",
 			"description": "Karpenter's calls to AWS keep failing: check the controller's logs for AccessDenied (controller policy, iam:PassRole) or API errors.",
+		},
+	},
+	{
+		// A wave of a staged rollout waits for its drifted nodes: one Karpenter does not replace (a disruption
+		// budget of 0, a do-not-disrupt pod, a PodDisruptionBudget) holds the wave and every later one. The
+		// cluster says so on its RolledOut condition once spec.rollout.progressDeadline (2h by default) passes.
+		Alert: "KarpenterDriftedNodeNotReplaced",
+		Expr:  `max by (name) (operator_nodeclaim_status_condition_count{type="Drifted",status="True"}) > 0`,
+		For:   "2h",
+		Annotations: map[string]string{
+			"summary":     "NodeClaim {{ $labels.name }} has been drifted for 2 hours and is not replaced.",
+			"description": "Karpenter replaces a drifted node only as its NodePool's disruption budgets, PodDisruptionBudgets and karpenter.sh/do-not-disrupt pods allow: until it does, a staged rollout's wave waits for it (the XKarpenterCluster's RolledOut condition names the organization; spec.rollout.skip lets the rollout go on without it).",
 		},
 	},
 	{

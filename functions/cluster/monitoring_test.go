@@ -33,7 +33,7 @@ func TestPrometheusRule(t *testing.T) {
 	}
 	// The five: an EC2NodeClass not Ready, a NodePool not Ready, a
 	// NodePool near its limits, EC2 calls failing, pods no NodePool can place.
-	want := []string{"KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNotReady", "KarpenterNodePoolNearLimit", "KarpenterCloudProviderErrors", "KarpenterPodsUnschedulable"}
+	want := []string{"KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNotReady", "KarpenterNodePoolNearLimit", "KarpenterCloudProviderErrors", "KarpenterDriftedNodeNotReplaced", "KarpenterPodsUnschedulable"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("alerts: -want, +got:\n%s", diff)
 	}

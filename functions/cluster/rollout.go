@@ -230,7 +230,10 @@ type rolloutResult struct {
 	// RequeueAfter is how soon a soaking wave is done soaking, 0 if none is.
 	RequeueAfter time.Duration
 	Blocked      []string
-	InProgress   bool
+	// Overdue says, per reference pair whose open wave is past
+	// spec.rollout.progressDeadline, every organization that holds it.
+	Overdue    []string
+	InProgress bool
 	// JudgesNodes is true while a wave is open: whether it is done depends
 	// on its pools' NodeClaims.
 	JudgesNodes bool
@@ -302,21 +305,51 @@ func released(prev *v1alpha1.ReferenceRollout, last int) string {
 	return prev.Released
 }
 
+// carryOver starts a reconcile's state of a pair from the last one's: what
+// it released, and for the same revision when its open wave was done and
+// (the same wave still open) when it opened.
+func carryOver(st *v1alpha1.ReferenceRollout, prev *v1alpha1.ReferenceRollout, wave, last int, now time.Time) {
+	if prev != nil {
+		st.Released = released(prev, last)
+		if prev.Revision == st.Revision {
+			st.WaveDoneAt = prev.WaveDoneAt
+			if int(prev.Wave) == wave {
+				st.WaveOpenedAt = prev.WaveOpenedAt
+			}
+		}
+	}
+	if st.WaveOpenedAt == "" {
+		st.WaveOpenedAt = now.UTC().Format(time.RFC3339)
+	}
+}
+
+// checkDeadline records a held wave that opened longer than
+// spec.rollout.progressDeadline ago, with every organization that holds it.
+func (res *rolloutResult) checkDeadline(r *v1alpha1.Rollout, st v1alpha1.ReferenceRollout, orgs trackedOrganizations, wave int, now time.Time) error {
+	if wave > len(r.Waves) || st.HeldBy == "" || st.HeldBy == heldByPause {
+		return nil
+	}
+	overdue, err := pastDeadline(r, st.WaveOpenedAt, now)
+	if err != nil || !overdue {
+		return err
+	}
+	res.Overdue = append(res.Overdue, fmt.Sprintf("%s: wave %d opened at %s and is not done within spec.rollout.progressDeadline (%s): %s",
+		st.Reference, wave+1, st.WaveOpenedAt, r.ProgressDeadline, strings.Join(holders(orgs, st.Revision, wave), "; ")))
+	return nil
+}
+
 // heldByPause is what holds a done wave's successor back while paused.
 const heldByPause = "spec.rollout.paused: the next wave opens once the rollout is resumed"
 
 // advanceReference moves one reference pair's rollout.
 func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool, now time.Time) (v1alpha1.ReferenceRollout, error) {
 	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: cur.ID}
-	orgs := organizations(pools, r.Waves)
+	all := organizations(pools, r.Waves)
+	orgs, skipped := all.without(r.Skip, cur.ID)
+	st.Skipped = skipped
 	last := len(r.Waves)
 	wave := firstWave(r, prev, cur, orgs)
-	if prev != nil {
-		st.Released = released(prev, last)
-		if prev.Revision == cur.ID {
-			st.WaveDoneAt = prev.WaveDoneAt
-		}
-	}
+	carryOver(&st, prev, wave, last, now)
 	res.JudgesNodes = res.JudgesNodes || wave <= last
 	for wave <= last {
 		holdup, notReady := heldBy(orgs, cur.ID, wave)
@@ -335,7 +368,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 				st.HeldBy = heldByPause
 				break
 			}
-			wave, st.WaveDoneAt = wave+1, ""
+			wave, st.WaveDoneAt, st.WaveOpenedAt = wave+1, "", now.UTC().Format(time.RFC3339)
 			continue
 		}
 		left, err := soakLeft(&st, r, wave, now)
@@ -352,7 +385,10 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 			st.HeldBy = heldByPause
 			break
 		}
-		wave, st.WaveDoneAt = wave+1, ""
+		wave, st.WaveDoneAt, st.WaveOpenedAt = wave+1, "", now.UTC().Format(time.RFC3339)
+	}
+	if err := res.checkDeadline(r, st, orgs, wave, now); err != nil {
+		return st, err
 	}
 	res.InProgress = res.InProgress || wave <= last
 	if wave > last {
@@ -360,7 +396,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 	}
 	// At most MaxItemsRolloutWaves + 2.
 	st.Wave = int32(max(0, min(wave, v1alpha1.MaxItemsRolloutWaves+2)))
-	st.Organizations, st.Waiting = orgs.count(cur.ID, wave)
+	st.Organizations, st.Waiting = all.count(cur.ID, wave)
 	snaps, err := snapshots(prev, cur, pools, st.Released)
 	st.Snapshots = snaps
 	return st, err
@@ -425,6 +461,69 @@ func organizations(pools []trackedPool, waves []v1alpha1.Wave) trackedOrganizati
 	return out
 }
 
+// without leaves out the organizations spec.rollout.skip names that are not
+// on the current revision: they hold no wave. It returns them too, by name.
+func (orgs trackedOrganizations) without(skip []string, current string) (trackedOrganizations, []string) {
+	if len(skip) == 0 {
+		return orgs, nil
+	}
+	out := make(trackedOrganizations, 0, len(orgs))
+	var skipped []string
+	for _, o := range orgs {
+		if slices.Contains(skip, o.Name) && !o.on(current) {
+			skipped = append(skipped, o.Name)
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, skipped
+}
+
+// on reports whether every pool of an organization is on a revision.
+func (o trackedOrganization) on(revision string) bool {
+	for _, p := range o.Pools {
+		if p.Revision != revision {
+			return false
+		}
+	}
+	return true
+}
+
+// holders says, for every organization of the open wave (or one before it)
+// that is not done on the current revision, why.
+func holders(orgs trackedOrganizations, current string, wave int) []string {
+	var out []string
+	for _, o := range orgs {
+		if o.Wave > wave {
+			continue
+		}
+		for _, p := range o.Pools {
+			switch {
+			case p.Revision != current:
+				out = append(out, fmt.Sprintf("organization %s: pool %s is still on revision %s", o.Name, p.Name, p.Revision))
+			case p.Holdup != "":
+				out = append(out, fmt.Sprintf("organization %s: %s", o.Name, p.Holdup))
+			}
+		}
+	}
+	return out
+}
+
+// pastDeadline reports whether a wave that opened at openedAt is past
+// spec.rollout.progressDeadline.
+func pastDeadline(r *v1alpha1.Rollout, openedAt string, now time.Time) (bool, error) {
+	if r.ProgressDeadline == "" {
+		return false, nil
+	}
+	deadline, err := time.ParseDuration(r.ProgressDeadline)
+	if err != nil {
+		return false, errors.Wrap(err, "spec.rollout.progressDeadline")
+	}
+	// A time the function did not write (a status edited by hand) opens the wave now.
+	opened, perr := time.Parse(time.RFC3339, openedAt)
+	return perr == nil && now.Sub(opened) > deadline, nil
+}
+
 // heldBy says which organization of the open wave (or one before it) is not
 // done on the current revision, and why; "" if the wave is done.
 func heldBy(orgs trackedOrganizations, current string, wave int) (string, bool) {
@@ -446,10 +545,8 @@ func heldBy(orgs trackedOrganizations, current string, wave int) (string, bool) 
 
 func (orgs trackedOrganizations) allOn(revision string) bool {
 	for _, o := range orgs {
-		for _, p := range o.Pools {
-			if p.Revision != revision {
-				return false
-			}
+		if !o.on(revision) {
+			return false
 		}
 	}
 	return true
@@ -558,6 +655,9 @@ func validateRollout(path *field.Path, r *v1alpha1.Rollout) field.ErrorList {
 	}
 	var errs field.ErrorList
 	errs = append(errs, validateSoak(path.Child("soak"), r.Soak)...)
+	if d, err := time.ParseDuration(r.ProgressDeadline); r.ProgressDeadline != "" && (err != nil || d <= 0) {
+		errs = append(errs, field.Invalid(path.Child("progressDeadline"), r.ProgressDeadline, "must be a duration above 0, e.g. 2h"))
+	}
 	var lastPercent int32
 	named := map[string]int{}
 	for i, w := range r.Waves {
@@ -598,9 +698,9 @@ func validateSoak(path *field.Path, soak string) field.ErrorList {
 	return nil
 }
 
-// unboundWaveMembers lists the organizations a wave names that have no pool
-// bound to this cluster: a warning, not an error, as a canary may be
-// onboarded after the rollout is written.
+// unboundWaveMembers lists the organizations a wave or spec.rollout.skip
+// names that have no pool bound to this cluster: a warning, not an error, as
+// a canary may be onboarded after the rollout is written.
 func unboundWaveMembers(r *v1alpha1.Rollout, v rolloutView) []string {
 	if r == nil || v.Waiting {
 		return nil
@@ -617,6 +717,11 @@ func unboundWaveMembers(r *v1alpha1.Rollout, v rolloutView) []string {
 			if !bound[o] {
 				out = append(out, fmt.Sprintf("spec.rollout.waves[%d].organizations[%d]: organization %s has no pool bound to this cluster", i, j, o))
 			}
+		}
+	}
+	for i, o := range r.Skip {
+		if !bound[o] {
+			out = append(out, fmt.Sprintf("spec.rollout.skip[%d]: organization %s has no pool bound to this cluster", i, o))
 		}
 	}
 	return out
@@ -663,6 +768,13 @@ func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, o
 		}
 	}
 	switch {
+	case len(res.Overdue) > 0:
+		for _, o := range res.Overdue {
+			// A Warning result is also an event on the XR, for whoever alerts on events.
+			response.Warning(rsp, errors.New("rollout blocked: "+o))
+		}
+		response.ConditionFalse(rsp, TypeRolledOut, ReasonBlocked).WithMessage(strings.Join(append(res.Overdue, res.Blocked...), "; ") +
+			"; let the rollout go on without an organization by naming it in spec.rollout.skip")
 	case len(res.Blocked) > 0:
 		response.ConditionFalse(rsp, TypeRolledOut, ReasonBlocked).WithMessage(strings.Join(res.Blocked, "; "))
 	case res.InProgress && spec.Rollout.Paused:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,6 +253,7 @@ func TestValidateRollout(t *testing.T) {
 		"AnOrganizationTwice":      {rollout: v1alpha1.Rollout{Soak: "1m", Waves: []v1alpha1.Wave{{Organizations: []string{"a"}}, {Organizations: []string{"a"}}}}, want: []string{"spec.rollout.waves[1].organizations[0]"}},
 		"BothKinds":                {rollout: v1alpha1.Rollout{Soak: "1m", Waves: []v1alpha1.Wave{{Organizations: []string{"a"}, Percent: ptr.To[int32](10)}}}, want: []string{"spec.rollout.waves[0]"}},
 		"ASoakGoCannotRead":        {rollout: v1alpha1.Rollout{Soak: "-1m", Waves: []v1alpha1.Wave{{Percent: ptr.To[int32](10), Soak: "soon"}}}, want: []string{"spec.rollout.soak", "spec.rollout.waves[0].soak"}},
+		"NoTimeToProgress":         {rollout: v1alpha1.Rollout{Soak: "1m", ProgressDeadline: "0s", Waves: []v1alpha1.Wave{{Percent: ptr.To[int32](10)}}}, want: []string{"spec.rollout.progressDeadline"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -283,7 +285,7 @@ func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
 			"annotations":{"kiso.dev/cluster":"prod","kiso.dev/cloned-from":"%[2]s","kiso.dev/revision":"%[3]s","karpenter.sh/nodepool-hash":"h"}},
 			"status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":1}]}}`, org, testRef, rev)
 	}
-	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary","ghost"]},{"percent":100}],"soak":"5m"}}`
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary","ghost"]},{"percent":100}],"soak":"5m","skip":["phantom"]}}`
 	objects := fntest.Cluster{refNC, refNP, pool("canary", "old"), pool("acme", "old"),
 		`{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1","labels":{"karpenter.sh/nodepool":"kiso-canary"},"annotations":{"karpenter.sh/nodepool-hash":"h"}}}`}
 	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), objects)
@@ -317,9 +319,87 @@ func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
 	if !warned {
 		t.Errorf("no warning about organization ghost; results: %v", rsp.GetResults())
 	}
+	warned = false
+	for _, r := range rsp.GetResults() {
+		warned = warned || (r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && r.GetMessage() == "spec.rollout.skip[0]: organization phantom has no pool bound to this cluster")
+	}
+	if !warned {
+		t.Errorf("no warning about skipped organization phantom; results: %v", rsp.GetResults())
+	}
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > time.Minute {
 		t.Errorf("TTL %s while a rollout is in progress, want at most a minute", ttl)
 	}
+}
+
+// TestAWavePastItsDeadlineIsBlocked: a wave still held once spec.rollout.progressDeadline has passed since it
+// opened makes the cluster say Blocked, naming every organization that holds it and why; before that it only
+// progresses.
+func TestAWavePastItsDeadlineIsBlocked(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	spec := canaryThenHalfThenAll()
+	on, holdup := allOn(v1.ID), map[string]string{}
+	var waveOne []string
+	for _, o := range tenOrganizations[1:] {
+		if rollout.WaveOf(o, spec.Rollout.Waves) == 1 {
+			on[o], holdup[o] = v2.ID, "1 of NodePool kiso-"+o+"'s nodes are drifted and not yet replaced"
+			waveOne = append(waveOne, o)
+		}
+	}
+	on["canary"] = v2.ID
+	if len(waveOne) < 2 {
+		t.Fatalf("the 50%% wave holds %v: the test wants two organizations holding it", waveOne)
+	}
+	v := fleet(on, holdup)
+	v.Current[testRef] = v2
+	now := time.Now()
+	opened := func(ago time.Duration) []v1alpha1.ReferenceRollout {
+		return []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v2.ID, Wave: 1, WaveOpenedAt: now.Add(-ago).UTC().Format(time.RFC3339), Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v2), mustSnapshot(t, v1)}}}
+	}
+	res, err := advance(spec, opened(time.Hour), v, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Overdue) != 0 || !res.InProgress {
+		t.Errorf("an hour into a 2h deadline: overdue %q, in progress %t; want it only progressing", res.Overdue, res.InProgress)
+	}
+	if res, err = advance(spec, opened(3*time.Hour), v, now); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Overdue) != 1 {
+		t.Fatalf("three hours into a 2h deadline: overdue %q, want the pair", res.Overdue)
+	}
+	for _, o := range waveOne {
+		if !strings.Contains(res.Overdue[0], "organization "+o+": 1 of NodePool kiso-"+o+"'s nodes are drifted") {
+			t.Errorf("overdue %q does not name organization %s and why", res.Overdue[0], o)
+		}
+	}
+	if got := res.Rollouts[0].WaveOpenedAt; got != opened(3 * time.Hour)[0].WaveOpenedAt {
+		t.Errorf("waveOpenedAt %q moved while the wave stayed open", got)
+	}
+
+	// The platform skips them: the wave is done without them, and they stay where they are.
+	spec.Rollout.Skip = waveOne
+	if res, err = advance(spec, opened(3*time.Hour), fleetWithout(v, waveOne, v1.ID), now); err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rollouts[0]
+	if len(res.Overdue) != 0 || r.Wave < 2 || !cmp.Equal(r.Skipped, waveOne) {
+		t.Errorf("with %v skipped: overdue %q, wave %d, skipped %v; want the wave done without them and them listed", waveOne, res.Overdue, r.Wave, r.Skipped)
+	}
+}
+
+// fleetWithout puts organizations back on a revision, with no holdup: skipped, they stay there.
+func fleetWithout(v rolloutView, organizations []string, revision string) rolloutView {
+	out := rolloutView{Pools: map[string][]trackedPool{}, Current: v.Current, NodesRead: v.NodesRead}
+	for ref, pools := range v.Pools {
+		for _, p := range pools {
+			if slices.Contains(organizations, p.Organization) {
+				p.Revision, p.Holdup = revision, ""
+			}
+			out.Pools[ref] = append(out.Pools[ref], p)
+		}
+	}
+	return out
 }
 
 // TestTheReleasedRevisionIsKept: while a revision rolls out, the cluster says which one was last released (every

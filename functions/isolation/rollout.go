@@ -47,7 +47,10 @@ type referenceRollout struct {
 	// Wave is the organization's wave; Open the cluster's open wave; Waves
 	// how many there are, the implicit last one included.
 	Wave, Open, Waves int
-	Sources           map[string]poolSource
+	// Skipped is true while the cluster's spec.rollout.skip names the
+	// organization: it stays where it is whatever wave is open.
+	Skipped bool
+	Sources map[string]poolSource
 }
 
 // poolSources decides, per pool, which revision of the reference pair it is
@@ -72,6 +75,7 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 	if c := found.Cluster; c != nil && c.Spec.Rollout != nil {
 		rr.Staged = true
 		rr.Wave = rollout.WaveOf(spec.Organization, c.Spec.Rollout.Waves)
+		rr.Skipped = slices.Contains(c.Spec.Rollout.Skip, spec.Organization)
 		rr.Waves = len(c.Spec.Rollout.Waves) + 1
 		rr.Open = -1
 		if state = rollout.Find(c.Status.Rollouts, ref); state != nil && state.Revision == current.ID {
@@ -90,7 +94,7 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 	}
 	for _, p := range pools {
 		switch {
-		case !rr.Staged || on[p.Name] == current.ID || rr.Wave <= rr.Open:
+		case !rr.Staged || on[p.Name] == current.ID || (rr.Wave <= rr.Open && !rr.Skipped):
 			rr.Sources[p.Name] = moved
 		case on[p.Name] != "":
 			rr.Sources[p.Name] = waitingSource(state, on[p.Name], rollout.ReferenceOf(spec))
@@ -201,17 +205,21 @@ func (rr referenceRollout) message() string {
 		staying = append(staying, name)
 		on[s.Revision] = true
 	}
+	until := fmt.Sprintf("wave %d of %d opens for revision %s", rr.Wave+1, rr.Waves, rr.Current)
+	if rr.Skipped {
+		until = "the cluster's spec.rollout.skip no longer names the organization (the rollout of revision " + rr.Current + " goes on without it)"
+	}
 	var parts []string
 	if len(staying) > 0 {
-		parts = append(parts, fmt.Sprintf("pools %s stay on revision %s of %s until wave %d of %d opens for revision %s",
-			strings.Join(staying, ", "), strings.Join(slices.Sorted(maps.Keys(on)), ", "), rr.Reference, rr.Wave+1, rr.Waves, rr.Current))
+		parts = append(parts, fmt.Sprintf("pools %s stay on revision %s of %s until %s",
+			strings.Join(staying, ", "), strings.Join(slices.Sorted(maps.Keys(on)), ", "), rr.Reference, until))
 	}
 	if len(kept) > 0 {
 		parts = append(parts, fmt.Sprintf("the cluster keeps no snapshot of their revision, so pools %s are kept exactly as they are", strings.Join(kept, ", ")))
 	}
 	if len(held) > 0 {
-		parts = append(parts, fmt.Sprintf("pools %s are new and are composed once wave %d of %d opens for revision %s: the cluster keeps no released revision of %s to start them on",
-			strings.Join(held, ", "), rr.Wave+1, rr.Waves, rr.Current, rr.Reference))
+		parts = append(parts, fmt.Sprintf("pools %s are new and are composed once %s: the cluster keeps no released revision of %s to start them on",
+			strings.Join(held, ", "), until, rr.Reference))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -247,3 +247,25 @@ func conditionOf(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string) *fnv1.
 	t.Fatalf("no %s condition", typ)
 	return nil
 }
+
+// TestASkippedOrganizationStaysWhereItIs: an organization the cluster's spec.rollout.skip names stays on the
+// revision it is on even once its wave opens, and the claim says why and until when.
+func TestASkippedOrganizationStaysWhereItIs(t *testing.T) {
+	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
+	observed := onFirstRevision(t, boundSpec)
+	skipping := strings.Replace(stagedCluster(t, v2.ID, 1, v1, v2), `"rollout":{`, `"rollout":{"skip":["acme"],`, 1)
+	rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePoolV2, skipping})
+	fntest.AssertNoFatal(t, rsp)
+	if got := tier(t, fntest.Desired(t, rsp)["nodepool-kiso-acme"]); got != "general" {
+		t.Errorf("node label tier = %v: a skipped organization moved with its wave", got)
+	}
+	c := conditionOf(t, rsp, TypeReferenceCurrent)
+	if c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "until the cluster's spec.rollout.skip no longer names the organization") {
+		t.Errorf("ReferenceCurrent %s %q, want WaitingForWave saying it is skipped", c.GetReason(), c.GetMessage())
+	}
+	// Removed from the list, it moves with its (open) wave.
+	rsp = run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePoolV2, stagedCluster(t, v2.ID, 1, v1, v2)})
+	if got := tier(t, fntest.Desired(t, rsp)["nodepool-kiso-acme"]); got != "general-v2" {
+		t.Errorf("node label tier = %v once no longer skipped, want general-v2", got)
+	}
+}
