@@ -402,6 +402,54 @@ func fleetWithout(v rolloutView, organizations []string, revision string) rollou
 	return out
 }
 
+// TestAChangeMidRolloutStartsOverFromTheCanary: the reference changes again (or is reverted) while a revision
+// rolls out: the new revision starts from the first wave, every organization keeps the revision it is on (one
+// released to its wave: moved ones their new one, the others the released one) until its wave opens for the
+// newest, and the released revision stays the one last finished, never the interrupted one.
+func TestAChangeMidRolloutStartsOverFromTheCanary(t *testing.T) {
+	v1, v2 := twoRevisions(t)
+	nc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"role": "r"}}}
+	np := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": "general-v3"}}}}}}
+	v3, err := rollout.Current(nc, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := canaryThenHalfThenAll()
+	// v2 rolled out to the canary and the 50% wave, v1 released.
+	on := allOn(v1.ID)
+	on["canary"] = v2.ID
+	for _, o := range tenOrganizations[1:] {
+		if rollout.WaveOf(o, spec.Rollout.Waves) == 1 {
+			on[o] = v2.ID
+		}
+	}
+	rolling := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v2.ID, Wave: 2, Released: v1.ID, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v2), mustSnapshot(t, v1)}}}
+	for name, next := range map[string]rollout.Revision{"ASecondChange": v3, "ARevert": v1} {
+		t.Run(name, func(t *testing.T) {
+			v := fleet(on, nil)
+			v.Current[testRef] = next
+			res, err := advance(spec, rolling, v, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Rollouts[0]
+			if r.Revision != next.ID || r.Wave != 0 || !strings.Contains(r.HeldBy, "organization canary: pool kiso-canary is still on revision "+v2.ID) {
+				t.Errorf("rollout of %s: revision %s, wave %d, held by %q; want wave 0 held by the canary", next.ID, r.Revision, r.Wave, r.HeldBy)
+			}
+			if r.Released != v1.ID {
+				t.Errorf("released %q, want %s: the interrupted %s was never released", r.Released, v1.ID, v2.ID)
+			}
+			want := []string{next.ID, v1.ID, v2.ID}
+			if next.ID == v1.ID {
+				want = []string{v1.ID, v2.ID}
+			}
+			if got := snapshotRevisions(r); !cmp.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+				t.Errorf("snapshots %v, want %v: every revision an organization is on, and the released one", got, want)
+			}
+		})
+	}
+}
+
 // TestTheReleasedRevisionIsKept: while a revision rolls out, the cluster says which one was last released (every
 // wave moved and soaked) and keeps its specs, so a pool composed meanwhile starts there; once the rollout is done,
 // the new revision is the released one.
