@@ -276,6 +276,12 @@ type XKarpenterIsolationStatus struct {
 	// WarnedPods is, in placement mode Warn, how many pods in the organization's namespaces select none of its
 	// pools: the pods Enforce would refuse. Switch to Enforce once it is 0.
 	WarnedPods *int32 `json:"warnedPods,omitempty"`
+
+	// WarnedPodsCountedAt is when warnedPods was counted (RFC 3339), and PodsCounted how many pods the
+	// organization's namespaces held then. Warn mode counts at each change of a pod up to 1000 pods; above
+	// that, once an hour.
+	WarnedPodsCountedAt string `json:"warnedPodsCountedAt,omitempty"`
+	PodsCounted         *int32 `json:"podsCounted,omitempty"`
 }
 
 // Usage is what an organization's pools use in all, as Karpenter counts it.

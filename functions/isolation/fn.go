@@ -47,7 +47,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	keys := placement.NewKeys(in.KeyDomain)
 
-	// The status is rewritten whole on every call; of the observed one only its conditions are read.
+	// The status is rewritten whole on every call; of the observed one only its conditions are read (and Warn
+	// mode's last count, lastCount).
 	st, err := fnstate.Read(req, fnstate.StatusConditionsOnly())
 	if err != nil {
 		response.Fatal(rsp, err)
@@ -85,10 +86,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	given := givenNamespaces(req, keys)
 	planned := planObjects(spec, pools, in, given.Namespaces)
 	ours := ownership.IndexObserved(observed)
-	rsp.Requirements = requirements(spec, planned, ours, given, siteOf(wl, claim), keys)
+	now := time.Now()
+	wc := lastWarnCount(lastCount(req.GetObserved().GetComposite().GetResource()), spec, now)
+	at := siteOf(wl, claim)
+	at.PodsPaused = wc.Paused
+	rsp.Requirements = requirements(spec, planned, ours, given, at, keys)
 	reads := wl.Requirements(rsp.GetRequirements().GetResources())
 
-	found, err := resolve(req, spec, planned, ours, given, oxr.Resource.GetUID(), siteOf(wl, claim), keys)
+	found, err := resolve(req, spec, planned, ours, given, oxr.Resource.GetUID(), at, keys)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -136,9 +141,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		reportTransition(rsp, tr)
 		reportNamespaces(rsp, spec, found, keys)
 		reportUnlistedNamespaces(rsp, spec, given, keys)
-		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, found.Warned, keys)
-		countWarned(&status, spec, found.Warned)
+		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, warnedMessage(found, wc, now), keys)
+		countWarned(&status, spec, found, wc, now)
 		requeue.After(rsp, oxr, tr.Settled() && allObserved(rendered, observed))
+		requeueForCount(rsp, spec, found, wc, now)
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 

@@ -45,7 +45,7 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, spec, keys)
 	if !at.Workload {
-		requireWarnedPods(rs, spec, given)
+		requireWarnedPods(rs, spec, given, at.PodsPaused)
 	}
 	if at.Workload && at.ClaimNamespace != "" {
 		rs[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", at.ClaimNamespace)
@@ -93,6 +93,8 @@ type lookup struct {
 
 	// Warned are, in Warn mode, the pods (namespace/name) Enforce would refuse.
 	Warned []string
+	// PodsCounted is how many pods Warn mode read.
+	PodsCounted int
 
 	// ClaimNamespaceGiven says, for an organization of a workload cluster, whether the platform gives the
 	// organization the claim's namespace in the cluster that runs Crossplane, where the claim is; nil otherwise,
@@ -129,9 +131,9 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 		}
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
-	if !at.Workload {
-		warned, resolved := warnedPods(req, spec, given, keys)
-		l.Warned, l.Waiting = warned, l.Waiting || !resolved
+	if !at.Workload && !at.PodsPaused {
+		warned, pods, resolved := warnedPods(req, spec, given, keys)
+		l.Warned, l.PodsCounted, l.Waiting = warned, pods, l.Waiting || !resolved
 	}
 	if at.Workload && at.ClaimNamespace != "" {
 		given, resolved := claimNamespaceGiven(req, spec, keys)
@@ -257,6 +259,9 @@ type site struct {
 	// ClaimNamespace is the claim's namespace, which for an organization of a workload cluster is read in the
 	// cluster that runs Crossplane, where the claim is.
 	ClaimNamespace string
+	// PodsPaused is true while Warn mode's count is paused (warnCount): its
+	// pods are not read.
+	PodsPaused bool
 }
 
 // requireClaimNamespace is the required resource under which Crossplane returns the claim's namespace, for an

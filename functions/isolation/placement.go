@@ -147,11 +147,11 @@ type condition struct {
 }
 
 // reportPlacement sets the placement conditions on the XR and its claim.
-// In Warn mode it says how many pods Enforce would refuse.
-func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed fnstate.Observed, assigned map[string]bool, warned []string, keys placement.Keys) {
+// In Warn mode it adds warned, what the count says (warnedMessage).
+func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed fnstate.Observed, assigned map[string]bool, warned string, keys placement.Keys) {
 	for _, c := range placementConditions(spec, cp, pendingGrants(spec, observed, assigned), keys) {
 		if c.Reason == ReasonWarnOnly {
-			c.Message += warnedMessage(warned)
+			c.Message += warned
 		}
 		if c.OK {
 			response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
@@ -76,5 +79,71 @@ func TestWarnModeCountsWhatEnforceWouldRefuse(t *testing.T) {
 	}
 	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["warnedPods"] != nil {
 		t.Errorf("Enforce mode reports warnedPods %v", st["warnedPods"])
+	}
+}
+
+// TestWarnModeCountsABigOrganizationOnceAnHour: above warnRecountLimit pods, Warn mode counts once an hour and
+// asks for no pod in between (their changes then wake nothing), says so, and carries the last count over.
+func TestWarnModeCountsABigOrganizationOnceAnHour(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web"), namespace("batch"), namespace("reindex")}
+	for i := range warnRecountLimit + 1 {
+		world = append(world, pod("acme-web", fmt.Sprintf("app-%d", i), "", "Running"))
+	}
+	spec := placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Mode: v1alpha1.PlacementWarn})
+	observed := map[string]string{}
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), nil), world)) {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	withStatus := func(status string) string {
+		return strings.TrimSuffix(xr(spec), "}") + `,"status":` + status + `}`
+	}
+	asksForPods := func(rsp *fnv1.RunFunctionResponse) bool {
+		for name := range rsp.GetRequirements().GetResources() {
+			if strings.HasPrefix(name, requireWarnedPodsPrefix) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Counted: every pod selects no pool, and the count is due again in an hour.
+	rsp := run(t, newRequest(t, input, xr(spec), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	if st["warnedPods"] != float64(warnRecountLimit+1) || st["podsCounted"] != float64(warnRecountLimit+1) || st["warnedPodsCountedAt"] == nil {
+		t.Fatalf("status after counting: warnedPods %v, podsCounted %v, countedAt %v", st["warnedPods"], st["podsCounted"], st["warnedPodsCountedAt"])
+	}
+	if c := conditionOf(t, rsp, TypePlacementEnforced); !strings.Contains(c.GetMessage(), "more than the 1000 Warn mode counts at each change: it counts again at") {
+		t.Errorf("PlacementEnforced %q does not say when it counts again", c.GetMessage())
+	}
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > warnRecountEvery {
+		t.Errorf("TTL %s, want at most %s", ttl, warnRecountEvery)
+	}
+
+	// Ten minutes later: no pod is asked for, the last count is carried over, and the TTL ends at the next count.
+	tenMinutesAgo := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
+	rsp = run(t, newRequest(t, input, withStatus(fmt.Sprintf(`{"warnedPods":1001,"podsCounted":1001,"warnedPodsCountedAt":%q}`, tenMinutesAgo)), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	if asksForPods(rsp) {
+		t.Error("the pods are asked for again ten minutes after a count of more than the limit")
+	}
+	st = fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	if st["warnedPods"] != float64(1001) || st["warnedPodsCountedAt"] != tenMinutesAgo {
+		t.Errorf("status while paused: warnedPods %v, countedAt %v; want the last count carried over", st["warnedPods"], st["warnedPodsCountedAt"])
+	}
+	if c := conditionOf(t, rsp, TypePlacementEnforced); !strings.Contains(c.GetMessage(), "1001 pods in its namespaces selected no pool of the organization when counted at "+tenMinutesAgo) {
+		t.Errorf("PlacementEnforced %q does not carry the last count", c.GetMessage())
+	}
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > 50*time.Minute {
+		t.Errorf("TTL %s, want at most the 50 minutes to the next count", ttl)
+	}
+
+	// An hour later, it counts again; an organization under the limit always counts.
+	anHourAgo := time.Now().Add(-61 * time.Minute).UTC().Format(time.RFC3339)
+	if rsp = run(t, newRequest(t, input, withStatus(fmt.Sprintf(`{"warnedPods":1001,"podsCounted":1001,"warnedPodsCountedAt":%q}`, anHourAgo)), observed), world); !asksForPods(rsp) {
+		t.Error("no pod asked for an hour after the last count")
+	}
+	if rsp = run(t, newRequest(t, input, withStatus(fmt.Sprintf(`{"warnedPods":3,"podsCounted":1000,"warnedPodsCountedAt":%q}`, tenMinutesAgo)), observed), world); !asksForPods(rsp) {
+		t.Error("no pod asked for in an organization at the limit")
 	}
 }
