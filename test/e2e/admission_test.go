@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -119,12 +118,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	env.ApplyT(t, noInjection)
 	t.Cleanup(func() { deleteAtCleanup(t, noInjection) })
 	env.ApplyT(t, append(append([]byte{}, cluster...), "  crossplane:\n    compositionRef:\n      name: e2e-karpentercluster-no-injection\n"...))
-	t.Cleanup(func() {
-		deleteAtCleanup(t, cluster)
-		for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy} {
-			_ = env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name)
-		}
-	})
+	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	waitForTypeCheckedT(t, placementPolicy)
 	waitForTypeCheckedT(t, poolsPolicy)
 	waitForTypeCheckedT(t, warnPolicy)

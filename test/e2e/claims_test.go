@@ -20,7 +20,7 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "admission", "cluster.yaml")
 	env.ApplyT(t, cluster)
-	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	waitForTypeCheckedT(t, placementPolicy)
 
 	// Platform namespaces: default, and crossplane-system, which kiso's composition lists.

@@ -24,7 +24,7 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 	useReferenceObjectsT(t)
 	cluster := readTestdataT(t, "dedicated", "cluster.yaml")
 	env.ApplyT(t, cluster)
-	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	bound := env.Cluster.WaitForT(t, 60*time.Second, ClusterKind, "", "e2e-dedicated", func(u *unstructured.Unstructured) (bool, string) {
 		r, _, _ := unstructured.NestedString(u.Object, "status", "controllerRoleResource")
 		return r != "", "no status.controllerRoleResource yet"

@@ -157,11 +157,19 @@ func TestReadsAtScaleBenchmark(t *testing.T) {
 	}
 }
 
-// waitQuietT waits until the isolation function's latest call for the XR asked for half an hour or more: the
-// organization is called again only by an event.
+// waitQuietT waits until the isolation function's latest call for the XR asked for half an hour or more and
+// Crossplane's watch circuit breaker for it is closed (its Responsive condition True, or False for longer than
+// the breaker's window, when kiso no longer asks for 25 s): the organization is called again only by an event.
 func waitQuietT(t *testing.T, xr string) {
 	t.Helper()
-	waitForT(t, settleTimeout, "XR "+xr+" quiet", func(context.Context) (bool, string, error) {
+	waitForT(t, settleTimeout, "XR "+xr+" quiet", func(ctx context.Context) (bool, string, error) {
+		u, err := env.Cluster.Get(ctx, IsolationKind, "", xr)
+		if err != nil {
+			return false, "", err
+		}
+		if opened, open := breakerOpened(u); open && time.Since(opened) < breakerWindow {
+			return false, "Crossplane's watch circuit breaker opened at " + opened.Format(time.RFC3339), nil
+		}
 		latest, err := env.latestTTLs(isolationFunction)
 		if err != nil {
 			return false, "", err
@@ -170,6 +178,24 @@ func waitQuietT(t *testing.T, xr string) {
 		return err == nil && ttl >= 30*time.Minute, "its latest call asked for " + latest[xr], nil
 	})
 }
+
+// breakerOpened is when an XR's Responsive condition turned False, if it is False.
+func breakerOpened(u *unstructured.Unstructured) (time.Time, bool) {
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conditions {
+		c, _ := raw.(map[string]any)
+		if c["type"] != "Responsive" || c["status"] != "False" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, fmt.Sprint(c["lastTransitionTime"]))
+		return at, err == nil
+	}
+	return time.Time{}, false
+}
+
+// breakerWindow is how long Crossplane's watch circuit breaker stays open after a burst (requeue.Dropping's
+// window).
+const breakerWindow = 5*time.Minute + 30*time.Second
 
 // rss is a server's resident memory now and its peak so far.
 func rss(u process.Usage) string { return fmt.Sprintf("%d (peak %d)", u.RSSMB, u.PeakRSSMB) }

@@ -137,7 +137,7 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	cluster := readTestdataT(t, "safety", "cluster.yaml")
 	claim := readTestdataT(t, "safety", "claim.yaml")
 	env.ApplyT(t, cluster)
-	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	env.ApplyT(t, claim)
 	t.Cleanup(func() {
 		releaseObject(t, EC2NodeClassKind, "ec2nodeclass", soylentPool)
@@ -286,7 +286,7 @@ func TestGapsTouchNothing(t *testing.T) {
 	cluster := []byte(strings.NewReplacer(safetyCluster, "e2e-gaps", "safety-eu", "gaps-eu").Replace(string(readTestdataT(t, "safety", "cluster.yaml"))) +
 		"  interruption:\n    enabled: false\n")
 	env.ApplyT(t, cluster)
-	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", "e2e-gaps", "Synced")
 	const ns, claimName = "e2e-gaps", "vehement"
 	claim := []byte(fmt.Sprintf(`apiVersion: v1

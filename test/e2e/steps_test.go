@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -91,7 +92,27 @@ func usePlacementClusterT(t *testing.T) {
 	existed := err == nil
 	env.ApplyT(t, cluster)
 	if !existed {
-		t.Cleanup(func() { deleteAtCleanup(t, cluster) })
+		t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
+	}
+}
+
+// deleteLocalClusterAtCleanup deletes a local XKarpenterCluster and waits until the admission policies it composed
+// under fixed names are gone too: Crossplane deletes what an XR composed after the XR, and the next scenario to
+// compose a local cluster must not find them still there, being deleted.
+func deleteLocalClusterAtCleanup(t *testing.T, cluster []byte) {
+	t.Helper()
+	deleteAtCleanup(t, cluster)
+	waitForPlacementPoliciesGone(t)
+}
+
+// waitForPlacementPoliciesGone waits until the admission policies a local XKarpenterCluster composes under fixed
+// names are deleted.
+func waitForPlacementPoliciesGone(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy} {
+		if err := env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name); err != nil {
+			t.Errorf("the placement policy %s outlived its cluster: %v", name, err)
+		}
 	}
 }
 
