@@ -334,7 +334,7 @@ func (res *rolloutResult) checkDeadline(r *v1alpha1.Rollout, st v1alpha1.Referen
 		return err
 	}
 	res.Overdue = append(res.Overdue, fmt.Sprintf("%s: wave %d opened at %s and is not done within spec.rollout.progressDeadline (%s): %s",
-		st.Reference, wave+1, st.WaveOpenedAt, r.ProgressDeadline, strings.Join(holders(orgs, st.Revision, wave), "; ")))
+		st.Reference, wave+1, st.WaveOpenedAt, r.ProgressDeadline, strings.Join(whys(holdups(orgs, st.Revision, wave)), "; ")))
 	return nil
 }
 
@@ -489,10 +489,18 @@ func (o trackedOrganization) on(revision string) bool {
 	return true
 }
 
-// holders says, for every organization of the open wave (or one before it)
-// that is not done on the current revision, why.
-func holders(orgs trackedOrganizations, current string, wave int) []string {
-	var out []string
+// holdup is why one pool of the open wave (or one before it) is not done
+// on the current revision.
+type holdup struct {
+	Why string
+	// NotReady is true when Karpenter says the pool's NodePool is not Ready.
+	NotReady bool
+}
+
+// holdups says, for every pool of the open wave (or one before it) that is
+// not done on the current revision, why, in organization order.
+func holdups(orgs trackedOrganizations, current string, wave int) []holdup {
+	var out []holdup
 	for _, o := range orgs {
 		if o.Wave > wave {
 			continue
@@ -500,11 +508,20 @@ func holders(orgs trackedOrganizations, current string, wave int) []string {
 		for _, p := range o.Pools {
 			switch {
 			case p.Revision != current:
-				out = append(out, fmt.Sprintf("organization %s: pool %s is still on revision %s", o.Name, p.Name, p.Revision))
+				out = append(out, holdup{Why: fmt.Sprintf("organization %s: pool %s is still on revision %s", o.Name, p.Name, p.Revision)})
 			case p.Holdup != "":
-				out = append(out, fmt.Sprintf("organization %s: %s", o.Name, p.Holdup))
+				out = append(out, holdup{Why: fmt.Sprintf("organization %s: %s", o.Name, p.Holdup), NotReady: p.NotReady})
 			}
 		}
+	}
+	return out
+}
+
+// whys is each holdup's reason.
+func whys(hs []holdup) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Why
 	}
 	return out
 }
@@ -527,20 +544,11 @@ func pastDeadline(r *v1alpha1.Rollout, openedAt string, now time.Time) (bool, er
 // heldBy says which organization of the open wave (or one before it) is not
 // done on the current revision, and why; "" if the wave is done.
 func heldBy(orgs trackedOrganizations, current string, wave int) (string, bool) {
-	for _, o := range orgs {
-		if o.Wave > wave {
-			continue
-		}
-		for _, p := range o.Pools {
-			switch {
-			case p.Revision != current:
-				return fmt.Sprintf("organization %s: pool %s is still on revision %s", o.Name, p.Name, p.Revision), false
-			case p.Holdup != "":
-				return fmt.Sprintf("organization %s: %s", o.Name, p.Holdup), p.NotReady
-			}
-		}
+	h := holdups(orgs, current, wave)
+	if len(h) == 0 {
+		return "", false
 	}
-	return "", false
+	return h[0].Why, h[0].NotReady
 }
 
 func (orgs trackedOrganizations) allOn(revision string) bool {
