@@ -290,7 +290,7 @@ func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
 		}
 	}
 	sort.Strings(alerts)
-	want := []string{"KarpenterCloudProviderErrors", "KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNearLimit", "KarpenterNodePoolNotReady", "KarpenterPodsUnschedulable"}
+	want := []string{"KarpenterCloudProviderErrors", "KarpenterDriftedNodeNotReplaced", "KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNearLimit", "KarpenterNodePoolNotReady", "KarpenterPodsUnschedulable"}
 	if diff := cmp.Diff(want, alerts); diff != "" {
 		t.Errorf("PrometheusRule %s/%s alerts: -want, +got:\n%s", rule.GetNamespace(), rule.GetName(), diff)
 	}
