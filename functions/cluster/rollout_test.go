@@ -272,21 +272,10 @@ func TestValidateRollout(t *testing.T) {
 // it asks for kiso's NodePools, the NodeClaims and the reference pair its
 // pools clone, and writes the rollout into its status.
 func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
-	refNC := `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default"},"spec":{"role":"r"}}`
-	refNP := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"kiso.dev/reference":"true"}},"spec":{"template":{"metadata":{"labels":{"tier":"general-v2"}}}}}`
-	nc, np := &unstructured.Unstructured{Object: fntest.JSONMap(t, refNC)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNP)}
-	cur, err := rollout.Current(nc, np)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := func(org, rev string) string {
-		return fmt.Sprintf(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso-%[1]s","generation":1,
-			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"%[1]s"},
-			"annotations":{"kiso.dev/cluster":"prod","kiso.dev/cloned-from":"%[2]s","kiso.dev/revision":"%[3]s","karpenter.sh/nodepool-hash":"h"}},
-			"status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":1}]}}`, org, testRef, rev)
-	}
+	cur := currentOfReferenceT(t)
+	pool := boundPool
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary","ghost"]},{"percent":100}],"soak":"5m","skip":["phantom"]}}`
-	objects := fntest.Cluster{refNC, refNP, pool("canary", "old"), pool("acme", "old"),
+	objects := fntest.Cluster{refNodeClass, refNodePool, pool("canary", "old"), pool("acme", "old"),
 		`{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1","labels":{"karpenter.sh/nodepool":"kiso-canary"},"annotations":{"karpenter.sh/nodepool-hash":"h"}}}`}
 	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), objects)
 	fntest.AssertNoFatal(t, rsp)
@@ -483,18 +472,8 @@ func TestTheReleasedRevisionIsKept(t *testing.T) {
 // it requires: a cluster whose rollouts are done does not ask for them, one
 // with a wave open does, and a wave is never judged without them.
 func TestNodeClaimsAreReadOnlyWhileAWaveIsOpen(t *testing.T) {
-	refNC := `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default"},"spec":{"role":"r"}}`
-	refNP := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"kiso.dev/reference":"true"}},"spec":{"template":{"metadata":{"labels":{"tier":"general-v2"}}}}}`
-	cur, err := rollout.Current(&unstructured.Unstructured{Object: fntest.JSONMap(t, refNC)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNP)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := func(org, rev string) string {
-		return fmt.Sprintf(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso-%[1]s","generation":1,
-			"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"%[1]s"},
-			"annotations":{"kiso.dev/cluster":"prod","kiso.dev/cloned-from":"%[2]s","kiso.dev/revision":"%[3]s","karpenter.sh/nodepool-hash":"h"}},
-			"status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":1}]}}`, org, testRef, rev)
-	}
+	cur := currentOfReferenceT(t)
+	pool := boundPool
 	// The canary's node is drifted: judged with its NodeClaims, the canary's wave is not done.
 	drifted := `{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1","labels":{"karpenter.sh/nodepool":"kiso-canary"},"annotations":{"karpenter.sh/nodepool-hash":"h"}},
 		"status":{"conditions":[{"type":"Drifted","status":"True"}]}}`
@@ -508,7 +487,7 @@ func TestNodeClaimsAreReadOnlyWhileAWaveIsOpen(t *testing.T) {
 		return rollouts[0].(map[string]any)
 	}
 
-	settled := fntest.Cluster{refNC, refNP, pool("canary", cur.ID), pool("acme", cur.ID), drifted}
+	settled := fntest.Cluster{refNodeClass, refNodePool, pool("canary", cur.ID), pool("acme", cur.ID), drifted}
 	req, rsp := fntest.Settle(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), settled)
 	fntest.AssertNoFatal(t, rsp)
 	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; asked {
@@ -520,7 +499,7 @@ func TestNodeClaimsAreReadOnlyWhileAWaveIsOpen(t *testing.T) {
 	done := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]
 
 	// The reference changes: the canary's wave opens, judged on its NodeClaims.
-	moving := fntest.Cluster{refNC, strings.Replace(refNP, "general-v2", "general-v3", 1), pool("canary", cur.ID), pool("acme", cur.ID), drifted}
+	moving := fntest.Cluster{refNodeClass, strings.Replace(refNodePool, "general-v2", "general-v3", 1), pool("canary", cur.ID), pool("acme", cur.ID), drifted}
 	observedXR := fntest.JSONMap(t, xr(spec))
 	observedXR["status"] = done
 	next := newRequest(t, fntest.ToJSON(t, observedXR), nil)
@@ -556,6 +535,30 @@ func TestAWaveIsNotJudgedWithoutItsNodeClaims(t *testing.T) {
 	if !res.JudgesNodes || !res.InProgress {
 		t.Errorf("judges nodes %t, in progress %t: want both, so the NodeClaims are asked for", res.JudgesNodes, res.InProgress)
 	}
+}
+
+// The reference pair the function-level rollout tests clone, as the apiserver returns it.
+const (
+	refNodeClass = `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default"},"spec":{"role":"r"}}`
+	refNodePool  = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"kiso.dev/reference":"true"}},"spec":{"template":{"metadata":{"labels":{"tier":"general-v2"}}}}}`
+)
+
+// currentOfReferenceT is the revision of refNodeClass and refNodePool.
+func currentOfReferenceT(t testing.TB) rollout.Revision {
+	t.Helper()
+	cur, err := rollout.Current(&unstructured.Unstructured{Object: fntest.JSONMap(t, refNodeClass)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNodePool)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cur
+}
+
+// boundPool is an organization's NodePool bound to cluster prod, cloned from testRef at a revision, Ready.
+func boundPool(org, rev string) string {
+	return fmt.Sprintf(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso-%[1]s","generation":1,
+		"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"%[1]s"},
+		"annotations":{"kiso.dev/cluster":"prod","kiso.dev/cloned-from":"%[2]s","kiso.dev/revision":"%[3]s","karpenter.sh/nodepool-hash":"h"}},
+		"status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":1}]}}`, org, testRef, rev)
 }
 
 func mustSnapshot(t *testing.T, r rollout.Revision) v1alpha1.ReferenceSnapshot {

@@ -11,7 +11,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/rollout"
 	"github.com/kiso-dev/kiso/functions/internal/server"
 )
 
@@ -52,13 +51,8 @@ func TestRolloutReadsFitTheServerAtScale(t *testing.T) {
 // NodeClaims, and the function's response to it.
 func rolloutAtScale(t testing.TB) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse) {
 	t.Helper()
-	refNC := `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"default"},"spec":{"role":"r"}}`
-	refNP := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"kiso.dev/reference":"true"}},"spec":{"template":{"metadata":{"labels":{"tier":"general-v2"}}}}}`
-	cur, err := rollout.Current(&unstructured.Unstructured{Object: fntest.JSONMap(t, refNC)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNP)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	world := fntest.Cluster{refNC, refNP}
+	cur := currentOfReferenceT(t)
+	world := fntest.Cluster{refNodeClass, refNodePool}
 	org := func(i int) string { return fmt.Sprintf("o%03d", i) }
 	world = append(world, fntest.Copies(t, "nodepool", organizationsAtScale, func(i int, u *unstructured.Unstructured) {
 		u.SetName("kiso-" + org(i))
