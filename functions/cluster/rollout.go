@@ -324,18 +324,34 @@ func carryOver(st *v1alpha1.ReferenceRollout, prev *v1alpha1.ReferenceRollout, w
 }
 
 // checkDeadline records a held wave that opened longer than
-// spec.rollout.progressDeadline ago, with every organization that holds it.
+// spec.rollout.progressDeadline ago, with every organization that holds it,
+// and otherwise asks to be called again when its deadline passes: a wave held
+// by nodes Karpenter does not replace changes nothing that would wake the
+// cluster then.
 func (res *rolloutResult) checkDeadline(r *v1alpha1.Rollout, st v1alpha1.ReferenceRollout, orgs trackedOrganizations, wave int, now time.Time) error {
 	if wave > len(r.Waves) || st.HeldBy == "" || st.HeldBy == heldByPause {
 		return nil
 	}
-	overdue, err := pastDeadline(r, st.WaveOpenedAt, now)
-	if err != nil || !overdue {
+	left, err := deadlineLeft(r, st.WaveOpenedAt, now)
+	switch {
+	case err != nil:
 		return err
+	case left == noDeadline:
+		return nil
+	case left > 0:
+		res.requeueWithin(left)
+		return nil
 	}
 	res.Overdue = append(res.Overdue, fmt.Sprintf("%s: wave %d opened at %s and is not done within spec.rollout.progressDeadline (%s): %s",
 		st.Reference, wave+1, st.WaveOpenedAt, r.ProgressDeadline, strings.Join(whys(holdups(orgs, st.Revision, wave)), "; ")))
 	return nil
+}
+
+// requeueWithin asks for the next reconcile no later than after d.
+func (res *rolloutResult) requeueWithin(d time.Duration) {
+	if res.RequeueAfter == 0 || d < res.RequeueAfter {
+		res.RequeueAfter = d
+	}
 }
 
 // heldByPause is what holds a done wave's successor back while paused.
@@ -376,9 +392,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 			return st, err
 		}
 		if left > 0 {
-			if res.RequeueAfter == 0 || left < res.RequeueAfter {
-				res.RequeueAfter = left
-			}
+			res.requeueWithin(left)
 			break
 		}
 		if r.Paused {
@@ -462,7 +476,9 @@ func organizations(pools []trackedPool, waves []v1alpha1.Wave) trackedOrganizati
 }
 
 // without leaves out the organizations spec.rollout.skip names that are not
-// on the current revision: they hold no wave. It returns them too, by name.
+// done on the current revision (a pool on another revision, or on this one
+// with nodes Karpenter has not replaced): they hold no wave. It returns them
+// too, by name; one named but done is neither left out nor listed.
 func (orgs trackedOrganizations) without(skip []string, current string) (trackedOrganizations, []string) {
 	if len(skip) == 0 {
 		return orgs, nil
@@ -470,13 +486,24 @@ func (orgs trackedOrganizations) without(skip []string, current string) (tracked
 	out := make(trackedOrganizations, 0, len(orgs))
 	var skipped []string
 	for _, o := range orgs {
-		if slices.Contains(skip, o.Name) && !o.on(current) {
+		if slices.Contains(skip, o.Name) && !o.doneOn(current) {
 			skipped = append(skipped, o.Name)
 			continue
 		}
 		out = append(out, o)
 	}
 	return out, skipped
+}
+
+// doneOn reports whether every pool of an organization is on a revision and
+// nothing holds it there.
+func (o trackedOrganization) doneOn(revision string) bool {
+	for _, p := range o.Pools {
+		if p.Revision != revision || p.Holdup != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // on reports whether every pool of an organization is on a revision.
@@ -526,19 +553,26 @@ func whys(hs []holdup) []string {
 	return out
 }
 
-// pastDeadline reports whether a wave that opened at openedAt is past
-// spec.rollout.progressDeadline.
-func pastDeadline(r *v1alpha1.Rollout, openedAt string, now time.Time) (bool, error) {
+// noDeadline is deadlineLeft's answer when spec.rollout sets none.
+const noDeadline = time.Duration(-1 << 63)
+
+// deadlineLeft is how long a wave that opened at openedAt has until
+// spec.rollout.progressDeadline passes: 0 or less once it has, noDeadline
+// without one.
+func deadlineLeft(r *v1alpha1.Rollout, openedAt string, now time.Time) (time.Duration, error) {
 	if r.ProgressDeadline == "" {
-		return false, nil
+		return noDeadline, nil
 	}
 	deadline, err := time.ParseDuration(r.ProgressDeadline)
 	if err != nil {
-		return false, errors.Wrap(err, "spec.rollout.progressDeadline")
+		return 0, errors.Wrap(err, "spec.rollout.progressDeadline")
 	}
-	// A time the function did not write (a status edited by hand) opens the wave now.
 	opened, perr := time.Parse(time.RFC3339, openedAt)
-	return perr == nil && now.Sub(opened) > deadline, nil
+	if perr != nil {
+		// A time the function did not write (a status edited by hand) opens the wave now.
+		opened = now
+	}
+	return opened.Add(deadline).Sub(now), nil
 }
 
 // heldBy says which organization of the open wave (or one before it) is not

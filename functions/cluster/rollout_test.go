@@ -94,27 +94,29 @@ func TestARolloutMovesWaveByWave(t *testing.T) {
 	// The platform changed the reference; each step is one reconcile, from
 	// the state the step before left.
 	steps := []struct {
-		what      string
-		spec      v1alpha1.XKarpenterClusterSpec
-		on        map[string]string
-		holdup    map[string]string
-		after     time.Duration
-		wantWave  int32
-		wantHeld  string
-		wantSoak  time.Duration
-		wantOnNew int32
-		wantWait  int32
+		what     string
+		spec     v1alpha1.XKarpenterClusterSpec
+		on       map[string]string
+		holdup   map[string]string
+		after    time.Duration
+		wantWave int32
+		wantHeld string
+		// wantCalledAgain: when the reconcile asks to be called again, a soaking wave's end or a held wave's
+		// progressDeadline (the default 2h from when it opened), which nothing else would wake the cluster for.
+		wantCalledAgain time.Duration
+		wantOnNew       int32
+		wantWait        int32
 		// wantSeen: the organizations' view of the cluster (clusterview) changes, which wakes every one of
 		// them; only a new revision, an opened wave or a snapshot dropped may.
 		wantSeen bool
 	}{
-		{what: "a new revision opens the canary's wave", spec: spec, on: allOn(v1.ID), wantWave: 0, wantHeld: "organization canary: pool kiso-canary is still on revision " + v1.ID, wantWait: 9, wantSeen: true},
-		{what: "the canary moved; Karpenter still replaces its drifted node", spec: spec, on: canaryMoved, holdup: drifting, wantWave: 0, wantHeld: "drifted", wantOnNew: 1, wantWait: 9},
-		{what: "replaced: the canary's wave is done and soaks", spec: spec, on: canaryMoved, wantWave: 0, wantSoak: 10 * time.Minute, wantOnNew: 1, wantWait: 9},
+		{what: "a new revision opens the canary's wave", spec: spec, on: allOn(v1.ID), wantWave: 0, wantCalledAgain: 2 * time.Hour, wantHeld: "organization canary: pool kiso-canary is still on revision " + v1.ID, wantWait: 9, wantSeen: true},
+		{what: "the canary moved; Karpenter still replaces its drifted node", spec: spec, on: canaryMoved, holdup: drifting, wantWave: 0, wantCalledAgain: 2 * time.Hour, wantHeld: "drifted", wantOnNew: 1, wantWait: 9},
+		{what: "replaced: the canary's wave is done and soaks", spec: spec, on: canaryMoved, wantWave: 0, wantCalledAgain: 10 * time.Minute, wantOnNew: 1, wantWait: 9},
 		{what: "paused: the soak is over but no further wave opens", spec: paused, on: canaryMoved, after: 11 * time.Minute, wantWave: 0, wantHeld: "spec.rollout.paused", wantOnNew: 1, wantWait: 9},
-		{what: "resumed: the 50% wave opens", spec: spec, on: canaryMoved, after: 11 * time.Minute, wantWave: 1, wantHeld: "is still on revision", wantOnNew: 1, wantWait: int32(9 - half), wantSeen: true},
-		{what: "the 50% wave moved and soaks", spec: spec, on: halfMoved, after: 12 * time.Minute, wantWave: 1, wantSoak: 10 * time.Minute, wantOnNew: int32(1 + half), wantWait: int32(9 - half)},
-		{what: "the last wave opens", spec: spec, on: halfMoved, after: 23 * time.Minute, wantWave: 2, wantHeld: "is still on revision", wantOnNew: int32(1 + half), wantSeen: true},
+		{what: "resumed: the 50% wave opens", spec: spec, on: canaryMoved, after: 11 * time.Minute, wantWave: 1, wantCalledAgain: 2 * time.Hour, wantHeld: "is still on revision", wantOnNew: 1, wantWait: int32(9 - half), wantSeen: true},
+		{what: "the 50% wave moved and soaks", spec: spec, on: halfMoved, after: 12 * time.Minute, wantWave: 1, wantCalledAgain: 10 * time.Minute, wantOnNew: int32(1 + half), wantWait: int32(9 - half)},
+		{what: "the last wave opens", spec: spec, on: halfMoved, after: 23 * time.Minute, wantWave: 2, wantCalledAgain: 2 * time.Hour, wantHeld: "is still on revision", wantOnNew: int32(1 + half), wantSeen: true},
 		{what: "everyone moved: the rollout is done", spec: spec, on: allOn(v2.ID), after: 24 * time.Minute, wantWave: 4, wantOnNew: 10, wantSeen: true},
 	}
 	state := []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v1.ID, Wave: 4, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}}}
@@ -133,10 +135,10 @@ func TestARolloutMovesWaveByWave(t *testing.T) {
 				onNew = c.Organizations
 			}
 		}
-		got := fmt.Sprintf("wave %d, held by %q, soak left %s, %d on the new revision, %d waiting", r.Wave, r.HeldBy, res.RequeueAfter, onNew, r.Waiting)
+		got := fmt.Sprintf("wave %d, held by %q, called again after %s, %d on the new revision, %d waiting", r.Wave, r.HeldBy, res.RequeueAfter, onNew, r.Waiting)
 		if r.Wave != s.wantWave || !strings.Contains(r.HeldBy, s.wantHeld) || (s.wantHeld == "") != (r.HeldBy == "") ||
-			res.RequeueAfter != s.wantSoak || onNew != s.wantOnNew || r.Waiting != s.wantWait {
-			t.Errorf("%s: %s; want wave %d, held by %q, soak left %s, %d on the new revision, %d waiting", s.what, got, s.wantWave, s.wantHeld, s.wantSoak, s.wantOnNew, s.wantWait)
+			res.RequeueAfter != s.wantCalledAgain || onNew != s.wantOnNew || r.Waiting != s.wantWait {
+			t.Errorf("%s: %s; want wave %d, held by %q, called again after %s, %d on the new revision, %d waiting", s.what, got, s.wantWave, s.wantHeld, s.wantCalledAgain, s.wantOnNew, s.wantWait)
 		}
 		now := clusterview.ForOrganizations(v1alpha1.XKarpenterClusterStatus{Rollouts: res.Rollouts, Rollout: summary(s.spec, res.Rollouts)})
 		if diff := cmp.Diff(seen, now); (diff != "") != s.wantSeen {
@@ -340,7 +342,8 @@ func TestAWavePastItsDeadlineIsBlocked(t *testing.T) {
 	}
 	v := fleet(on, holdup)
 	v.Current[testRef] = v2
-	now := time.Now()
+	// Whole seconds, as the status records times.
+	now := time.Now().Truncate(time.Second)
 	opened := func(ago time.Duration) []v1alpha1.ReferenceRollout {
 		return []v1alpha1.ReferenceRollout{{Reference: testRef, Revision: v2.ID, Wave: 1, WaveOpenedAt: now.Add(-ago).UTC().Format(time.RFC3339), Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v2), mustSnapshot(t, v1)}}}
 	}
@@ -350,6 +353,10 @@ func TestAWavePastItsDeadlineIsBlocked(t *testing.T) {
 	}
 	if len(res.Overdue) != 0 || !res.InProgress {
 		t.Errorf("an hour into a 2h deadline: overdue %q, in progress %t; want it only progressing", res.Overdue, res.InProgress)
+	}
+	// Nothing else need wake the cluster when the deadline passes: Karpenter not replacing a node changes nothing.
+	if want := time.Hour; res.RequeueAfter != want {
+		t.Errorf("an hour into a 2h deadline: called again after %s, want %s, when it passes", res.RequeueAfter, want)
 	}
 	if res, err = advance(spec, opened(3*time.Hour), v, now); err != nil {
 		t.Fatal(err)
@@ -366,14 +373,25 @@ func TestAWavePastItsDeadlineIsBlocked(t *testing.T) {
 		t.Errorf("waveOpenedAt %q moved while the wave stayed open", got)
 	}
 
-	// The platform skips them: the wave is done without them, and they stay where they are.
+	// The platform skips them: the wave is done without them, and they stay where they are, whether their pools
+	// moved and Karpenter keeps their drifted nodes (what held the wave), or they had not moved yet.
 	spec.Rollout.Skip = waveOne
-	if res, err = advance(spec, opened(3*time.Hour), fleetWithout(v, waveOne, v1.ID), now); err != nil {
+	for what, view := range map[string]rolloutView{"moved, nodes not replaced": v, "not moved": fleetWithout(v, waveOne, v1.ID)} {
+		if res, err = advance(spec, opened(3*time.Hour), view, now); err != nil {
+			t.Fatal(err)
+		}
+		r := res.Rollouts[0]
+		if len(res.Overdue) != 0 || r.Wave < 2 || !cmp.Equal(r.Skipped, waveOne) {
+			t.Errorf("%s, with %v skipped: overdue %q, wave %d, skipped %v; want the wave done without them and them listed", what, waveOne, res.Overdue, r.Wave, r.Skipped)
+		}
+	}
+	// Named but done, an organization is not listed as skipped.
+	spec.Rollout.Skip = []string{"canary"}
+	if res, err = advance(spec, opened(3*time.Hour), v, now); err != nil {
 		t.Fatal(err)
 	}
-	r := res.Rollouts[0]
-	if len(res.Overdue) != 0 || r.Wave < 2 || !cmp.Equal(r.Skipped, waveOne) {
-		t.Errorf("with %v skipped: overdue %q, wave %d, skipped %v; want the wave done without them and them listed", waveOne, res.Overdue, r.Wave, r.Skipped)
+	if r := res.Rollouts[0]; len(r.Skipped) != 0 {
+		t.Errorf("the canary, done on the new revision and named in skip, is listed as skipped: %v", r.Skipped)
 	}
 }
 

@@ -278,7 +278,8 @@ func assertClusterView(t *testing.T, view, xr *unstructured.Unstructured) {
 	}
 }
 
-// assertAlerts checks the PrometheusRule carries kiso's five Karpenter alerts.
+// assertAlerts checks the PrometheusRule carries kiso's six Karpenter alerts, and that the one a held rollout wave
+// raises reads the series the rollout scenario sees Karpenter export for a node it does not replace.
 func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
 	t.Helper()
 	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
@@ -286,7 +287,11 @@ func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
 	for _, g := range groups {
 		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
 		for _, r := range rules {
-			alerts = append(alerts, r.(map[string]any)["alert"].(string))
+			alert := r.(map[string]any)["alert"].(string)
+			alerts = append(alerts, alert)
+			if expr, _ := r.(map[string]any)["expr"].(string); alert == driftedNodeAlert && !strings.Contains(expr, driftedNodeClaimsSeries) {
+				t.Errorf("alert %s's expression %q does not read %s", alert, expr, driftedNodeClaimsSeries)
+			}
 		}
 	}
 	sort.Strings(alerts)

@@ -142,3 +142,17 @@ func (c counterSet) largest(n int, format func(float64) string) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// labelsMatch reports whether a series carries every wanted label with the wanted value.
+func labelsMatch(m *dto.Metric, want map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok {
+			if l.GetValue() != v {
+				return false
+			}
+			found++
+		}
+	}
+	return found == len(want)
+}

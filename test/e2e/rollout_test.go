@@ -23,6 +23,13 @@ const (
 	rolloutSoak = 20 * time.Second
 	// rolloutTimeout bounds a wave's pools changing and Karpenter replacing their drifted nodes.
 	rolloutTimeout = 4 * time.Minute
+	// rolloutDeadline is the last wave's spec.rollout.progressDeadline: short, so that the node a tenant keeps
+	// blocks the wave within the scenario; the other organizations' nodes are replaced well within it.
+	rolloutDeadline = "30s"
+	// driftedNodeAlert is the alert a node Karpenter does not replace raises, and driftedNodeClaimsSeries the
+	// series its expression reads: Karpenter's count of each NodeClaim's Drifted=True condition.
+	driftedNodeAlert        = "KarpenterDriftedNodeNotReplaced"
+	driftedNodeClaimsSeries = `operator_nodeclaim_status_condition_count{type="Drifted",status="True"}`
 )
 
 // releases are the reference's releases, told apart by the reference NodeClass alone (its node registration
@@ -77,6 +84,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	step(t, "WhatTheClusterCountsWakesNoOrganization", func(t *testing.T) { assertCountsWakeNoOrganizationT(t) })
 
 	setReleaseT(t, "r2")
+	changed := time.Now()
 	var second string
 	step(t, "OnlyTheCanaryMoves", func(t *testing.T) {
 		r := waitForRolloutT(t, "the canary's wave to open on the new release", func(r rolloutState) bool {
@@ -95,6 +103,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		// The change was to the NodeClass alone: the canary's wave is done, and starts soaking, only once
 		// Karpenter has replaced its node.
 		r := waitForRolloutT(t, "the canary's wave to be done and soak", func(r rolloutState) bool { return r.Wave == 0 && r.WaveDoneAt != "" })
+		env.Timings.Record("rollout: NodeClass changed -> canary's node replaced, wave done", time.Since(changed))
 		var err error
 		if canaryDone, err = time.Parse(time.RFC3339, r.WaveDoneAt); err != nil {
 			t.Fatalf("status.rollouts[].waveDoneAt %q: %v", r.WaveDoneAt, err)
@@ -116,6 +125,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	}
 	step(t, "AfterTheCanarysSoakThe50PercentWaveMoves", func(t *testing.T) {
 		waitForRolloutT(t, "the 50% wave to open", func(r rolloutState) bool { return r.Revision == second && r.Wave == 1 })
+		opened := time.Now()
 		// It opened once the canary's wave had soaked: its organizations' NodeClasses moved no earlier.
 		for _, o := range waveOne {
 			waitForSecondReleaseT(t, o)
@@ -133,6 +143,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		waitForRolloutT(t, "the cluster to count the 50% wave on the new release", func(r rolloutState) bool {
 			return r.On[second] == int32(1+len(waveOne)) && r.On[first] == int32(9-len(waveOne))
 		})
+		env.Timings.Record(fmt.Sprintf("rollout: 50%% wave opened -> its %d nodes replaced", len(waveOne)), time.Since(opened))
 	})
 	step(t, "PausingHoldsTheLastWaveBack", func(t *testing.T) {
 		// The wave's soak ends while paused: the reconcile at its end says the pause holds the next wave back.
@@ -149,18 +160,71 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 			}
 		}
 	})
-	step(t, "ResumedEveryoneMoves", func(t *testing.T) {
-		patchClusterT(t, `{"spec":{"rollout":{"paused":false}}}`)
-		for _, o := range rolloutOrganizations[1:] {
-			if !halfWave(o) {
-				waitForSecondReleaseT(t, o)
-				waitForReplacedNodeT(t, o, nodes[o])
+	// Two organizations of the last wave: one whose team keeps its node (a karpenter.sh/do-not-disrupt pod, which
+	// Karpenter's drift respects), and one the platform skips from the start.
+	var lastWave []string
+	for _, o := range rolloutOrganizations[1:] {
+		if !halfWave(o) {
+			lastWave = append(lastWave, o)
+		}
+	}
+	if len(lastWave) < 3 {
+		t.Fatalf("the last wave holds %v: the scenario wants a holder, a skipped organization and one that moves", lastWave)
+	}
+	holder, skipped := lastWave[0], lastWave[1]
+	step(t, "AWaveHeldPastItsDeadlineIsBlockedNamingWhoHoldsIt", func(t *testing.T) {
+		keepNodeAsTenantAdminT(t, holder, true)
+		patchClusterT(t, fmt.Sprintf(`{"spec":{"rollout":{"paused":false,"progressDeadline":%q,"skip":[%q]}}}`, rolloutDeadline, skipped))
+		resumed := time.Now()
+		for _, o := range lastWave[2:] {
+			waitForSecondReleaseT(t, o)
+			nodes[o] = waitForReplacedNodeT(t, o, nodes[o])
+		}
+		env.Timings.Record(fmt.Sprintf("rollout: last wave opened -> %d of its nodes replaced", len(lastWave)-2), time.Since(resumed))
+		waitForSecondReleaseT(t, holder)
+		r := waitForRolloutT(t, "the last wave to be blocked once past its deadline", func(r rolloutState) bool { return r.Reason == "Blocked" })
+		for _, want := range []string{
+			"is not done within spec.rollout.progressDeadline (" + rolloutDeadline + ")",
+			fmt.Sprintf("organization %s: 1 of NodePool kiso-%s's nodes are drifted and not yet replaced", holder, holder),
+			"spec.rollout.skip",
+		} {
+			if !strings.Contains(r.Message, want) {
+				t.Errorf("RolledOut=False Blocked says %q; want it to say %q", r.Message, want)
 			}
 		}
+		assertOnNodeT(t, holder, nodes[holder])
+		waitForClusterWarningT(t, "rollout blocked: ")
+		waitForDriftedSeriesT(t, "kiso-"+holder, nodes[holder])
+		// The skipped organization never moved, and its claim says why and until when.
+		assertReleasesT(t, map[string]string{skipped: "r1"})
+		assertOnNodeT(t, skipped, nodes[skipped])
+		if c := waitClaimConditionT(t, "e2e-"+skipped, skipped, "ReferenceCurrent", "False", "WaitingForWave"); !strings.Contains(c.Message, "spec.rollout.skip no longer names the organization") {
+			t.Errorf("the skipped organization's ReferenceCurrent says %q; want it to name spec.rollout.skip", c.Message)
+		}
+	})
+	step(t, "SkippedTheRolloutGoesOnWithoutThem", func(t *testing.T) {
+		patchClusterT(t, fmt.Sprintf(`{"spec":{"rollout":{"skip":[%q,%q]}}}`, holder, skipped))
+		r := waitForRolloutT(t, "the rollout to be done without the two", func(r rolloutState) bool {
+			return r.Reason == "Complete" && strings.Join(r.Skipped, ",") == strings.Join([]string{holder, skipped}, ",")
+		})
+		if r.On[second] != 9 || r.On[first] != 1 {
+			t.Errorf("done without %s and %s: %v on each revision; want 9 on the new one (%s's pool moved before it was skipped), 1 on the old", holder, skipped, r.On, holder)
+		}
+		assertReleasesT(t, map[string]string{skipped: "r1"})
+		assertOnNodeT(t, holder, nodes[holder])
+	})
+	step(t, "NoLongerSkippedTheyMoveToo", func(t *testing.T) {
+		keepNodeAsTenantAdminT(t, holder, false)
+		patchClusterT(t, `{"spec":{"rollout":{"skip":null}}}`)
+		waitForSecondReleaseT(t, skipped)
+		for _, o := range []string{holder, skipped} {
+			waitForReplacedNodeT(t, o, nodes[o])
+		}
 		waitForRolloutT(t, "the rollout to be done", func(r rolloutState) bool {
-			return r.Wave == 4 && r.On[second] == 10 && r.Reason == "Complete"
+			return r.Wave == 4 && r.On[second] == 10 && r.Reason == "Complete" && len(r.Skipped) == 0
 		})
 	})
+	env.Timings.Record("rollout: NodeClass changed -> 10 organizations on it (a pause, a deadline, a skip)", time.Since(changed))
 }
 
 // waitUntilInjectedT waits until admission adds the organization's toleration to a pod of its namespace that
@@ -241,9 +305,10 @@ func currentRolloutSummaryT(t *testing.T) string {
 
 // rolloutState is the cluster's status for the scenario's reference pair.
 type rolloutState struct {
-	Revision, HeldBy, Reason, WaveDoneAt string
-	Wave                                 int32
-	On                                   map[string]int32
+	Revision, HeldBy, Reason, Message, WaveDoneAt string
+	Wave                                          int32
+	On                                            map[string]int32
+	Skipped                                       []string
 }
 
 func currentRolloutT(t *testing.T) rolloutState {
@@ -256,16 +321,23 @@ func currentRolloutT(t *testing.T) rolloutState {
 }
 
 func rolloutOf(u *unstructured.Unstructured) rolloutState {
+	return rolloutOfReference(u, rolloutReference)
+}
+
+// rolloutOfReference is a cluster's status for the reference pair whose NodePool and NodeClass are both named
+// reference.
+func rolloutOfReference(u *unstructured.Unstructured, reference string) rolloutState {
 	st := rolloutState{On: map[string]int32{}}
 	rollouts, _, _ := unstructured.NestedSlice(u.Object, "status", "rollouts")
 	for _, raw := range rollouts {
 		r, _ := raw.(map[string]any)
-		if !strings.HasSuffix(fmt.Sprint(r["reference"]), "/"+rolloutReference+",NodePool/"+rolloutReference) {
+		if !strings.HasSuffix(fmt.Sprint(r["reference"]), "/"+reference+",NodePool/"+reference) {
 			continue
 		}
 		st.Revision, _ = r["revision"].(string)
 		st.HeldBy, _ = r["heldBy"].(string)
 		st.WaveDoneAt, _ = r["waveDoneAt"].(string)
+		st.Skipped, _, _ = unstructured.NestedStringSlice(r, "skipped")
 		w, _, _ := unstructured.NestedInt64(r, "wave")
 		st.Wave = int32(w)
 		counts, _, _ := unstructured.NestedSlice(r, "organizations")
@@ -280,6 +352,7 @@ func rolloutOf(u *unstructured.Unstructured) rolloutState {
 		c, _ := raw.(map[string]any)
 		if c["type"] == "RolledOut" {
 			st.Reason, _ = c["reason"].(string)
+			st.Message, _ = c["message"].(string)
 		}
 	}
 	return st
@@ -288,9 +361,15 @@ func rolloutOf(u *unstructured.Unstructured) rolloutState {
 // waitForRolloutT waits until the cluster's rollout of the scenario's reference pair is as wanted.
 func waitForRolloutT(t *testing.T, what string, want func(rolloutState) bool) rolloutState {
 	t.Helper()
+	return waitForClusterRolloutT(t, rolloutCluster, rolloutReference, what, want)
+}
+
+// waitForClusterRolloutT waits until an XKarpenterCluster's rollout of a reference pair is as wanted.
+func waitForClusterRolloutT(t *testing.T, cluster, reference, what string, want func(rolloutState) bool) rolloutState {
+	t.Helper()
 	var out rolloutState
-	env.Cluster.WaitForT(t, rolloutTimeout, ClusterKind, "", rolloutCluster, func(u *unstructured.Unstructured) (bool, string) {
-		out = rolloutOf(u)
+	env.Cluster.WaitForT(t, rolloutTimeout, ClusterKind, "", cluster, func(u *unstructured.Unstructured) (bool, string) {
+		out = rolloutOfReference(u, reference)
 		return want(out), fmt.Sprintf("%s: wave %d, revision %s, on %v, RolledOut %s, %s", what, out.Wave, out.Revision, out.On, out.Reason, conditionSummary(u))
 	})
 	return out
@@ -361,7 +440,7 @@ func waitForReplacedNodeT(t *testing.T, organization, old string) string {
 		if node == "" || node == old {
 			return false, "the pod is on node " + node, nil
 		}
-		if current, why, err := launchedFromCurrentTemplate(ctx, "kiso-"+organization, node); err != nil || !current {
+		if current, why, err := launchedFromCurrentTemplate(ctx, env.Cluster, "kiso-"+organization, node); err != nil || !current {
 			return false, why, err
 		}
 		if _, err := env.Cluster.Typed.CoreV1().Nodes().Get(ctx, old, metav1.GetOptions{}); err == nil {
@@ -373,13 +452,13 @@ func waitForReplacedNodeT(t *testing.T, organization, old string) string {
 }
 
 // launchedFromCurrentTemplate reports whether a node's NodeClaim was launched from its NodePool's current template:
-// its karpenter.sh/nodepool-hash is the NodePool's.
-func launchedFromCurrentTemplate(ctx context.Context, pool, node string) (bool, string, error) {
-	np, err := env.Cluster.Get(ctx, NodePoolKind, "", pool)
+// its karpenter.sh/nodepool-hash is the NodePool's, in the cluster c.
+func launchedFromCurrentTemplate(ctx context.Context, c *Cluster, pool, node string) (bool, string, error) {
+	np, err := c.Get(ctx, NodePoolKind, "", pool)
 	if err != nil {
 		return false, "", err
 	}
-	claims, err := env.Cluster.List(ctx, NodeClaimKind, "", nodePoolLabel+"="+pool)
+	claims, err := c.List(ctx, NodeClaimKind, "", nodePoolLabel+"="+pool)
 	if err != nil {
 		return false, "", err
 	}
@@ -423,4 +502,81 @@ func assertOnNodeT(t *testing.T, organization, node string) {
 	if len(pods) != 1 || pods[0].Spec.NodeName != node {
 		t.Errorf("organization %s's pod moved off node %s before its wave: %d pods", organization, node, len(pods))
 	}
+}
+
+// keepNodeAsTenantAdminT is the organization's team, as the admin of its namespace, marking its pod
+// karpenter.sh/do-not-disrupt (keep) or removing the mark: Karpenter does not replace a drifted node such a pod runs
+// on.
+func keepNodeAsTenantAdminT(t *testing.T, organization string, keep bool) {
+	t.Helper()
+	ns, admin := "e2e-"+organization, organization+"-admin"
+	if keep {
+		if out := env.TryT(t, nil, "create", "rolebinding", "team-admin", "--clusterrole=admin", "--user="+admin, "-n", ns); out.ExitCode != 0 {
+			t.Fatalf("cannot make %s the admin of %s: %s", admin, ns, out.Stderr)
+		}
+	}
+	pods, err := podsOf(t.Context(), ns, "")
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("organization %s's pods: %d (%v), want 1", organization, len(pods), err)
+	}
+	mark := "karpenter.sh/do-not-disrupt=true"
+	if !keep {
+		mark = "karpenter.sh/do-not-disrupt-"
+	}
+	if out := env.TryT(t, nil, "annotate", "pod", pods[0].Name, "-n", ns, mark, "--as="+admin); out.ExitCode != 0 {
+		t.Fatalf("%s cannot annotate its pod %s %s: %s", admin, pods[0].Name, mark, out.Stderr)
+	}
+}
+
+// waitForClusterWarningT waits for a Warning event on the scenario's XKarpenterCluster whose message contains text.
+func waitForClusterWarningT(t *testing.T, text string) {
+	t.Helper()
+	waitForT(t, xrSettleTimeout, "a Warning event on XKarpenterCluster "+rolloutCluster+" saying "+text, func(ctx context.Context) (bool, string, error) {
+		list, err := env.Cluster.Typed.CoreV1().Events("").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=XKarpenterCluster,involvedObject.name=" + rolloutCluster + ",type=Warning",
+		})
+		if err != nil {
+			return false, "", err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if strings.Contains(e.Message, text) {
+				return true, "", nil
+			}
+			seen = append(seen, e.Message)
+		}
+		return false, fmt.Sprintf("warnings: %q", seen), nil
+	})
+}
+
+// waitForDriftedSeriesT waits until Karpenter's metrics carry the series driftedNodeAlert reads, at 1, for the
+// NodeClaim of a pool's node: what the alert fires on once it has lasted its 2 hours.
+func waitForDriftedSeriesT(t *testing.T, pool, node string) {
+	t.Helper()
+	waitForT(t, xrSettleTimeout, driftedNodeClaimsSeries+" of node "+node+"'s NodeClaim", func(ctx context.Context) (bool, string, error) {
+		claims, err := env.Cluster.List(ctx, NodeClaimKind, "", nodePoolLabel+"="+pool)
+		if err != nil {
+			return false, "", err
+		}
+		claim := ""
+		for _, c := range claims {
+			if name, _, _ := unstructured.NestedString(c.Object, "status", "nodeName"); name == node {
+				claim = c.GetName()
+			}
+		}
+		if claim == "" {
+			return false, "no NodeClaim of " + pool + " names node " + node, nil
+		}
+		families, err := env.scrapeMetrics(ctx, "karpenter")
+		if err != nil {
+			return false, "", err
+		}
+		want := map[string]string{"name": claim, "type": "Drifted", "status": "True"}
+		for _, m := range families["operator_nodeclaim_status_condition_count"].GetMetric() {
+			if labelsMatch(m, want) && m.GetGauge().GetValue() == 1 {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("Karpenter exports no %s for NodeClaim %s", driftedNodeClaimsSeries, claim), nil
+	})
 }
