@@ -7,26 +7,40 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // workloadClusterProvidersFile is the install step that runs provider-kubernetes and provider-helm for workload
-// clusters. The harness runs both with the arguments it gives them, so the suite proves kiso's promises with the
-// providers as a platform installs them, not as a test would tune them.
+// clusters. The harness runs both with the arguments and the extra RBAC it gives them, so the suite proves kiso's
+// promises with the providers as a platform installs them, not as a test would tune them.
 const workloadClusterProvidersFile = "examples/install/workload-cluster-providers.yaml"
 
-// installedProviderArgs returns the arguments the install file gives the provider whose package is named
-// packageName (e.g. provider-kubernetes): its DeploymentRuntimeConfig's package-runtime container's args, none if
-// it has no runtime config. A provider the file does not install is an error.
-func installedProviderArgs(repoRoot, file, packageName string) ([]string, error) {
+// installedProvider is what the install file gives one provider.
+type installedProvider struct {
+	// Args are its DeploymentRuntimeConfig's package-runtime container's args, none if it has no runtime config.
+	Args []string
+	// ServiceAccount is the name its runtime config gives its service account, "" for Crossplane's generated one.
+	ServiceAccount string
+	// RBAC holds the file's ClusterRoleBindings to that service account and the ClusterRoles they bind, as YAML.
+	RBAC []byte
+}
+
+// readInstalledProvider reads what the install file gives the provider whose package is named packageName (e.g.
+// provider-kubernetes). A provider the file does not install is an error.
+func readInstalledProvider(repoRoot, file, packageName string) (installedProvider, error) {
+	var out installedProvider
 	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(file)))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	runtimeConfigs := map[string]*unstructured.Unstructured{}
+	roles := map[string]*unstructured.Unstructured{}
+	var bindings []*unstructured.Unstructured
 	var provider *unstructured.Unstructured
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
@@ -34,11 +48,15 @@ func installedProviderArgs(repoRoot, file, packageName string) ([]string, error)
 		if err := decoder.Decode(&u.Object); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return out, fmt.Errorf("%s: %w", file, err)
 		}
 		switch u.GetKind() {
 		case "DeploymentRuntimeConfig":
 			runtimeConfigs[u.GetName()] = u
+		case "ClusterRole":
+			roles[u.GetName()] = u
+		case "ClusterRoleBinding":
+			bindings = append(bindings, u)
 		case "Provider":
 			pkg, _, _ := unstructured.NestedString(u.Object, "spec", "package")
 			repository, _, _ := strings.Cut(pkg, ":")
@@ -48,24 +66,48 @@ func installedProviderArgs(repoRoot, file, packageName string) ([]string, error)
 		}
 	}
 	if provider == nil {
-		return nil, fmt.Errorf("%s installs no Provider of package %s", file, packageName)
+		return out, fmt.Errorf("%s installs no Provider of package %s", file, packageName)
 	}
 	configName, found, _ := unstructured.NestedString(provider.Object, "spec", "runtimeConfigRef", "name")
 	if !found {
-		return nil, nil
+		return out, nil
 	}
 	config, ok := runtimeConfigs[configName]
 	if !ok {
-		return nil, fmt.Errorf("%s: Provider %s names DeploymentRuntimeConfig %s, which the file does not have", file, provider.GetName(), configName)
+		return out, fmt.Errorf("%s: Provider %s names DeploymentRuntimeConfig %s, which the file does not have", file, provider.GetName(), configName)
 	}
 	containers, _, _ := unstructured.NestedSlice(config.Object, "spec", "deploymentTemplate", "spec", "template", "spec", "containers")
 	for _, c := range containers {
-		container, _ := c.(map[string]any)
-		if container["name"] != "package-runtime" {
+		if container, _ := c.(map[string]any); container["name"] == "package-runtime" {
+			if out.Args, _, err = unstructured.NestedStringSlice(container, "args"); err != nil {
+				return out, fmt.Errorf("%s: DeploymentRuntimeConfig %s: %w", file, configName, err)
+			}
+		}
+	}
+	out.ServiceAccount, _, _ = unstructured.NestedString(config.Object, "spec", "serviceAccountTemplate", "metadata", "name")
+	if out.ServiceAccount == "" {
+		return out, nil
+	}
+	for _, b := range bindings {
+		subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+		if !slices.ContainsFunc(subjects, func(s any) bool {
+			m, _ := s.(map[string]any)
+			return m["kind"] == "ServiceAccount" && m["name"] == out.ServiceAccount && m["namespace"] == crossplaneNamespace
+		}) {
 			continue
 		}
-		args, _, err := unstructured.NestedStringSlice(container, "args")
-		return args, err
+		roleName, _, _ := unstructured.NestedString(b.Object, "roleRef", "name")
+		role, ok := roles[roleName]
+		if !ok {
+			return out, fmt.Errorf("%s: ClusterRoleBinding %s binds ClusterRole %s, which the file does not have", file, b.GetName(), roleName)
+		}
+		for _, o := range []*unstructured.Unstructured{role, b} {
+			doc, err := yaml.Marshal(o.Object)
+			if err != nil {
+				return out, err
+			}
+			out.RBAC = append(append(out.RBAC, "---\n"...), doc...)
+		}
 	}
-	return nil, nil
+	return out, nil
 }

@@ -164,6 +164,10 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		assertWorkloadNodePoolNotAdoptedT(t, wl)
 	})
 
+	step(t, "ARolloutThereWaitsForTheCanarysNodesThere", func(t *testing.T) {
+		assertRemoteRolloutT(t, wl, dunder, wonka)
+	})
+
 	step(t, "DeletingAClaimDrainsItsNodesThere", func(t *testing.T) {
 		deleted := time.Now()
 		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", "dunder", "-n", "wl-dunder", "--wait=false"); err != nil {

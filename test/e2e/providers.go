@@ -68,8 +68,9 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 	if err := pr.install(ctx, mgmt.Kubectl, "https://127.0.0.1:"+strconv.Itoa(webhookPort), caBundle); err != nil {
 		return pr, err
 	}
-	// The poll and watches are the install's (README Install, step 1): the suite proves the promises there.
-	installed, err := installedProviderArgs(mgmt.RepoRoot, workloadClusterProvidersFile, pr.name)
+	// The poll, watches and extra RBAC are the install's (README Install, step 1): the suite proves the promises
+	// there.
+	installed, err := pr.installed(ctx, mgmt)
 	if err != nil {
 		return pr, err
 	}
@@ -77,7 +78,7 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 		"--webhook-port=" + strconv.Itoa(webhookPort),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-addr=127.0.0.1:" + strconv.Itoa(healthPort),
-	}, installed...)
+	}, installed.Args...)
 	srv, err := pr.start(ctx, servers, mgmt, args, []string{"TLS_SERVER_CERTS_DIR=" + certs}, dir)
 	if err != nil {
 		return pr, err
@@ -99,12 +100,30 @@ func startProviderHelm(ctx context.Context, servers *process.Group, mgmt *Enviro
 	if err := pr.install(ctx, mgmt.Kubectl, "", nil); err != nil {
 		return pr, err
 	}
-	installed, err := installedProviderArgs(mgmt.RepoRoot, workloadClusterProvidersFile, pr.name)
+	installed, err := pr.installed(ctx, mgmt)
 	if err != nil {
 		return pr, err
 	}
-	_, err = pr.start(ctx, servers, mgmt, installed, nil, dir)
+	_, err = pr.start(ctx, servers, mgmt, installed.Args, nil, dir)
 	return pr, err
+}
+
+// installed reads what the install file gives the provider and applies the RBAC it grants the provider's service
+// account, which the harness names as the install does.
+func (pr provider) installed(ctx context.Context, mgmt *Environment) (installedProvider, error) {
+	installed, err := readInstalledProvider(mgmt.RepoRoot, workloadClusterProvidersFile, pr.name)
+	if err != nil {
+		return installed, err
+	}
+	if installed.ServiceAccount != "" && installed.ServiceAccount != pr.name {
+		return installed, fmt.Errorf("%s runs %s as service account %s; the harness runs it as %s", workloadClusterProvidersFile, pr.name, installed.ServiceAccount, pr.name)
+	}
+	if len(installed.RBAC) > 0 {
+		if err := mgmt.Kubectl.Apply(ctx, installed.RBAC); err != nil {
+			return installed, fmt.Errorf("cannot grant %s what %s grants it: %w", pr.name, workloadClusterProvidersFile, err)
+		}
+	}
+	return installed, nil
 }
 
 // servingCertificate writes into dir the certificate the provider serves its webhooks with, signed by

@@ -204,6 +204,22 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %[3]s}]
 		t.Fatalf("cannot create the workload cluster's namespace and tenant admin: %v", err)
 	}
 	t.Cleanup(func() { _ = wl.Kubectl.Delete(context.Background(), setup, false) })
+	// Before the namespace goes, the claim is put back as it was and what kiso composed in the namespace is gone:
+	// the steps after this one find the organization as they would have without it. (Left listing a namespace
+	// deleted there, the organization would drop its objects once provider-kubernetes lists the namespaces again,
+	// during whatever step runs then.)
+	t.Cleanup(func() {
+		restore := `{"spec":{"stacks":[{"name":"web","namespaces":["` + web + `"]}]}}`
+		if _, err := env.Kubectl.Run(context.Background(), nil, "patch", "karpenterisolation", "wonka", "-n", "wl-wonka", "--type=merge", "-p", restore); err != nil {
+			t.Errorf("cannot take %s out of wonka's claim: %v", more, err)
+			return
+		}
+		for _, name := range []string{"workload.configmap." + more + ".kiso-placement", "workload.role." + more + ".kiso-placement"} {
+			if err := env.Cluster.WaitForDeletion(context.Background(), 2*time.Minute, ObjectKind, "", name); err != nil {
+				t.Errorf("what kiso composed in %s outlived its place in wonka's claim: %v", more, err)
+			}
+		}
+	})
 	// The claim lists the namespace before the platform gives it (a grant then waits for the platform alone).
 	patch := `{"spec":{"stacks":[{"name":"web","namespaces":["` + web + `","` + more + `"]}]}}`
 	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", "wonka", "-n", "wl-wonka", "--type=merge", "-p", patch); err != nil {

@@ -280,24 +280,49 @@ func observedOne(oc resource.ObservedComposed) ([]*unstructured.Unstructured, bo
 }
 
 // collected reads a collection: every member's observed object, once the provider has listed the matches and
-// observed each of them.
+// observed each of them. The provider creates a member for every match before it deletes the members of objects
+// gone or no longer matching, and Crossplane's RBAC manager grants a provider no delete on its own kinds (the
+// install grants provider-kubernetes that one): a collection that could not delete a member is still answered,
+// and a member whose object is gone, or no longer carries the labels, is left out, as the provider would have.
 func collected(req *fnv1.RunFunctionRequest, key string, oc resource.ObservedComposed) ([]*unstructured.Unstructured, bool) {
-	if !ready.Managed(oc) {
+	if !ready.IsTrue(oc, "Ready") || !(ready.IsTrue(oc, "Synced") || strings.HasPrefix(syncedMessage(oc.Resource), cannotDeleteMember)) {
 		return nil, false
 	}
 	members, ok := req.GetRequiredResources()[membersPrefix+key]
 	if !ok {
 		return nil, false
 	}
+	selector, _, _ := unstructured.NestedStringMap(oc.Resource.Object, "spec", "observeObjects", "selector", "matchLabels")
 	out := make([]*unstructured.Unstructured, 0, len(members.GetItems()))
 	for _, m := range members.GetItems() {
-		manifest, ok, _ := unstructured.NestedMap(m.GetResource().AsMap(), "status", "atProvider", "manifest")
+		member := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m.GetResource().AsMap()}}
+		if strings.Contains(syncedMessage(member), notExist) {
+			continue
+		}
+		manifest, ok, _ := unstructured.NestedMap(member.Object, "status", "atProvider", "manifest")
 		if !ok {
 			return nil, false
 		}
-		out = append(out, &unstructured.Unstructured{Object: manifest})
+		object := &unstructured.Unstructured{Object: manifest}
+		if !carries(object.GetLabels(), selector) {
+			continue
+		}
+		out = append(out, object)
 	}
 	return out, true
+}
+
+// cannotDeleteMember starts the provider's Synced message when it could not delete a collection's member.
+const cannotDeleteMember = "cannot delete observed object"
+
+// carries reports whether labels hold every key and value of selector.
+func carries(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // syncedMessage is the message of an object's Synced condition.

@@ -3,10 +3,14 @@ package remote
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
@@ -50,5 +54,76 @@ func TestReadsWatchWhatOutlivesACall(t *testing.T) {
 	}
 	if nameChecks != 1 || len(watched) != 3 {
 		t.Errorf("reads %v, want the reference, the namespaces and one name check", watched)
+	}
+}
+
+// TestACollectionAnswersWithoutMembersItCouldNotDelete: Crossplane's RBAC manager grants a provider no delete on
+// its own kinds, so unless the install grants it, provider-kubernetes keeps the member of a NodeClaim Karpenter
+// replaced, observing "does not exist", and says its collection is not synced. The read still answers with the
+// objects there now: a replaced node must not hold a rollout wave for ever. A collection the provider could not
+// list stays unanswered.
+func TestACollectionAnswersWithoutMembersItCouldNotDelete(t *testing.T) {
+	r := &Reader{ProviderConfig: "eu", Owner: "eu-cluster"}
+	rs := map[string]*fnv1.ResourceSelector{"nodeclaims": {ApiVersion: "karpenter.sh/v1", Kind: "NodeClaim",
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"kiso.dev/organization": "acme"}}}}}
+	reads := r.Requirements(rs)
+	collection := reads[readPrefix+"nodeclaims"]
+	if collection == nil {
+		t.Fatalf("no collection read for the NodeClaims: %v", reads)
+	}
+	synced := func(status, message string) map[string]any {
+		return map[string]any{"type": "Synced", "status": status, "reason": "ReconcileError", "message": message}
+	}
+	readyTrue := map[string]any{"type": "Ready", "status": "True", "reason": "Available"}
+	member := func(name string, labels map[string]any, conditions ...any) *fnv1.Resource {
+		s, err := structpb.NewStruct(map[string]any{
+			"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
+			"metadata": map[string]any{"name": name},
+			"status": map[string]any{
+				"conditions": append([]any{readyTrue}, conditions...),
+				"atProvider": map[string]any{"manifest": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+					"metadata": map[string]any{"name": name, "labels": labels}}},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &fnv1.Resource{Resource: s}
+	}
+	acme := map[string]any{"kiso.dev/organization": "acme"}
+	members := &fnv1.Resources{Items: []*fnv1.Resource{
+		member("kiso-acme-new", acme, synced("True", "")),
+		member("kiso-acme-replaced", acme, synced("False", "observe failed: "+notExist)),
+		member("kiso-other", map[string]any{"kiso.dev/organization": "other"}, synced("True", "")),
+	}}
+	for _, tc := range []struct {
+		what, collectionSynced string
+		want                   []string
+	}{
+		{what: "synced", collectionSynced: "", want: []string{"kiso-acme-new"}},
+		{what: "not allowed to delete a member", collectionSynced: `cannot delete observed object {...}: objects.kubernetes.crossplane.io "kiso-read-1" is forbidden`, want: []string{"kiso-acme-new"}},
+		{what: "not able to list", collectionSynced: "error fetching objects for GVK karpenter.sh/v1, Kind=NodeClaim: connection refused"},
+	} {
+		observed := collection.DeepCopy()
+		status := "True"
+		if tc.collectionSynced != "" {
+			status = "False"
+		}
+		observed.Object["status"] = map[string]any{"conditions": []any{readyTrue, synced(status, tc.collectionSynced)}}
+		req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{membersPrefix + "nodeclaims": members}}
+		_, unanswered, err := answer(req, map[resource.Name]resource.ObservedComposed{readPrefix + "nodeclaims": {Resource: observed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		if answer, ok := req.GetRequiredResources()["nodeclaims"]; ok {
+			got = []string{}
+			for _, item := range answer.GetItems() {
+				got = append(got, item.GetResource().AsMap()["metadata"].(map[string]any)["name"].(string))
+			}
+		}
+		if !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) || (tc.want == nil) != (len(unanswered) == 1) {
+			t.Errorf("collection %s: answered with %v (unanswered %v), want %v", tc.what, got, unanswered, tc.want)
+		}
 	}
 }
