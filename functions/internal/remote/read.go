@@ -285,7 +285,8 @@ func observedOne(oc resource.ObservedComposed) ([]*unstructured.Unstructured, bo
 // install grants provider-kubernetes that one): a collection that could not delete a member is still answered,
 // and a member whose object is gone, or no longer carries the labels, is left out, as the provider would have.
 func collected(req *fnv1.RunFunctionRequest, key string, oc resource.ObservedComposed) ([]*unstructured.Unstructured, bool) {
-	if !ready.IsTrue(oc, "Ready") || !(ready.IsTrue(oc, "Synced") || strings.HasPrefix(syncedMessage(oc.Resource), cannotDeleteMember)) {
+	listed := ready.IsTrue(oc, "Synced") || strings.HasPrefix(syncedMessage(oc.Resource), cannotDeleteMember)
+	if !ready.IsTrue(oc, "Ready") || !listed {
 		return nil, false
 	}
 	members, ok := req.GetRequiredResources()[membersPrefix+key]
