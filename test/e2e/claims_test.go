@@ -16,11 +16,8 @@ import (
 // it does: the one the platform gives it to gets its ConfigMap and Role, the other nothing, and
 // NamespacesAssigned=False says so.
 func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
-	inLocalClusterLaneT(t)
+	sharingPlacementClusterT(t)
 	useReferenceObjectsT(t)
-	cluster := readTestdataT(t, "admission", "cluster.yaml")
-	env.ApplyT(t, cluster)
-	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	waitForTypeCheckedT(t, placementPolicy)
 
 	// Platform namespaces: default, and crossplane-system, which kiso's composition lists.
@@ -37,13 +34,13 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 		"      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: tenant-reference}\n      requirements: []\n")
 	env.ApplyT(t, privileged)
 	t.Cleanup(func() { deleteAtCleanup(t, privileged) })
-	cloner := tenant{Namespace: "e2e-hooli", Name: "hooli", Organization: "hooli", Isolation: "organization", Stacks: []string{"web"}}
+	cloner := tenant{Namespace: "e2e-bachman", Name: "bachman", Organization: "bachman", Isolation: "organization", Stacks: []string{"web"}}
 	manifest := []byte(strings.Replace(string(cloner.claim()), "nodePoolRef:\n    name: tenant-reference", "nodePoolRef:\n    name: e2e-privileged", 1))
 	env.ApplyT(t, manifest)
 	t.Cleanup(func() { deleteAtCleanup(t, manifest) })
 	assertClaimConditionT(t, cloner, "SpecValid", "InvalidSpec",
 		`spec.nodePoolRef.name: Forbidden: NodePool "e2e-privileged" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`)
-	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=hooli"); len(pools) != 0 {
+	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=bachman"); len(pools) != 0 {
 		t.Errorf("a pool was rendered from an unmarked reference: %d NodePools", len(pools))
 	}
 

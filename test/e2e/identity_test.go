@@ -119,9 +119,8 @@ var tolerateUmbra = corev1.Toleration{Key: "kiso.dev/organization", Operator: co
 // claim, a tenant admin, a tenant editor, a user who may create namespaces, a tenant's own scheduler, a
 // kubelet), and is refused with the message that user reads, while umbra's own pods keep being admitted.
 func TestTheBoundaryIsThePlatforms(t *testing.T) {
-	inLocalClusterLaneT(t)
+	sharingPlacementClusterT(t)
 	useReferenceObjectsT(t)
-	usePlacementClusterT(t)
 	env.ApplyT(t, identityFixtures)
 	t.Cleanup(func() { deleteAtCleanup(t, identityFixtures) })
 	waitForPlacementInForceT(t)

@@ -59,7 +59,7 @@ type stackPlacement struct {
 // only; the claims report what their pools use; a pool's limits hold and Karpenter consolidates within it; and
 // deleting a claim drains and removes its nodes and leaves the other organization untouched.
 func TestKarpenterKeepsEachOrganizationOnItsOwnNodes(t *testing.T) {
-	inLocalClusterLaneT(t)
+	sharingPlacementClusterT(t)
 	requireNodesT(t)
 	references := readTestdataT(t, "karpenter", "references.yaml")
 	namespaces := readTestdataT(t, "karpenter", "namespaces.yaml")
@@ -68,7 +68,6 @@ func TestKarpenterKeepsEachOrganizationOnItsOwnNodes(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, references) })
 	env.ApplyT(t, namespaces)
 	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
-	usePlacementClusterT(t)
 
 	var hooli, piedpiper organization
 	applied := time.Now()

@@ -53,6 +53,9 @@ func halfWave(organization string) bool {
 // moves; a pause holds the last wave back; resumed, everyone moves. The cluster's status counts match at each step.
 func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	requireNodesT(t)
+	// Alone while it measures what the cluster's counts wake (Crossplane idle); then beside the others, changing the
+	// shared local cluster's rollout.
+	besideOthersInLane := laterInLocalClusterLaneT(t)
 	references := readTestdataT(t, "rollout", "references.yaml")
 	claims := readTestdataT(t, "rollout", "claims.yaml")
 	env.ApplyT(t, references)
@@ -82,6 +85,7 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	})
 	first := currentRolloutT(t).Revision
 	step(t, "WhatTheClusterCountsWakesNoOrganization", func(t *testing.T) { assertCountsWakeNoOrganizationT(t) })
+	besideOthersInLane()
 
 	setReleaseT(t, "r2")
 	changed := time.Now()

@@ -270,17 +270,58 @@ func waitClaimConditionT(t *testing.T, ns, name, conditionType, status, reason s
 	return c
 }
 
-// TestGapsTouchNothing opens, one after the other, every gap kiso must ride out with pools existing: the
-// reference NodePool deleted, the clusterRef broken, the cluster's status gone, an invalid spec. Through each,
-// every composed object keeps its resourceVersion and a condition says why; once the input is restored, the
-// organization converges without a single further write.
+// TestGapsTouchNothing opens, one after the other, gaps kiso must ride out with pools existing: the reference
+// NodePool deleted, the clusterRef broken, an invalid spec. Through each, every composed object keeps its
+// resourceVersion and a condition says why; once the input is restored, the organization converges without a
+// single further write. Its organization is bound to the shared local cluster, which none of these gaps touches;
+// TestAClustersStatusGoneTouchesNothing opens the gap that does, on a cluster of its own.
 func TestGapsTouchNothing(t *testing.T) {
+	sharingPlacementClusterT(t)
+	g := newGapOrganizationT(t, "gaps", "vehement", placementCluster)
+
+	step(t, "TheReferenceNodePoolDeleted", func(t *testing.T) {
+		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "nodepool", g.reference); err != nil {
+			t.Fatalf("cannot delete the reference NodePool: %v", err)
+		}
+		c := waitClaimConditionT(t, g.ns, g.claim, "ReferencesResolved", "False", "ReferenceNotFound")
+		if want := `spec.nodePoolRef: reference NodePool "` + g.reference + `" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
+			t.Errorf("reference deleted: ReferencesResolved message %q, want %q", c.Message, want)
+		}
+		g.assertUntouched(t, "reference NodePool deleted")
+		env.ApplyT(t, g.references)
+		g.converged(t, "reference NodePool deleted")
+	})
+
+	step(t, "TheClusterRefBroken", func(t *testing.T) {
+		g.patchClaim(t, map[string]any{"clusterRef": map[string]any{"name": "e2e-no-such-cluster"}})
+		c := waitClaimConditionT(t, g.ns, g.claim, "ReferencesResolved", "False", "ReferenceNotFound")
+		if want := `spec.clusterRef: XKarpenterCluster "e2e-no-such-cluster" not found, or it has not composed its view for organizations (EnvironmentConfig "kiso-cluster.e2e-no-such-cluster") yet; keeping the pools already composed unchanged meanwhile`; c.Message != want {
+			t.Errorf("clusterRef broken: ReferencesResolved message %q, want %q", c.Message, want)
+		}
+		g.assertUntouched(t, "clusterRef broken")
+		g.patchClaim(t, map[string]any{"clusterRef": map[string]any{"name": placementCluster}})
+		g.converged(t, "clusterRef broken")
+	})
+
+	// An invalid spec the API server accepts and the function refuses: a platform namespace of the cluster.
+	step(t, "AnInvalidSpec", func(t *testing.T) {
+		g.patchClaim(t, map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{g.ns, "crossplane-system"}}}})
+		c := waitClaimConditionT(t, g.ns, g.claim, "SpecValid", "False", "InvalidSpec")
+		if !strings.Contains(c.Message, `spec.stacks[0].namespaces[1]`) {
+			t.Errorf("invalid spec: SpecValid message %q does not name spec.stacks[0].namespaces[1]", c.Message)
+		}
+		g.assertUntouched(t, "invalid spec")
+		g.patchClaim(t, map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{g.ns}}}})
+		g.converged(t, "invalid spec")
+	})
+}
+
+// TestAClustersStatusGoneTouchesNothing opens the gap of a cluster's status gone from the view organizations read
+// (as for a cluster XR being recreated), on a cluster of its own: every composed object of its organization keeps
+// its resourceVersion and a condition says why; once the cluster composes its view again, the organization
+// converges without a single further write.
+func TestAClustersStatusGoneTouchesNothing(t *testing.T) {
 	inLocalClusterLaneT(t)
-	// References of its own: one gap is the reference NodePool deleted, which scenarios beside it clone from.
-	references := []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", "gaps-reference"))
-	env.ApplyT(t, references)
-	t.Cleanup(func() { deleteAtCleanup(t, references) })
-	// A cluster of its own (its own names), so nothing is shared with the test before.
 	// Without interruption it composes fewer objects and Usages, so the usage controller's first marks do not
 	// hold its reconciles back behind Crossplane's watch circuit breaker for long.
 	cluster := []byte(strings.NewReplacer(safetyCluster, "e2e-gaps", "safety-eu", "gaps-eu").Replace(string(readTestdataT(t, "safety", "cluster.yaml"))) +
@@ -288,13 +329,64 @@ func TestGapsTouchNothing(t *testing.T) {
 	env.ApplyT(t, cluster)
 	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", "e2e-gaps", "Synced")
-	const ns, claimName = "e2e-gaps", "vehement"
+	g := newGapOrganizationT(t, "status-gone", "vigorous", "e2e-gaps")
+
+	// Crossplane is paused on the cluster, so nothing composes the view again until the test resumes it.
+	step(t, "TheClustersStatusGone", func(t *testing.T) {
+		if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused=true"); err != nil {
+			t.Fatal(err)
+		}
+		clearStatus := `{"data":{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}}`
+		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "environmentconfig", clusterViewName("e2e-gaps"), "--type=merge", "-p", clearStatus); err != nil {
+			t.Fatalf("cannot clear the status of the cluster's view: %v", err)
+		}
+		c := waitClaimConditionT(t, g.ns, g.claim, "ReferencesResolved", "False", "ClusterNotReady")
+		if want := `spec.clusterRef: XKarpenterCluster "e2e-gaps" has not been rendered yet (its status has no controllerRoleResource); keeping the pools already composed unchanged meanwhile`; c.Message != want {
+			t.Errorf("cluster status gone: ReferencesResolved message %q, want %q", c.Message, want)
+		}
+		g.assertUntouched(t, "cluster status gone")
+		if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused-"); err != nil {
+			t.Fatal(err)
+		}
+		// A paused XR has no requeue pending, so the un-pause event is the one thing that wakes it; the ClusterUsages'
+		// churn may have opened Crossplane's watch circuit breaker for it, which drops that event. Touch the cluster
+		// until it has composed its view again, as a user re-applying it would.
+		waitTouchingT(t, "xkarpentercluster", "e2e-gaps", "the cluster to compose its view again", func(ctx context.Context, _ int64) (bool, string, error) {
+			u, err := env.Cluster.Get(ctx, ClusterViewKind, "", clusterViewName("e2e-gaps"))
+			if err != nil {
+				return false, "", err
+			}
+			role, _, _ := unstructured.NestedString(u.Object, "data", "status", "controllerRoleResource")
+			return role != "", "data.status.controllerRoleResource is still empty", nil
+		})
+		g.converged(t, "cluster status gone")
+	})
+}
+
+// gapOrganization is an organization of one pool, Ready and in use, whose composed objects a gap scenario watches
+// for writes: its references (a pair of its own, since one gap deletes the reference NodePool), its claim, and
+// every composed object's UID@resourceVersion once it settled.
+type gapOrganization struct {
+	ns, claim, xr, reference string
+	references               []byte
+	refs                     []composedRef
+	baseline                 map[string]string
+}
+
+// newGapOrganizationT applies the references and the claim of organization, bound to cluster, in namespace
+// e2e-<name>, and waits until its pool is Ready and in use.
+func newGapOrganizationT(t *testing.T, name, organization, cluster string) *gapOrganization {
+	t.Helper()
+	g := &gapOrganization{ns: "e2e-" + name, claim: organization, reference: name + "-reference"}
+	g.references = []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", g.reference))
+	env.ApplyT(t, g.references)
+	t.Cleanup(func() { deleteAtCleanup(t, g.references) })
 	claim := []byte(fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata:
   name: %[1]s
   labels:
-    kiso.dev/organization: vehement
+    kiso.dev/organization: %[2]s
 ---
 apiVersion: kiso.dev/v1alpha1
 kind: KarpenterIsolation
@@ -302,118 +394,63 @@ metadata:
   name: %[2]s
   namespace: %[1]s
 spec:
-  organization: vehement
-  clusterRef: {name: e2e-gaps}
+  organization: %[2]s
+  clusterRef: {name: %[3]s}
   stacks:
   - name: capital
     namespaces: [%[1]s]
-  nodeClassRef: {name: gaps-reference}
-  nodePoolRef: {name: gaps-reference}
-`, ns, claimName))
+  nodeClassRef: {name: %[4]s}
+  nodePoolRef: {name: %[4]s}
+`, g.ns, organization, cluster, g.reference))
 	env.ApplyT(t, claim)
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
-	tn := tenant{Namespace: ns, Name: claimName, Organization: "vehement"}
-	xr := tn.xrName(t)
-	markPoolReady(t, "kiso-vehement")
-	env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, ns, claimName, "Ready")
-	waitForUsageT(t, "kiso-vehement")
-	refs := composedRefsT(t, IsolationKind, xr)
-	for _, r := range refs {
-		if r.GVK.Kind == "ClusterUsage" {
-			env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, r.Namespace, r.Name, "Ready")
+	g.xr = tenant{Namespace: g.ns, Name: organization, Organization: organization}.xrName(t)
+	pool := "kiso-" + organization
+	step(t, "TheOrganizationIsReadyAndItsPoolInUse", func(t *testing.T) {
+		markPoolReady(t, pool)
+		env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, g.ns, g.claim, "Ready")
+		waitForUsageT(t, pool)
+		g.refs = composedRefsT(t, IsolationKind, g.xr)
+		for _, r := range g.refs {
+			if r.GVK.Kind == "ClusterUsage" {
+				env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, r.Namespace, r.Name, "Ready")
+			}
 		}
-	}
-	touchXR(t, xr)
-	baseline := composedVersionsT(t, refs)
-
-	// patchClaim merge-patches the claim's spec, as a user editing it would.
-	patchClaim := func(spec map[string]any) {
-		t.Helper()
-		patch, err := json.Marshal(map[string]any{"spec": spec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", claimName, "-n", ns, "--type=merge", "-p", string(patch)); err != nil {
-			t.Fatalf("cannot patch claim %s/%s: %v", ns, claimName, err)
-		}
-	}
-	assertUntouched := func(gap string) {
-		t.Helper()
-		touchXR(t, xr)
-		if diff := cmp.Diff(baseline, composedVersionsT(t, refs)); diff != "" {
-			t.Errorf("%s: composed objects were written: -before, +after:\n%s", gap, diff)
-		}
-	}
-	converged := func(gap string) {
-		t.Helper()
-		env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, ns, claimName, "Ready")
-		for _, ct := range []string{"SpecValid", "ReferencesResolved"} {
-			waitClaimConditionT(t, ns, claimName, ct, "True", map[string]string{"SpecValid": "Valid", "ReferencesResolved": "Resolved"}[ct])
-		}
-		assertUntouched(gap + ", restored")
-	}
-
-	// The reference NodePool deleted.
-	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "nodepool", "gaps-reference"); err != nil {
-		t.Fatalf("cannot delete the reference NodePool: %v", err)
-	}
-	c := waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
-	if want := `spec.nodePoolRef: reference NodePool "gaps-reference" not found; keeping the pools already composed unchanged meanwhile`; c.Message != want {
-		t.Errorf("reference deleted: ReferencesResolved message %q, want %q", c.Message, want)
-	}
-	assertUntouched("reference NodePool deleted")
-	env.ApplyT(t, references)
-	converged("reference NodePool deleted")
-
-	// The clusterRef broken.
-	patchClaim(map[string]any{"clusterRef": map[string]any{"name": "e2e-no-such-cluster"}})
-	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ReferenceNotFound")
-	if want := `spec.clusterRef: XKarpenterCluster "e2e-no-such-cluster" not found, or it has not composed its view for organizations (EnvironmentConfig "kiso-cluster.e2e-no-such-cluster") yet; keeping the pools already composed unchanged meanwhile`; c.Message != want {
-		t.Errorf("clusterRef broken: ReferencesResolved message %q, want %q", c.Message, want)
-	}
-	assertUntouched("clusterRef broken")
-	patchClaim(map[string]any{"clusterRef": map[string]any{"name": "e2e-gaps"}})
-	converged("clusterRef broken")
-
-	// The cluster's status gone from the view organizations read (as for a cluster XR being recreated):
-	// Crossplane is paused on the cluster, so nothing composes the view again until the test resumes it.
-	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused=true"); err != nil {
-		t.Fatal(err)
-	}
-	clearStatus := `{"data":{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}}`
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "environmentconfig", clusterViewName("e2e-gaps"), "--type=merge", "-p", clearStatus); err != nil {
-		t.Fatalf("cannot clear the status of the cluster's view: %v", err)
-	}
-	c = waitClaimConditionT(t, ns, claimName, "ReferencesResolved", "False", "ClusterNotReady")
-	if want := `spec.clusterRef: XKarpenterCluster "e2e-gaps" has not been rendered yet (its status has no controllerRoleResource); keeping the pools already composed unchanged meanwhile`; c.Message != want {
-		t.Errorf("cluster status gone: ReferencesResolved message %q, want %q", c.Message, want)
-	}
-	assertUntouched("cluster status gone")
-	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused-"); err != nil {
-		t.Fatal(err)
-	}
-	// A paused XR has no requeue pending, so the un-pause event is the one thing that wakes it; the ClusterUsages'
-	// churn may have opened Crossplane's watch circuit breaker for it, which drops that event. Touch the cluster
-	// until it has composed its view again, as a user re-applying it would.
-	waitTouchingT(t, "xkarpentercluster", "e2e-gaps", "the cluster to compose its view again", func(ctx context.Context, _ int64) (bool, string, error) {
-		u, err := env.Cluster.Get(ctx, ClusterViewKind, "", clusterViewName("e2e-gaps"))
-		if err != nil {
-			return false, "", err
-		}
-		role, _, _ := unstructured.NestedString(u.Object, "data", "status", "controllerRoleResource")
-		return role != "", "data.status.controllerRoleResource is still empty", nil
+		touchXR(t, g.xr)
+		g.baseline = composedVersionsT(t, g.refs)
 	})
-	converged("cluster status gone")
+	return g
+}
 
-	// An invalid spec the API server accepts and the function refuses: a namespace Karpenter runs in.
-	patchClaim(map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns, "e2e-gaps-karpenter"}}}})
-	c = waitClaimConditionT(t, ns, claimName, "SpecValid", "False", "InvalidSpec")
-	if !strings.Contains(c.Message, `spec.stacks[0].namespaces[1]`) {
-		t.Errorf("invalid spec: SpecValid message %q does not name spec.stacks[0].namespaces[1]", c.Message)
+// patchClaim merge-patches the claim's spec, as a user editing it would.
+func (g *gapOrganization) patchClaim(t *testing.T, spec map[string]any) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		t.Fatal(err)
 	}
-	assertUntouched("invalid spec")
-	patchClaim(map[string]any{"stacks": []any{map[string]any{"name": "capital", "namespaces": []any{ns}}}})
-	converged("invalid spec")
+	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", g.claim, "-n", g.ns, "--type=merge", "-p", string(patch)); err != nil {
+		t.Fatalf("cannot patch claim %s/%s: %v", g.ns, g.claim, err)
+	}
+}
+
+// assertUntouched makes Crossplane reconcile the organization and checks that nothing it composed was written.
+func (g *gapOrganization) assertUntouched(t *testing.T, gap string) {
+	t.Helper()
+	touchXR(t, g.xr)
+	if diff := cmp.Diff(g.baseline, composedVersionsT(t, g.refs)); diff != "" {
+		t.Errorf("%s: composed objects were written: -before, +after:\n%s", gap, diff)
+	}
+}
+
+// converged waits until the organization is Ready, valid and resolved again, and checks nothing was written.
+func (g *gapOrganization) converged(t *testing.T, gap string) {
+	t.Helper()
+	env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, g.ns, g.claim, "Ready")
+	for _, ct := range []string{"SpecValid", "ReferencesResolved"} {
+		waitClaimConditionT(t, g.ns, g.claim, ct, "True", map[string]string{"SpecValid": "Valid", "ReferencesResolved": "Resolved"}[ct])
+	}
+	g.assertUntouched(t, gap+", restored")
 }
 
 // TestMakeBeforeBreak switches an organization from one shared pool to a pool per stack, renames a stack and

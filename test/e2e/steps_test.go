@@ -83,17 +83,31 @@ func requireNodesT(t *testing.T) {
 	t.Skip(why)
 }
 
+// placementClusterUsers counts the tests using the shared local cluster e2e-placement, which the first of them
+// applies and the last deletes.
+var placementClusterUsers struct {
+	sync.Mutex
+	n int
+}
+
 // usePlacementClusterT applies the XKarpenterCluster whose composition renders the cluster's placement
-// policies, and deletes it at the end of the test if the test created it.
+// policies, unless another test using it has, and deletes it once the last test using it has ended.
 func usePlacementClusterT(t *testing.T) {
 	t.Helper()
 	cluster := readTestdataT(t, "admission", "cluster.yaml")
-	_, err := env.Cluster.Get(t.Context(), ClusterKind, "", "e2e-placement")
-	existed := err == nil
-	env.ApplyT(t, cluster)
-	if !existed {
-		t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
+	placementClusterUsers.Lock()
+	defer placementClusterUsers.Unlock()
+	if placementClusterUsers.n == 0 {
+		env.ApplyT(t, cluster)
 	}
+	placementClusterUsers.n++
+	t.Cleanup(func() {
+		placementClusterUsers.Lock()
+		defer placementClusterUsers.Unlock()
+		if placementClusterUsers.n--; placementClusterUsers.n == 0 {
+			deleteLocalClusterAtCleanup(t, cluster)
+		}
+	})
 }
 
 // deleteLocalClusterAtCleanup deletes a local XKarpenterCluster and waits until the admission policies it composed

@@ -10,18 +10,25 @@ import (
 // pollInterval is how often waits re-check; short, because every second of boot counts in `make test`.
 const pollInterval = 250 * time.Millisecond
 
+// slowWait is how long a wait may take before it is printed when it ends: the suite's time is mostly waits, and
+// the slow ones show in every CI log where it goes.
+const slowWait = 20 * time.Second
+
 // waitFor polls check until it reports done, returns an error, or the timeout passes. The last "not yet"
 // reason is part of the timeout error, so a failed wait says what it was waiting for.
 func waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (done bool, notYet string, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last := ""
+	start, last := time.Now(), ""
 	for {
 		done, notYet, err := check(ctx)
 		if err != nil {
 			return fmt.Errorf("cannot wait for %s: %w", what, err)
 		}
 		if done {
+			if took := time.Since(start); took > slowWait {
+				fmt.Fprintf(os.Stdout, "e2e: slow wait: %5.1fs for %s (last: %s)\n", took.Seconds(), what, last)
+			}
 			return nil
 		}
 		last = notYet
