@@ -19,13 +19,17 @@ else
 endif
 
 .PHONY: test
-test: cache-dir unit fuzz examples xpkg e2e ## Everything CI runs: unit tests, fuzzing, examples rendered and validated against the real CRDs, packages built and verified for every platform, end-to-end on a real control plane.
+test: cache-dir ## Everything CI runs: make verify (lint, unit tests, fuzzing, examples rendered and validated against the real CRDs, packages built and verified for every platform) beside make e2e (end-to-end on a real control plane).
+	@hack/test.sh
 
 .PHONY: cache-dir
 cache-dir: ## Print where tools and CRD schemas are cached (shared by every clone on this machine).
 	@echo "tools and CRD schemas are cached in $$(. hack/cache.sh && hack_cache_dir "$(CURDIR)")"
 
 ##@ Tests
+
+.PHONY: verify
+verify: unit fuzz examples xpkg ## Everything make test runs but the end-to-end suite, one after another.
 
 .PHONY: check
 check: unit examples ## The contributor's loop, a few minutes on a warm cache: lint, unit tests, every example rendered and validated. make test is the CI gate.

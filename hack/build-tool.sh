@@ -41,13 +41,31 @@ fi
 files=$(cd "$dir" && cksum -- * | cksum | cut -d' ' -f1)
 out="$(hack_cache_dir "$root")/tools/$name-$VERSION-$files/$BIN"
 if [ ! -x "$out" ]; then
-  echo "building $name $VERSION (once; cached in ${out%/*})" >&2
   mkdir -p "${out%/*}"
-  (
-    cd "$dir"
-    if [ -n "$toolchain" ]; then export GOTOOLCHAIN="$toolchain"; fi
-    CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp.$$" "$PKG"
-  ) >&2
-  mv "$out.tmp.$$" "$out"
+  # make test builds tools from two sides at once (make verify and the e2e suite): one builds, the other waits for
+  # it rather than compiling the same tool again. The lock is a directory holding its holder's PID; a holder that
+  # died (killed mid-build) leaves a lock that the next caller takes over.
+  lock="$out.lock"
+  until mkdir "$lock" 2>/dev/null; do
+    holder=$(cat "$lock/pid" 2>/dev/null || true)
+    if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
+      rm -rf "$lock"
+      continue
+    fi
+    sleep 2
+  done
+  echo $$ >"$lock/pid"
+  trap 'rm -rf "$lock"' EXIT
+  if [ ! -x "$out" ]; then
+    echo "building $name $VERSION (once; cached in ${out%/*})" >&2
+    (
+      cd "$dir"
+      if [ -n "$toolchain" ]; then export GOTOOLCHAIN="$toolchain"; fi
+      CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp.$$" "$PKG"
+    ) >&2
+    mv "$out.tmp.$$" "$out"
+  fi
+  rm -rf "$lock"
+  trap - EXIT
 fi
 echo "$out"

@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.67.5
 	golang.org/x/mod v0.37.0
+	golang.org/x/sync v0.21.0
 	golang.org/x/sys v0.46.0
 	helm.sh/helm/v3 v3.20.2
 	k8s.io/api v0.35.8

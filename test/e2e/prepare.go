@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	gomodule "golang.org/x/mod/module"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kiso-dev/kiso/internal/layout"
 )
@@ -152,31 +153,46 @@ type prepared struct {
 func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) (*prepared, error) {
 	p := &prepared{RepoRoot: repoRoot}
 	err := phases.run("build or find cached tools", func() error {
-		tools := []struct {
+		type tool struct {
 			dest *string
 			args []string
-		}{
-			{&p.Etcd, []string{"etcd"}},
-			{&p.KubeAPIServer, []string{"kubernetes", "kube-apiserver"}},
-			{&p.KubeControllerMgr, []string{"kubernetes", "kube-controller-manager"}},
-			{&p.KubeScheduler, []string{"kubernetes", "kube-scheduler"}},
-			{&p.Kubectl, []string{"kubernetes", "kubectl"}},
-			{&p.Kwok, []string{"kwok"}},
-			{&p.Karpenter, []string{"karpenter-kwok"}},
-			{&p.Crane, []string{"crane"}},
-			{&p.Crossplane, []string{"crossplane-core"}},
-			{&p.CrossplaneCLI, []string{"crossplane-cli"}},
-			{&p.ProviderKubernetes, []string{"provider-kubernetes"}},
-			{&p.ProviderHelm, []string{"provider-helm"}},
 		}
-		for _, tool := range tools {
-			path, err := buildTool(ctx, repoRoot, tool.args...)
-			if err != nil {
-				return err
-			}
-			*tool.dest = path
+		// Two lanes of builds, one after another within each: Kubernetes' four commands, which share one module
+		// and its compiled packages, and everything else. On a cold machine one lane's module downloads and links
+		// leave a core idle that the other's compiles take up; found in the cache, each build returns at once.
+		lanes := [][]tool{
+			{
+				{&p.KubeAPIServer, []string{"kubernetes", "kube-apiserver"}},
+				{&p.KubeControllerMgr, []string{"kubernetes", "kube-controller-manager"}},
+				{&p.KubeScheduler, []string{"kubernetes", "kube-scheduler"}},
+				{&p.Kubectl, []string{"kubernetes", "kubectl"}},
+			},
+			{
+				// Crossplane's first: make verify, beside the suite in make test, renders the examples with both.
+				{&p.Crossplane, []string{"crossplane-core"}},
+				{&p.CrossplaneCLI, []string{"crossplane-cli"}},
+				{&p.Etcd, []string{"etcd"}},
+				{&p.Kwok, []string{"kwok"}},
+				{&p.Karpenter, []string{"karpenter-kwok"}},
+				{&p.Crane, []string{"crane"}},
+				{&p.ProviderKubernetes, []string{"provider-kubernetes"}},
+				{&p.ProviderHelm, []string{"provider-helm"}},
+			},
 		}
-		return nil
+		var builds errgroup.Group
+		for _, lane := range lanes {
+			builds.Go(func() error {
+				for _, t := range lane {
+					path, err := buildTool(ctx, repoRoot, t.args...)
+					if err != nil {
+						return err
+					}
+					*t.dest = path
+				}
+				return nil
+			})
+		}
+		return builds.Wait()
 	})
 	if err != nil {
 		return nil, err
