@@ -54,6 +54,9 @@ func inWorkloadKarpenterLaneT(t *testing.T) {
 // a local cluster: it starts alone, as a scenario that calls none of these, and the call it returns takes the local
 // cluster lane and lets the other scenarios start, the scenario going on beside them. The lane is taken before the
 // others start, so no scenario of a local cluster starts meanwhile, and released after the scenario's last cleanup.
+// The scenarios that run alone and come after it (go test runs them in file order) run beside its remainder: none
+// may change what a local cluster's organizations need (Crossplane's RBAC, the shared references), as
+// TestRBACExampleIsNeeded does, which comes before it.
 func laterInLocalClusterLaneT(t *testing.T) (besideOthersInLane func()) {
 	t.Helper()
 	held := false

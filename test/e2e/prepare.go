@@ -157,26 +157,27 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			dest *string
 			args []string
 		}
-		// Two lanes of builds, one after another within each: Kubernetes' four commands, which share one module
-		// and its compiled packages, and everything else. On a cold machine one lane's module downloads and links
-		// leave a core idle that the other's compiles take up; found in the cache, each build returns at once.
+		// Two lanes of builds, one after another within each, of about the same length on a cold machine:
+		// Kubernetes' four commands, which share one module and its compiled packages, then the providers; and
+		// Crossplane's (first: make verify, beside the suite in make test, renders the examples with both) and the
+		// rest. One lane's module downloads and links leave a core idle that the other's compiles take up; found in
+		// the cache, each build returns at once.
 		lanes := [][]tool{
 			{
 				{&p.KubeAPIServer, []string{"kubernetes", "kube-apiserver"}},
 				{&p.KubeControllerMgr, []string{"kubernetes", "kube-controller-manager"}},
 				{&p.KubeScheduler, []string{"kubernetes", "kube-scheduler"}},
 				{&p.Kubectl, []string{"kubernetes", "kubectl"}},
+				{&p.ProviderKubernetes, []string{"provider-kubernetes"}},
+				{&p.ProviderHelm, []string{"provider-helm"}},
 			},
 			{
-				// Crossplane's first: make verify, beside the suite in make test, renders the examples with both.
 				{&p.Crossplane, []string{"crossplane-core"}},
 				{&p.CrossplaneCLI, []string{"crossplane-cli"}},
 				{&p.Etcd, []string{"etcd"}},
 				{&p.Kwok, []string{"kwok"}},
 				{&p.Karpenter, []string{"karpenter-kwok"}},
 				{&p.Crane, []string{"crane"}},
-				{&p.ProviderKubernetes, []string{"provider-kubernetes"}},
-				{&p.ProviderHelm, []string{"provider-helm"}},
 			},
 		}
 		var builds errgroup.Group

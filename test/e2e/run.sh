@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs kiso's end-to-end suite: a real control plane in a network namespace with only loopback, kiso's
 # packages built and pushed to a loopback registry, installed by Crossplane, and claims applied with kubectl.
-# The first run builds the tools (about a quarter of an hour on 2 cores, cached by version in the machine's cache:
+# The first run builds the tools (15 to 23 minutes on 2 cores, cached by version in the machine's cache:
 # make cache-dir); a later run of the whole suite takes about 16 minutes (935 s in CI on 2 cores on 2026-12-05), the
 # scenarios side by side (-parallel: lanes_test.go says which take turns). Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
 # Environment: KISO_E2E_KEEP=1 keeps the run's directory; KISO_E2E_NETNS=off runs on the host's 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")"
-# The timeout includes building the tools on a cold cache: on a fresh machine with a cold Go module cache the
-# build took 20 minutes and the whole run 57 (of 60 then); 75 keeps the CI run within its 90.
+# The timeout includes building the tools on a cold cache: on a fresh machine (empty Go caches) they took 23 minutes
+# beside make verify and the whole suite 40 (2026-12-05); 75 keeps the CI run within its 90.
 KISO_E2E=1 exec go test -count=1 -timeout=75m -parallel=32 -v "$@" .
