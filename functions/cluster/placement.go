@@ -471,7 +471,8 @@ func (pp placementPlan) poolVariables(verb string) []admissionv1.Variable {
 		{Name: varNodeSelector, Expression: celNodeSelector},
 		{Name: "affinityTerms", Expression: celAffinityTerms},
 		{Name: "own", Expression: pp.namespaceOrganization()},
-		{Name: "rules", Expression: "has(params.rules) ? params.rules : []"},
+		// A Role its tenant admin emptied reads back with rules null, which has() counts as present.
+		{Name: "rules", Expression: "has(params.rules) && type(params.rules) == list ? params.rules : []"},
 		{Name: "pools", Expression: "variables.rules.filter(r, " + poolsRule(verb) + " && size(r.resourceNames) > 0)"},
 		{Name: "pool", Expression: "size(variables.pools) > 0 ? variables.pools[0].resourceNames[0] : ''"},
 		{Name: "organization", Expression: "variables.pool.split('.')[0]"},
