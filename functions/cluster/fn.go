@@ -93,7 +93,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
 	// One placement plan serves the policies rendered and the platform namespaces required.
 	platform := newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, injectAPIVersion(req, in, observed))
-	objects, err := renderAll(p, platform, oxr.Resource.GetName(), status, observed, usage.InUse(&oxr.Resource.Unstructured))
+	releaseUsers := newReleaseUsers(req, spec, oxr, observed, keys.Domain)
+	objects, err := renderAll(p, platform, oxr.Resource.GetName(), status, observed, releaseUsers.inUse)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -108,6 +109,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	requirePlatformNamespaces(rs, platform)
 	ownership.Require(rs, planned, composedIdx)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName(), staged)
+	releaseUsers.require(rs)
 	reads := wl.Requirements(rs)
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}
@@ -214,13 +216,29 @@ func renderAll(p plan, platform placementPlan, xrName string, status v1alpha1.XK
 	for name, cd := range renderUsages(p, xrName, objects) {
 		objects[name] = cd
 	}
+	guards, err := renderNodeClassGuard()
+	if err != nil {
+		return nil, err
+	}
+	for name, cd := range guards {
+		objects[name] = cd
+	}
 	view, err := clusterview.Render(xrName, p.Spec, status)
 	if err != nil {
 		return nil, err
 	}
 	objects[crClusterView] = view
-	if providerConfig, ok := p.Spec.Remote(); ok {
+	providerConfig, isRemote := p.Spec.Remote()
+	if isRemote {
 		remote.WrapObjects(providerConfig, objects)
+	}
+	// The cluster's guards stay here, beside what they keep.
+	guards, err = newDeletionOrder(xrName, providerConfig, platform.KeyDomain).renderClusterGuards()
+	if err != nil {
+		return nil, err
+	}
+	for name, cd := range guards {
+		objects[name] = cd
 	}
 	return objects, nil
 }

@@ -63,6 +63,13 @@ func usageNames(groups ...[]string) []string {
 // viewNames is the view every cluster composes for its organizations.
 var viewNames = []string{string(crClusterView)}
 
+// deletionOrderNames are the policies and bindings that order a cluster's deletion and its organizations'
+// (deletionorder.go).
+var deletionOrderNames = []string{
+	string(crNodeClassGuardPolicy), string(crNodeClassGuardBinding), string(crClusterGuardPolicy), string(crClusterGuardBinding),
+	string(crPoolsGuardPolicy), string(crPoolsGuardBinding),
+}
+
 // tags are the tags of every AWS resource of podIdentitySpec.
 const tags = `{"app.kubernetes.io/managed-by":"kiso","kiso.dev/cluster":"prod","team":"platform"}`
 
@@ -71,7 +78,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	want := sortedNames(controllerNames, nodeNames, interruptionNames, placementNames, viewNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association"}))
+	want := sortedNames(controllerNames, nodeNames, interruptionNames, placementNames, viewNames, deletionOrderNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, nodeNames, interruptionNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Fatalf("composed resource names: -want, +got:\n%s", diff)
 	}
@@ -187,7 +194,7 @@ func TestExistingInstanceProfileUnderABoundary(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	want := sortedNames(controllerNames, interruptionNames, placementNames, viewNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, interruptionNames, []string{"pod-identity-association"}))
+	want := sortedNames(controllerNames, interruptionNames, placementNames, viewNames, deletionOrderNames, []string{"pod-identity-association", "prometheus-rule"}, usageNames(controllerNames, interruptionNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("no node role, instance profile or access entry: -want, +got:\n%s", diff)
 	}
@@ -248,7 +255,7 @@ func TestInterruptionAndMonitoringCanBeTurnedOff(t *testing.T) {
 			wantController = append(wantController, n)
 		}
 	}
-	want := sortedNames(wantController, nodeNames, placementNames, viewNames, []string{"pod-identity-association"}, usageNames(wantController, nodeNames, []string{"pod-identity-association"}))
+	want := sortedNames(wantController, nodeNames, placementNames, viewNames, deletionOrderNames, []string{"pod-identity-association"}, usageNames(wantController, nodeNames, []string{"pod-identity-association"}))
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(fntest.Desired(t, rsp)))); diff != "" {
 		t.Errorf("no queue, rules, targets, interruption policy or PrometheusRule: -want, +got:\n%s", diff)
 	}

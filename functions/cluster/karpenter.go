@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
@@ -13,6 +18,8 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
+	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
 // provider-helm's cluster-scoped Release, and Karpenter's chart in it.
@@ -125,5 +132,51 @@ func workloadReader(spec v1alpha1.XKarpenterClusterSpec, xrName string) *remote.
 	if !ok {
 		return nil
 	}
-	return &remote.Reader{ProviderConfig: providerConfig, Owner: v1alpha1.ClusterKind + "/" + xrName}
+	guard := clusterGuardName(xrName)
+	return &remote.Reader{ProviderConfig: providerConfig, Owner: v1alpha1.ClusterKind + "/" + xrName,
+		// The cluster's deletion policies stay where what they keep is.
+		Local: func(gvk schema.GroupVersionKind, _, name string) bool {
+			return gvk.Group == admissionv1.GroupName && name == guard
+		}}
+}
+
+// Required resources that say whether a Release the spec no longer asks for still serves tenant pools.
+const (
+	requireReleaseNodePools   = "release-users-nodepools"
+	requireReleaseNodeClasses = "release-users-ec2nodeclasses"
+)
+
+// releaseUsers says whether Karpenter's Release, composed before and no longer asked for, still serves a tenant
+// pool bound to the cluster (a NodePool, or an EC2NodeClass whose nodes Karpenter still drains), and asks for
+// what tells. Only then is anything read: the reads grow with the fleet. An XR Crossplane labels in use is in
+// use too (releases before this one composed a Usage of it per pool).
+type releaseUsers struct {
+	read  bool
+	inUse bool
+}
+
+func newReleaseUsers(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterClusterSpec, xr *resource.Composite, observed fnstate.Observed, domain string) releaseUsers {
+	if spec.Karpenter.Install != nil || !observed.Has(crKarpenterRelease) {
+		return releaseUsers{}
+	}
+	u := releaseUsers{read: true, inUse: usage.InUse(&xr.Resource.Unstructured)}
+	annotation := rollout.NewAnnotations(domain).Cluster
+	for _, key := range []string{requireReleaseNodePools, requireReleaseNodeClasses} {
+		pools, resolved := fnstate.Required(req, key)
+		// Until Crossplane answers, the Release stays.
+		u.inUse = u.inUse || !resolved || slices.ContainsFunc(pools, func(r resource.Required) bool {
+			return r.Resource.GetAnnotations()[annotation] == xr.Resource.GetName()
+		})
+	}
+	return u
+}
+
+// require asks for the tenant pools, if the Release's users are read.
+func (u releaseUsers) require(rs map[string]*fnv1.ResourceSelector) {
+	if !u.read {
+		return
+	}
+	kiso := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}}}
+	rs[requireReleaseNodePools] = &fnv1.ResourceSelector{ApiVersion: nodePoolParam.APIVersion, Kind: nodePoolParam.Kind, Match: kiso}
+	rs[requireReleaseNodeClasses] = &fnv1.ResourceSelector{ApiVersion: ec2NodeClassParam.APIVersion, Kind: ec2NodeClassParam.Kind, Match: kiso}
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
@@ -52,6 +54,8 @@ func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
 				t.Errorf("%s: managed resource's providerConfigRef %v, want aws-prod", name, pc)
 			}
 		case group == usage.Group:
+		case resource.Name(name) == crClusterGuardPolicy || resource.Name(name) == crClusterGuardBinding:
+			// The cluster's deletion policies keep it and its organizations' identities, here.
 		case kind == clusterview.GVK.Kind:
 			// The organizations' XRs read it where they and Crossplane run.
 		default:
@@ -114,7 +118,8 @@ func TestKarpenterInstallIsOptIn(t *testing.T) {
 
 // TestReleaseStaysWhileTheClusterIsInUse: organizations' pools use the XKarpenterCluster, not its Release, so a
 // cluster whose spec stops installing Karpenter keeps the Release, exactly as it was rendered and still kept by
-// its Usage, while Crossplane labels the cluster in use; once nothing uses the cluster, the Release goes.
+// its Usage, while Crossplane labels the cluster in use or a tenant pool is bound to it; once nothing uses the
+// cluster, the Release goes.
 func TestReleaseStaysWhileTheClusterIsInUse(t *testing.T) {
 	installed := run(t, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`), nil))
 	rendered, ok := installed.GetDesired().GetResources()[string(crKarpenterRelease)]
@@ -145,7 +150,21 @@ func TestReleaseStaysWhileTheClusterIsInUse(t *testing.T) {
 		t.Errorf("status.karpenterReleaseResource %v: the kept Release is no install", st["karpenterReleaseResource"])
 	}
 
-	rsp = run(t, newRequest(t, xr(notInstalled), observed))
+	// Releases from this one on compose no Usage per pool: the cluster reads its tenant pools, and keeps the
+	// Release while a NodePool is bound to it, or an EC2NodeClass whose nodes Karpenter still drains.
+	bound := func(kind, apiVersion, cluster string) string {
+		return `{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","metadata":{"name":"kiso-acme","labels":{"app.kubernetes.io/managed-by":"kiso"},` +
+			`"annotations":{"kiso.dev/cluster":"` + cluster + `"}}}`
+	}
+	for _, c := range []fntest.Cluster{{bound("NodePool", "karpenter.sh/v1", "prod")}, {bound("EC2NodeClass", "karpenter.k8s.aws/v1", "prod")}} {
+		rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(notInstalled), observed), c)
+		fntest.AssertNoFatal(t, rsp)
+		if _, ok := rsp.GetDesired().GetResources()[string(crKarpenterRelease)]; !ok {
+			t.Errorf("Release not kept while %s is bound to the cluster", c[0])
+		}
+	}
+	elsewhere := fntest.Cluster{bound("NodePool", "karpenter.sh/v1", "staging"), bound("EC2NodeClass", "karpenter.k8s.aws/v1", "staging")}
+	rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(notInstalled), observed), elsewhere)
 	fntest.AssertNoFatal(t, rsp)
 	for _, name := range []string{string(crKarpenterRelease), "usage-" + string(crKarpenterRelease)} {
 		if _, ok := rsp.GetDesired().GetResources()[name]; ok {

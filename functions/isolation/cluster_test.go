@@ -34,7 +34,7 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 
 	tags := map[string]any{"environment": "prod", "kubernetes.io/cluster/prod-eu": "owned", "kiso.dev/organization": "acme", "kiso.dev/customer": "acme-corp"}
 	wantRole := fntest.JSONMap(t, `{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role",
-		"metadata":{"name":"kiso-acme-node","annotations":{"crossplane.io/external-name":"kiso-prod-eu-org-acme-node"},
+		"metadata":{"name":"kiso-acme-node","annotations":{"crossplane.io/external-name":"kiso-prod-eu-org-acme-node","kiso.dev/instance-profile":"kiso-prod-eu-org-acme-node"},
 		            "labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme"}},
 		"spec":{"providerConfigRef":{"name":"aws"},"forProvider":{
 			"assumeRolePolicy":"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}",
@@ -61,37 +61,11 @@ func TestDedicatedNodeRoleIsTheOrganizationsOwn(t *testing.T) {
 		t.Errorf("NodeClass tags (cluster tags inherited, Karpenter-reserved ones left out): -want, +got:\n%s", diff)
 	}
 
-	usages := map[string][2]string{
-		"usage-kiso-acme":                  {"EC2NodeClass/kiso-acme", "NodePool/kiso-acme"},
-		"usage-kiso-acme-node-role":        {"Role/kiso-acme-node", "EC2NodeClass/kiso-acme"},
-		"usage-kiso-acme-instance-profile": {"InstanceProfile/kiso-acme-node", "EC2NodeClass/kiso-acme"},
-		// Karpenter holds the NodeClass, not the NodePool, until the pool's last node is gone. The cluster's
-		// controller role and admission policies stay while its XR does, which the pool keeps.
-		"usage-kiso-acme-cluster": {"XKarpenterCluster/prod", "EC2NodeClass/kiso-acme"},
-	}
-	// The access entry and the policy attachments stay while the role does.
-	usages["node-usage-node-access-entry"] = [2]string{"AccessEntry/kiso-acme-node", "Role/kiso-acme-node"}
-	for _, key := range []string{"worker-node", "cni", "ecr-pull", "ssm"} {
-		usages["node-usage-node-policy-attachment-"+key] = [2]string{"RolePolicyAttachment/kiso-acme-node-" + key, "Role/kiso-acme-node"}
-	}
-	// One Usage of the cluster keeps what the pool needs of it: none of the controller role (the cluster
-	// keeps that, and each pool's Usage would cost Crossplane's poll three requests a minute).
+	// No Usage orders their deletion: the cluster's policy keeps each identity object while an EC2NodeClass names
+	// the instance profile each is annotated with (TestAnOrganizationComposesNoUsage).
 	for name, u := range got {
-		if fntest.Dig(u, "kind") == "ClusterUsage" && fntest.Dig(u, "spec", "of", "resourceRef", "name") == "prod-eu-karpenter-controller" {
-			t.Errorf("%s: a pool's Usage of the cluster's controller role", name)
-		}
-	}
-	for name, want := range usages {
-		u, ok := got[name]
-		if !ok {
-			t.Errorf("no %s", name)
-			continue
-		}
-		ref := func(side string) string {
-			return fntest.Dig(u, "spec", side, "kind").(string) + "/" + fntest.Dig(u, "spec", side, "resourceRef", "name").(string)
-		}
-		if diff := cmp.Diff(want, [2]string{ref("of"), ref("by")}); diff != "" {
-			t.Errorf("%s (of, by): -want, +got:\n%s", name, diff)
+		if fntest.Dig(u, "kind") == "ClusterUsage" {
+			t.Errorf("%s: a ClusterUsage composed", name)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed, keys pla
 // and external create times are Crossplane's and the providers', theirs to keep.
 func ownAnnotations(keys placement.Keys) []string {
 	r := rollout.NewAnnotations(keys.Domain)
-	return []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation, r.Cluster, r.Reference, r.Revision}
+	return []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation, r.Cluster, r.Reference, r.Revision, keys.InstanceProfile}
 }
 
 // observedPool is the observed NodeClass and NodePool of one pool.

@@ -143,14 +143,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		reportUnlistedNamespaces(rsp, spec, given, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, warnedMessage(found, wc, now), keys)
 		countWarned(&status, spec, found, wc, now)
-		requeue.After(rsp, oxr, tr.Settled() && allObserved(rendered, observed))
+		requeue.After(rsp, oxr, tr.Idle() && allObserved(rendered, observed))
 		requeueForCount(rsp, spec, found, wc, now)
 	}
 	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
 
 	wl.WrapDesired(rendered, observedObjects)
-	// A retired object a Usage still names goes once Crossplane can delete it.
+	// A retired object a Usage of an earlier release still names goes once Crossplane can delete it, and those
+	// Usages go, each released first.
 	inUse := usage.KeepInUse(rendered, observedObjects, ownAnnotations(keys))
+	releaseUsages(rsp, oxr, rendered, observedObjects)
 	// A read is no deliverable: the organization is ready by what it composes.
 	for name, r := range reads {
 		rendered[name] = &resource.DesiredComposed{Resource: r, Ready: resource.ReadyTrue}
@@ -177,20 +179,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 // renderOrganization renders every object of the organization: the
 // ConfigMap by which it holds the organization, its dedicated node identity
-// if it has one, each pool's NodeClass, NodePool and the Usages that order
-// their deletion, and the placement Role and ConfigMap of each namespace the
+// if it has one, each pool's NodeClass and NodePool, and the placement Role and ConfigMap of each namespace the
 // platform gives it.
 func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, rr referenceRollout, observed fnstate.Observed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
 	objects[organizationLockResource] = renderOrganizationLock(spec, in, claim, keys)
-	var used usedObjects
 	var identity *nodeidentity.Identity
 	if c := found.Cluster; c != nil {
 		if spec.NodeRole == v1alpha1.NodeRoleDedicated {
 			id := dedicatedIdentity(spec, c, organizationTags(spec, c, keys), keys)
 			identity = &id
-			used.NodeRole, used.NodeProfile = id.ObjectName, id.ObjectName
-			ios, err := identityObjects(id)
+			ios, err := identityObjects(id, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -223,9 +222,6 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 			}
 			objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}
 			objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
-		}
-		for _, u := range poolUsages(spec, p, used) {
-			objects[u.Resource] = u.Render(objectLabels(p, keys))
 		}
 	}
 	for name, o := range placementRoles(spec, stacks, found.Namespaces, keys) {

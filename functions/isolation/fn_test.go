@@ -53,7 +53,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "organization", "usage-kiso-acme.jobs", "usage-kiso-acme.web"}, slices.Sorted(maps.Keys(got))); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "organization"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
 	// The clones say which revision of the reference pair they are rendered from.
@@ -99,7 +99,7 @@ func TestSharedPoolIsRenderedFromTheOrganizationOnly(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "organization", "usage-kiso-acme"}, slices.Sorted(maps.Keys(got))); diff != "" {
+	if diff := cmp.Diff([]string{"nodeclass-kiso-acme", "nodepool-kiso-acme", "organization"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Fatalf("one shared pool: -want, +got:\n%s", diff)
 	}
 	np := got["nodepool-kiso-acme"]
@@ -268,18 +268,6 @@ func assertConditions(t *testing.T, rsp *fnv1.RunFunctionResponse, want map[stri
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("conditions: -want, +got:\n%s", diff)
-	}
-}
-
-func TestNodePoolUsesItsNodeClass(t *testing.T) {
-	got := fntest.Desired(t, run(t, newRequest(t, input, xr(orgSpec), nil), cluster{refNodeClass, refNodePool}))
-	want := fntest.JSONMap(t, `{"apiVersion":"protection.crossplane.io/v1beta1","kind":"ClusterUsage",
-		"metadata":{"name":"kiso-acme-nodepool-uses-nodeclass","labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/customer":"acme-corp"}},
-		"spec":{"of":{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","resourceRef":{"name":"kiso-acme"}},
-		        "by":{"apiVersion":"karpenter.sh/v1","kind":"NodePool","resourceRef":{"name":"kiso-acme"}},
-		        "replayDeletion":true}}`)
-	if diff := cmp.Diff(want, got["usage-kiso-acme"]); diff != "" {
-		t.Errorf("ClusterUsage: -want, +got:\n%s", diff)
 	}
 }
 

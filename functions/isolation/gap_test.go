@@ -13,7 +13,7 @@ import (
 
 // everyKindSpec composes every kind kiso renders: a Dedicated identity (Role,
 // InstanceProfile, AccessEntry, policy attachments), pools in stack isolation,
-// their Usages, and a ConfigMap, Role and RoleBinding per namespace.
+// and a ConfigMap, Role and RoleBinding per namespace.
 var everyKindSpec = strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"prod"},"nodeRole":"Dedicated","isolation":"stack","placement":{"inject":true},"nodeClassRef"`, 1)
 
 // asObserved is what Crossplane sends back for an object it applied: the
@@ -73,7 +73,7 @@ func TestAGapKeepsExactlyWhatWasRendered(t *testing.T) {
 		kinds[o["kind"].(string)] = true
 		observed[name] = asObserved(t, name, o)
 	}
-	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterUsage", "Role", "InstanceProfile", "AccessEntry", "RolePolicyAttachment", "ConfigMap"} {
+	for _, kind := range []string{"NodePool", "EC2NodeClass", "Role", "InstanceProfile", "AccessEntry", "RolePolicyAttachment", "ConfigMap"} {
 		if !kinds[kind] {
 			t.Fatalf("the fixture composes no %s; the test would not cover it (composed: %v)", kind, slices.Sorted(maps.Keys(kinds)))
 		}
@@ -122,7 +122,7 @@ func TestRetiredPoolsAreKeptAsRendered(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(switched), observed), world)
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodeclass-kiso-acme.jobs", "usage-kiso-acme.web", "usage-kiso-acme.jobs"} {
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodeclass-kiso-acme.jobs"} {
 		if diff := cmp.Diff(rendered[name], got[name]); diff != "" {
 			t.Errorf("retired %s is not kept as rendered: -rendered, +kept:\n%s", name, diff)
 		}

@@ -64,19 +64,24 @@ func organizationTags(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, ke
 }
 
 // identityObjects converts an identity's managed resources for composing,
-// with the Usages that keep its access entry and policy attachments until
-// its role (kept by the organization's NodeClasses) is gone.
-func identityObjects(id nodeidentity.Identity) (map[resource.Name]*composed.Unstructured, error) {
+// each annotated with the instance profile's name: the cluster's deletion
+// policy keeps every one of them while an EC2NodeClass names that profile,
+// and so until its last node is gone (Karpenter keeps an EC2NodeClass while
+// NodeClaims refer to it).
+func identityObjects(id nodeidentity.Identity, keys placement.Keys) (map[resource.Name]*composed.Unstructured, error) {
 	out := map[resource.Name]*composed.Unstructured{}
 	for name, o := range id.Objects() {
 		cd, err := typed.Composed(o)
 		if err != nil {
 			return nil, errors.Wrapf(err, "cannot convert %s", name)
 		}
+		annotations := cd.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[keys.InstanceProfile] = id.ProfileName
+		cd.SetAnnotations(annotations)
 		out[name] = cd
-	}
-	for name, u := range id.Usages() {
-		out[name] = u.Render(id.Labels)
 	}
 	return out, nil
 }
@@ -88,7 +93,8 @@ func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
 	if spec.NodeRole != v1alpha1.NodeRoleDedicated {
 		return nil
 	}
-	objects, err := identityObjects(dedicatedIdentity(spec, &boundCluster{}, nil, placement.NewKeys(DefaultKeyDomain)))
+	keys := placement.NewKeys(DefaultKeyDomain)
+	objects, err := identityObjects(dedicatedIdentity(spec, &boundCluster{}, nil, keys), keys)
 	if err != nil {
 		// The objects are typed and registered in the scheme; converting
 		// them cannot fail.

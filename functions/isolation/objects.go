@@ -20,9 +20,6 @@ func planObjects(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, in Input, 
 		out = append(out,
 			ownership.Object{Resource: nodeClassResourceName(p), GVK: nodeClass, Name: p.Name},
 			ownership.Object{Resource: nodePoolResourceName(p), GVK: nodePool, Name: p.Name})
-		for _, u := range poolUsages(spec, p, usedObjects{}) {
-			out = append(out, ownership.Object{Resource: u.Resource, GVK: usageGVK, Name: u.Name})
-		}
 	}
 	out = append(out, plannedIdentity(spec)...)
 	out = append(out, plannedNamespaceObjects(spec, given)...)

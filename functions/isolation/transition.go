@@ -30,6 +30,8 @@ type transition struct {
 	// Draining are the pools the spec asks for again while the pool of the same name, retired before, is
 	// still being deleted (see drainingPools).
 	Draining []string
+	// Guarded are retired objects kept until the cluster's deletion policy would let them go (keepGuarded).
+	Guarded []resource.Name
 }
 
 // planTransition compares what is composed with what the spec renders. The objects of a draining pool are
@@ -199,5 +201,12 @@ func settle(rendered map[resource.Name]*resource.DesiredComposed, observed fnsta
 			rendered[name] = dc
 		}
 	}
+	tr.Guarded = keepGuarded(rendered, observed, keys)
 	return tr
+}
+
+// Idle reports whether nothing is left for the organization to wait on: its pools settled, and no retired
+// object kept until its deletion is allowed.
+func (t transition) Idle() bool {
+	return t.Settled() && len(t.Guarded) == 0
 }

@@ -24,7 +24,7 @@ func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 
 	got := fntest.Desired(t, rsp)
-	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
+	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme"} {
 		if diff := cmp.Diff(fntest.JSONMap(t, old[name]), fntest.WithStatus(t, got[name], old[name])); diff != "" {
 			t.Errorf("retired %s must be kept unchanged until its replacements are Ready: -composed, +kept:\n%s", name, diff)
 		}
@@ -38,16 +38,53 @@ func TestModeSwitchKeepsTheOldPoolUntilTheNewOnesAreReady(t *testing.T) {
 		"keeping retired pools kiso-acme until new pools kiso-acme.web, kiso-acme.jobs report Ready")
 }
 
+// TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady: once the new pools are Ready, the retired pool's NodePool
+// goes first. Its NodeClass stays exactly as rendered while Crossplane still observes the NodePool: the
+// cluster's policy refuses to delete a NodeClass a NodePool launches from, and on a refused deletion Crossplane
+// gives up the XR's whole reconcile (nothing applied, no status written). Once the NodePool is gone, the
+// NodeClass goes.
 func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 	observed := switchedWithNewPoolsReady(t)
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
+	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
-		if _, ok := got[name]; ok {
-			t.Errorf("retired %s still rendered after every new pool is Ready", name)
-		}
+	if _, ok := got["nodepool-kiso-acme"]; ok {
+		t.Error("retired nodepool-kiso-acme still rendered after every new pool is Ready")
+	}
+	if diff := cmp.Diff(fntest.JSONMap(t, observed["nodeclass-kiso-acme"]), fntest.WithStatus(t, got["nodeclass-kiso-acme"], observed["nodeclass-kiso-acme"])); diff != "" {
+		t.Errorf("the retired NodeClass its observed NodePool launches from must be kept as rendered: -rendered, +kept:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != requeue.Settling {
+		t.Errorf("TTL %s while a retired NodeClass waits for its NodePool to go, want %s", ttl, requeue.Settling)
+	}
+
+	delete(observed, "nodepool-kiso-acme")
+	rsp = run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
+	fntest.AssertNoFatal(t, rsp)
+	if _, ok := fntest.Desired(t, rsp)["nodeclass-kiso-acme"]; ok {
+		t.Error("the retired NodeClass is still rendered once its NodePool is gone")
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
+}
+
+// withLegacyUsages adds to what Crossplane observes the Usage a release before this one composed for each pool
+// (its NodePool uses its NodeClass), and labels what they name in use, as Crossplane does.
+func withLegacyUsages(t *testing.T, observed map[string]string) {
+	t.Helper()
+	for name := range maps.Clone(observed) {
+		pool, ok := strings.CutPrefix(name, "nodeclass-")
+		if !ok {
+			continue
+		}
+		u := usage.Usage{Name: pool + "-nodepool-uses-nodeclass",
+			Of: usage.Ref{APIVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass", Name: pool},
+			By: usage.Ref{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: pool}}
+		o := u.Render(map[string]string{"app.kubernetes.io/managed-by": "kiso"}).Object
+		o["status"] = readyStatus()
+		observed["usage-"+pool] = fntest.ToJSON(t, o)
+	}
+	fntest.LabelInUse(t, observed)
 }
 
 // switchedWithNewPoolsReady is what the function observes once the switch to stack isolation has composed the
@@ -62,10 +99,10 @@ func switchedWithNewPoolsReady(t *testing.T) map[string]string {
 	return observed
 }
 
-// flipBack is what the function observes when the spec switches back to stack isolation while the stack pools it
-// retired a moment ago are still being deleted: the organization's pool (Ready), and the stack pools' objects,
-// which Crossplane keeps referencing until every one of them could be deleted, each labelled in use while a
-// Usage names it. terminating names the objects already being deleted.
+// flipBack is what the function observes when the spec switches back to stack isolation while the stack pools a
+// release before this one retired a moment ago are still being deleted: the organization's pool (Ready), and the
+// stack pools' objects, which Crossplane keeps referencing until every one of them could be deleted, each
+// labelled in use while a Usage of that release names it. terminating names the objects already being deleted.
 func flipBack(t *testing.T, terminating ...string) map[string]string {
 	t.Helper()
 	observed := composedOrg(t, true)
@@ -79,7 +116,14 @@ func flipBack(t *testing.T, terminating ...string) map[string]string {
 		}
 		observed[name] = fntest.ToJSON(t, o)
 	}
-	fntest.LabelInUse(t, observed)
+	withLegacyUsages(t, observed)
+	for _, name := range terminating {
+		if strings.HasPrefix(name, "usage-") {
+			o := fntest.JSONMap(t, observed[name])
+			o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+			observed[name] = fntest.ToJSON(t, o)
+		}
+	}
 	return observed
 }
 
@@ -94,20 +138,24 @@ func TestFlipBackWaitsUntilTheRetiredPoolIsGone(t *testing.T) {
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
 
-	for _, name := range []string{"nodepool-kiso-acme.web", "usage-kiso-acme.web"} {
-		if _, ok := got[name]; ok {
-			t.Errorf("%s is composed again while the pool of that name is still being deleted", name)
+	if _, ok := got["nodepool-kiso-acme.web"]; ok {
+		t.Error("nodepool-kiso-acme.web is composed again while the pool of that name is still being deleted")
+	}
+	// Every Usage of the earlier release is released: none replays a deletion it refused.
+	for _, name := range []string{"usage-kiso-acme.web", "usage-kiso-acme.jobs", "usage-kiso-acme"} {
+		if diff := cmp.Diff(false, fntest.Dig(got[name], "spec", "replayDeletion")); diff != "" || fntest.Dig(got[name], "spec", "by") != nil {
+			t.Errorf("%s not released: %v", name, got[name])
 		}
 	}
 	if kept, ok := got["nodeclass-kiso-acme.web"]; !ok || kept["metadata"].(map[string]any)["labels"].(map[string]any)[usage.InUseLabel] != nil {
 		t.Errorf("nodeclass-kiso-acme.web, which the Usage being deleted still names, is not kept as it was: %v", kept)
 	}
-	for _, name := range []string{"nodepool-kiso-acme.jobs", "nodeclass-kiso-acme.jobs", "usage-kiso-acme.jobs"} {
+	for _, name := range []string{"nodepool-kiso-acme.jobs", "nodeclass-kiso-acme.jobs"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("%s, of a pool not being deleted, is not composed", name)
 		}
 	}
-	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme", "usage-kiso-acme"} {
+	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme"} {
 		if diff := cmp.Diff(withoutInUse(t, observed[name]), fntest.WithStatus(t, got[name], observed[name])); diff != "" {
 			t.Errorf("the organization's %s must stay unchanged until the stack pools are back and Ready: -composed, +kept:\n%s", name, diff)
 		}
@@ -131,7 +179,7 @@ func TestFlipBackComposesThePoolOnceItIsGone(t *testing.T) {
 		delete(observed, name)
 	}
 	got := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool}))
-	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web", "nodepool-kiso-acme"} {
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "nodepool-kiso-acme"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("%s is not composed once the earlier pool of that name is gone", name)
 		}
@@ -146,7 +194,7 @@ func TestObjectsDeletedByHandUnderAStandingUsageAreComposedAgain(t *testing.T) {
 		t.Run(terminating[0], func(t *testing.T) {
 			observed := flipBack(t, terminating...)
 			got := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool}))
-			for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web"} {
+			for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web"} {
 				if _, ok := got[name]; !ok {
 					t.Errorf("%s is not composed", name)
 				}
@@ -166,7 +214,7 @@ func TestAPoolIsComposedOntoANodeClassStillBeingDeleted(t *testing.T) {
 	}
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
 	got := fntest.Desired(t, rsp)
-	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "usage-kiso-acme.web", "nodepool-kiso-acme", "nodeclass-kiso-acme"} {
+	for _, name := range []string{"nodepool-kiso-acme.web", "nodeclass-kiso-acme.web", "nodepool-kiso-acme", "nodeclass-kiso-acme"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("%s is not composed", name)
 		}
@@ -191,15 +239,15 @@ func TestAPoolBeingDeletedIsNotReady(t *testing.T) {
 		"keeping retired pools kiso-acme until new pools kiso-acme.web report Ready")
 }
 
-// TestARetiredPoolGoesInTheOrderCrossplaneCanDelete: once the new pools are Ready, the retired pool's NodePool
-// and its Usage go first. Its NodeClass, which that Usage names, stays exactly as rendered while Crossplane
-// labels it in use: Crossplane's webhook would refuse to delete it, and on the refusal Crossplane gives up the
-// XR's whole reconcile (nothing applied, no status written) until an attempt happens to delete the Usage
-// first. Once the Usage is gone, the NodeClass goes.
+// TestARetiredPoolGoesInTheOrderCrossplaneCanDelete, upgraded from a release that composed Usages: once the new
+// pools are Ready, the retired pool's NodePool goes, and its Usage is released. Its NodeClass, which that Usage
+// names, stays exactly as rendered while Crossplane labels it in use or observes the NodePool: Crossplane's
+// webhook, or the cluster's policy, would refuse to delete it, and on the refusal Crossplane gives up the XR's
+// whole reconcile (nothing applied, no status written). Once both are gone, the NodeClass goes.
 func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
 	observed := switchedWithNewPoolsReady(t)
 	rendered := maps.Clone(observed)
-	fntest.LabelInUse(t, observed)
+	withLegacyUsages(t, observed)
 	if !strings.Contains(observed["nodeclass-kiso-acme"], usage.InUseLabel) {
 		t.Fatal("the fixture does not label the retired NodeClass in use; the test would prove nothing")
 	}
@@ -207,10 +255,11 @@ func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
-	for _, name := range []string{"nodepool-kiso-acme", "usage-kiso-acme"} {
-		if _, ok := got[name]; ok {
-			t.Errorf("retired %s still rendered after every new pool is Ready", name)
-		}
+	if _, ok := got["nodepool-kiso-acme"]; ok {
+		t.Error("retired nodepool-kiso-acme still rendered after every new pool is Ready")
+	}
+	if by := fntest.Dig(got["usage-kiso-acme"], "spec", "by"); by != nil || got["usage-kiso-acme"] == nil {
+		t.Errorf("the retired pool's Usage is not released: %v", got["usage-kiso-acme"])
 	}
 	if diff := cmp.Diff(fntest.JSONMap(t, rendered["nodeclass-kiso-acme"]), fntest.WithStatus(t, got["nodeclass-kiso-acme"], rendered["nodeclass-kiso-acme"])); diff != "" {
 		t.Errorf("the retired NodeClass a Usage still names must be kept as rendered: -rendered, +kept:\n%s", diff)
@@ -220,12 +269,11 @@ func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
 		t.Errorf("TTL %s while a retired NodeClass waits for its Usage to go, want %s", ttl, requeue.Settling)
 	}
 
-	// Crossplane deleted the NodePool and the Usage, and no longer labels the NodeClass in use.
+	// Crossplane deleted the NodePool and the released Usage, and no longer labels the NodeClass in use.
 	delete(rendered, "nodepool-kiso-acme")
-	delete(rendered, "usage-kiso-acme")
 	rsp = run(t, newRequest(t, input, xr(stackSwitch), rendered), cluster{refNodeClass, refNodePool})
 	fntest.AssertNoFatal(t, rsp)
 	if _, ok := fntest.Desired(t, rsp)["nodeclass-kiso-acme"]; ok {
-		t.Error("the retired NodeClass is still rendered once no Usage names it")
+		t.Error("the retired NodeClass is still rendered once no Usage names it and its NodePool is gone")
 	}
 }

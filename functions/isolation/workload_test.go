@@ -179,27 +179,18 @@ func assertComposedInWorkload(t *testing.T, desired map[string]map[string]any) {
 		case kind == "Role" || (kind == "ConfigMap" && name != string(organizationLockResource)) || kind == "NodePool":
 			t.Errorf("%s: %s composed into the management cluster", name, kind)
 		case kind == "ClusterUsage":
-			assertWorkloadUsage(t, name, o)
+			t.Errorf("%s: a ClusterUsage composed", name)
 		}
 	}
 	if wrapped < 4 {
 		t.Errorf("%d Objects, want at least the NodePool, NodeClass, placement Role and ConfigMap", wrapped)
 	}
-	if u := desired["usage-kiso-acme-cluster"]; fntest.Dig(u, "spec", "of", "kind") != "XKarpenterCluster" || fntest.Dig(u, "spec", "by", "resourceRef", "name") != "eu.ec2nodeclass.kiso-acme" {
-		t.Errorf("the cluster is not kept by the pool's NodeClass's Object: %v", u)
-	}
-}
-
-// assertWorkloadUsage checks a Usage of an organization of a workload cluster names the Objects of its pool, not
-// the objects they put there, and not Karpenter's Release, which the cluster keeps.
-func assertWorkloadUsage(t *testing.T, name string, o map[string]any) {
-	t.Helper()
-	if fntest.Dig(o, "spec", "of", "kind") == "Release" {
-		t.Errorf("%s: a pool's Usage of Karpenter's Release; the cluster keeps it", name)
-	}
-	for _, side := range []string{"of", "by"} {
-		if k := fntest.Dig(o, "spec", side, "kind"); k == "NodePool" || k == "EC2NodeClass" {
-			t.Errorf("%s: %s names the %v itself, not its Object", name, side, k)
+	// The cluster's deletion policy keeps the XKarpenterCluster while an Object of kiso's (by its label) puts a
+	// pool bound to it (by its annotation) into the workload cluster.
+	for _, name := range []string{"nodepool-kiso-acme", "nodeclass-kiso-acme"} {
+		o := desired[name]
+		if fntest.Dig(o, "metadata", "labels", "app.kubernetes.io/managed-by") != "kiso" || fntest.Dig(o, "spec", "forProvider", "manifest", "metadata", "annotations", "kiso.dev/cluster") != "prod" {
+			t.Errorf("%s: the cluster's policy cannot tell the Object puts a pool bound to cluster prod there: %v", name, o)
 		}
 	}
 }

@@ -137,6 +137,10 @@ func wantClusterComposed() []wantComposed {
 	}
 	placement = append(placement, wantComposed{Kind: MutatingAdmissionPolicyKind, Name: "kiso-placement-inject"}, wantComposed{Kind: MutatingAdmissionPolicyBindingKind, Name: "kiso-placement-inject"})
 	want = append(want, placement...)
+	// The policies that order its deletion and its organizations', evaluated on DELETE only.
+	for _, name := range []string{nodeClassGuardPolicy, "kiso-deletion-order." + clusterXR, "kiso-deletion-order-pools." + clusterXR} {
+		want = append(want, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})
+	}
 	// The view its organizations read instead of the XR.
 	return append(want, wantComposed{Kind: ClusterViewKind, Name: clusterViewName(clusterXR)})
 }

@@ -6,13 +6,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestDedicatedIdentityInTheBoundCluster proves the cluster binding of the tenancy issue on a real control
 // plane: Crossplane hands the isolation function the XKarpenterCluster the claim names; the organization gets
 // an IAM role and instance profile of its own under the cluster's node-role path and permissions boundary,
-// tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and its
-// EC2NodeClass uses the cluster, which keeps its controller role, so neither can be deleted from under a tenant.
+// tagged with the cluster's and the organization's tags; its EC2NodeClass names that profile only; and the
+// cluster's deletion policy keeps the identity while the EC2NodeClass names it, so it cannot be deleted from
+// under a tenant.
 func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 	inLocalClusterLaneT(t)
 	// The organization's role starts with the cluster's name prefix and lives where the controller may pass
@@ -73,21 +75,25 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 		t.Errorf("EC2NodeClass tags (the cluster's inherited): -want, +got:\n%s", diff)
 	}
 
-	// The EC2NodeClass uses the cluster itself, which keeps its controller role (by a Usage of its own).
-	usage := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "kiso-hooli-nodeclass-uses-cluster", nil)
-	wantUsage := map[string]any{
-		"of": map[string]any{"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterCluster", "resourceRef": map[string]any{"name": "e2e-dedicated"}},
-		"by": map[string]any{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "resourceRef": map[string]any{"name": "kiso-hooli"}},
+	// Every identity object carries the instance profile its EC2NodeClass names, by which the cluster's deletion
+	// policy keeps it: deleted directly, the role is refused while the EC2NodeClass names its profile.
+	for _, kind := range []schema.GroupVersionKind{RoleKind, InstanceProfileKind, AccessEntryKind} {
+		if got := env.Cluster.GetT(t, kind, "", "kiso-hooli-node").GetAnnotations()["kiso.dev/instance-profile"]; got != dedicatedRoleAWSName {
+			t.Errorf("%s kiso-hooli-node: annotation kiso.dev/instance-profile %q, want %s", kind.Kind, got, dedicatedRoleAWSName)
+		}
 	}
-	if diff := cmp.Diff(wantUsage, map[string]any{"of": nested(usage, "spec", "of"), "by": nested(usage, "spec", "by")}); diff != "" {
-		t.Errorf("Usage of the cluster: -want, +got:\n%s", diff)
-	}
+	assertDeletionRefusedT(t, []string{"roles.iam.aws.upbound.io", "kiso-hooli-node"}, "kiso-deletion-order.e2e-dedicated",
+		"Role kiso-hooli-node is in use: EC2NodeClass kiso-hooli launches nodes with instance profile "+dedicatedRoleAWSName+
+			", whose identity it is part of; it goes once that NodeClass, and so its last node, is gone")
+	// The cluster keeps its controller role with a Usage of its own, the same however many organizations it has.
 	kept := env.Cluster.WaitForT(t, 60*time.Second, ClusterUsageKind, "", "role-"+controllerRole+"-kept-with-cluster", nil)
 	if of, by := nested(kept, "spec", "of", "resourceRef", "name"), nested(kept, "spec", "by"); of != controllerRole || by != nil {
 		t.Errorf("the cluster's Usage of its controller role: of %v by %v, want of %s by nothing", of, by, controllerRole)
 	}
 
+	// Deleted, the claim's EC2NodeClass goes (no Karpenter for AWS holds it here), and the role after it, at the
+	// garbage collector's next attempt.
 	env.DeleteT(t, claim)
 	env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-	env.Cluster.WaitForDeletionT(t, 90*time.Second, RoleKind, "", "kiso-hooli-node")
+	env.Cluster.WaitForDeletionT(t, 180*time.Second, RoleKind, "", "kiso-hooli-node")
 }

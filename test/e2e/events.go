@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,4 +54,22 @@ func reporter(e corev1.Event) string {
 		return e.ReportingController
 	}
 	return e.Source.Component
+}
+
+// warningsAboutT lists the messages of the Warning events about an object that contain text.
+func warningsAboutT(t *testing.T, kind, name, text string) []string {
+	t.Helper()
+	list, err := env.Cluster.Typed.CoreV1().Events("").List(t.Context(), metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=" + kind + ",involvedObject.name=" + name + ",type=Warning",
+	})
+	if err != nil {
+		t.Fatalf("cannot list the events of %s %s: %v", kind, name, err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if strings.Contains(e.Message, text) {
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }

@@ -238,16 +238,15 @@ func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadC
 
 // assertReleaseKeptWhileClusterInUseT drops spec.karpenter.install from the cluster, as a platform moving to a
 // Karpenter it installs itself would, while organizations' pools use the cluster: the organizations use the
-// XKarpenterCluster, not its Release, so the cluster must keep the Release, and the Usage that keeps it, until
-// none does. Once the cluster has rendered the new spec (its status no longer names a Release), neither is
+// XKarpenterCluster, not its Release, so the cluster must keep the Release, and the Usage that keeps it, while a
+// tenant pool bound to it is in the workload cluster. Once the cluster has rendered the new spec (its status no longer names a Release), neither is
 // gone or being deleted: Crossplane deletes what a function stops returning before it writes the XR's status.
 // The install is then given back, and the cluster names its Release again.
 func assertReleaseKeptWhileClusterInUseT(t *testing.T) {
 	t.Helper()
 	const keptBy = "release-" + remoteRelease + "-kept-with-cluster"
-	xr := env.Cluster.WaitForT(t, time.Minute, ClusterKind, "", remoteClusterXR, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use by its organizations' pools"
-	})
+	// The organizations' pools bound to it are in the workload cluster; the cluster reads them there.
+	xr := env.Cluster.GetT(t, ClusterKind, "", remoteClusterXR)
 	install, _, _ := unstructured.NestedFieldCopy(xr.Object, "spec", "karpenter", "install")
 	patch := func(op string, value any) {
 		p := map[string]any{"op": op, "path": "/spec/karpenter/install"}

@@ -23,6 +23,8 @@ const (
 	soylentClaim    = "soylent"
 	soylentPool     = "kiso-soylent"
 	soylentIdentity = "kiso-soylent-node"
+	// soylentProfile is the AWS name of soylent's instance profile, which its EC2NodeClass names.
+	soylentProfile = "kiso-safety-eu-org-soylent-node"
 )
 
 // composedRef is one object an XR composed, as its resourceRefs name it.
@@ -77,17 +79,32 @@ func waitInUseT(t *testing.T, r composedRef) {
 	})
 }
 
-// waitDeletionRefusedT waits until a deletion of the object was attempted and refused by Crossplane's Usage
-// webhook (which records the attempt to replay it), then checks the object is untouched by it.
-func waitDeletionRefusedT(t *testing.T, r composedRef) {
+// deletionsRefusedT is how many deletions the admission policy has refused so far (the apiserver counts them).
+func deletionsRefusedT(t *testing.T, policy string) float64 {
 	t.Helper()
-	u := env.Cluster.WaitForT(t, 120*time.Second, r.GVK, r.Namespace, r.Name, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetAnnotations()[deletionAttemptAnnotation] != "", "no refused deletion recorded yet"
-	})
-	if u.GetDeletionTimestamp() != nil {
-		t.Errorf("%s is being deleted; its users still exist", r)
+	families, err := env.scrapeMetrics(t.Context(), "kube-apiserver")
+	if err != nil {
+		t.Fatalf("cannot read the apiserver's metrics: %v", err)
 	}
+	return counters(families, "apiserver_validating_admission_policy_check_total", "policy", "enforcement_action")[policy+" deny"]
 }
+
+// waitForDeletionRefusedT waits until the admission policy has refused at least n deletions more than before: a
+// garbage collector's attempt, which leaves no other trace.
+func waitForDeletionRefusedT(t *testing.T, policy string, before float64, n ...int) {
+	t.Helper()
+	want := 1.0
+	if len(n) > 0 {
+		want = float64(n[0])
+	}
+	waitForT(t, 120*time.Second, fmt.Sprintf("%v deletions refused by %s", want, policy), func(context.Context) (bool, string, error) {
+		refused := deletionsRefusedT(t, policy) - before
+		return refused >= want, fmt.Sprintf("%v refused so far", refused), nil
+	})
+}
+
+// drainingFinalizer holds an object after its deletion, standing in for whatever keeps it while nodes drain.
+const drainingFinalizer = "e2e.kiso.dev/draining-nodes"
 
 // holdObject adds a finalizer to a cluster-scoped object, standing in for what would hold it after its deletion:
 // Karpenter's termination finalizer on an EC2NodeClass while NodeClaims still refer to it, or foreground
@@ -123,14 +140,15 @@ func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name str
 
 // TestDeletingAClusterWaitsForItsOrganizations deletes an XKarpenterCluster while an organization's pool
 // exists, as an operator tearing a cluster down in the wrong order would. The deletion is refused while the
-// pool uses the cluster, and replayed once it is gone: Karpenter keeps everything it needs to drain and
-// terminate the tenant's nodes (its role, policies, attachments, Pod Identity association, queue and rules,
-// and the nodes their role), and the admission policies keep other pods off the tenant's nodes meanwhile.
-// Karpenter keeps no finalizer on a NodePool: deleting the claim deletes the NodePool at once, while its
-// NodeClaims still drain. What Karpenter holds is the EC2NodeClass (its termination finalizer waits until no
-// NodeClaim refers to it; a finalizer of the test's stands in for it here), so that is what must keep the
-// cluster (and with it the controller role, which its own Usage keeps from a direct delete too) and the
-// organization's dedicated role, access entry and policy attachments. Then everything goes.
+// pool is bound to the cluster: Karpenter keeps everything it needs to drain and terminate the tenant's nodes
+// (its role, policies, attachments, Pod Identity association, queue and rules, and the nodes their role), and
+// the admission policies keep other pods off the tenant's nodes meanwhile. Karpenter keeps no finalizer on a
+// NodePool: deleting the claim deletes the NodePool at once, while its NodeClaims still drain. What Karpenter
+// holds is the EC2NodeClass (its termination finalizer waits until no NodeClaim refers to it; a finalizer of
+// the test's stands in for it here), so that is what keeps the cluster and the organization's dedicated role,
+// instance profile, access entry and policy attachments: the cluster's deletion policy refuses each deletion
+// while it exists, the garbage collector's too. Then everything goes, the cluster once the operator deletes it
+// again.
 func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	inLocalClusterLaneT(t)
 	useReferenceObjectsT(t)
@@ -154,10 +172,8 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	if len(identityObjects) == 0 {
 		t.Fatalf("XR %s composed no dedicated identity", xr)
 	}
-	// Every AWS object is in use, by the tenant's NodeClass or, through them, by the roles; the
-	// XKarpenterCluster itself, by the tenant's NodeClass (its admission policies have no Usage: Kubernetes
-	// sends no admission request for those to a webhook).
-	for _, r := range append(append(awsRefs(clusterObjects), identityObjects...), composedRef{GVK: ClusterKind, Name: safetyCluster}) {
+	// The cluster's AWS objects are in use by its controller role, which its own Usage keeps while it exists.
+	for _, r := range awsRefs(clusterObjects) {
 		waitInUseT(t, r)
 	}
 
@@ -165,12 +181,10 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	holdObject(t, EC2NodeClassKind, "ec2nodeclass", soylentPool)
 
 	step(t, "DeletingTheClusterFirstIsRefusedAndKeepsTheBoundary", func(t *testing.T) {
-		// Refused while the tenant's pool uses it, so nothing of it goes, the admission policies included
-		// (Kubernetes sends no admission request for those to Crossplane's webhook, so only keeping their XR
-		// keeps them). Crossplane replays the deletion once the pool is gone.
+		// Refused while the tenant's pool is bound to it, so nothing of it goes, the admission policies included.
 		assertClusterDeletionRefusedT(t, clusterObjects)
-		// Organizations use the cluster, not its controller role: deleted directly, the role is refused too, by
-		// the cluster's own Usage, which goes only with the cluster.
+		// Organizations are bound to the cluster, not its controller role: deleted directly, the role is refused
+		// too, by the cluster's own Usage, which goes only with the cluster.
 		role, _, _ := unstructured.NestedString(env.Cluster.GetT(t, ClusterKind, "", safetyCluster).Object, "status", "controllerRoleResource")
 		out := env.TryT(t, nil, "delete", "roles.iam.aws.upbound.io", role, "--wait=false")
 		if want := "XKarpenterCluster " + safetyCluster; out.ExitCode == 0 || !strings.Contains(out.Stderr, "This resource is in-use by") || !strings.Contains(out.Stderr, want) {
@@ -179,6 +193,10 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 		if u, err := env.Cluster.Get(t.Context(), RoleKind, "", role); err != nil || u.GetDeletionTimestamp() != nil {
 			t.Errorf("the controller role %s went while organization soylent's pool still drains (err %v)", role, err)
 		}
+		// The organization's own role, deleted directly, is refused while its EC2NodeClass names its profile.
+		assertDeletionRefusedT(t, []string{"roles.iam.aws.upbound.io", soylentIdentity}, clusterGuardPolicy,
+			"Role "+soylentIdentity+" is in use: EC2NodeClass "+soylentPool+" launches nodes with instance profile "+soylentProfile+
+				", whose identity it is part of; it goes once that NodeClass, and so its last node, is gone")
 		// The boundary holds: a pod of no organization's namespace may not tolerate soylent's nodes.
 		tolerateSoylent := corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "soylent", Effect: corev1.TaintEffectNoSchedule}
 		assertRefusedT(t, newPod("tolerates-soylent", "default", nil, tolerateSoylent), placementPolicy,
@@ -188,58 +206,61 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 	})
 
 	step(t, "TheClaimAndItsNodePoolGoWhileKarpenterDrainsAndEverythingTheNodesNeedStays", func(t *testing.T) {
+		refused := deletionsRefusedT(t, clusterGuardPolicy)
 		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", soylentClaim, "-n", soylentNS, "--wait=false"); err != nil {
 			t.Fatalf("cannot delete claim %s/%s: %v", soylentNS, soylentClaim, err)
 		}
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
-		// Nothing holds the NodePool (Karpenter keeps no finalizer on it): it goes, and with it every Usage it
-		// is the user of. Crossplane then replays the refused deletion of the EC2NodeClass, which Karpenter holds.
+		// Nothing holds the NodePool (Karpenter keeps no finalizer on it): it goes. The EC2NodeClass's deletion,
+		// refused while the NodePool launched from it, goes through then, and Karpenter holds it.
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, NodePoolKind, "", soylentPool)
-		env.Cluster.WaitForT(t, 120*time.Second, EC2NodeClassKind, "", soylentPool, func(u *unstructured.Unstructured) (bool, string) {
+		env.Cluster.WaitForT(t, 180*time.Second, EC2NodeClassKind, "", soylentPool, func(u *unstructured.Unstructured) (bool, string) {
 			return u.GetDeletionTimestamp() != nil, "not being deleted yet"
 		})
-		waitForT(t, 120*time.Second, "no ClusterUsage used by NodePool "+soylentPool+" to be left", func(ctx context.Context) (bool, string, error) {
-			usages, err := env.Cluster.List(ctx, ClusterUsageKind, "", "")
-			if err != nil {
-				return false, "", err
-			}
-			var left []string
-			for _, u := range usages {
-				if kind, _, _ := unstructured.NestedString(u.Object, "spec", "by", "kind"); kind != "NodePool" {
-					continue
-				}
-				if name, _, _ := unstructured.NestedString(u.Object, "spec", "by", "resourceRef", "name"); name == soylentPool {
-					left = append(left, u.GetName())
-				}
-			}
-			return len(left) == 0, fmt.Sprintf("still there: %v", left), nil
-		})
-		// The NodePool and every Usage it held are gone; the nodes are still draining. The cluster must still
-		// be refused, and every AWS object the nodes or Karpenter need must still be there.
-		for _, r := range identityObjects {
-			waitDeletionRefusedT(t, r)
-		}
+		// The garbage collector tried to delete every identity object, and was refused each time.
+		waitForDeletionRefusedT(t, clusterGuardPolicy, refused, len(identityObjects))
+		// The NodePool is gone; the nodes are still draining. The cluster must still be refused, and every AWS
+		// object the nodes or Karpenter need must still be there.
 		assertClusterDeletionRefusedT(t, append(slices.Clone(clusterObjects), identityObjects...))
 	})
 
 	step(t, "OnceTheLastNodeIsGoneEverythingGoes", func(t *testing.T) {
 		releaseObject(t, EC2NodeClassKind, "ec2nodeclass", soylentPool)
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, EC2NodeClassKind, "", soylentPool)
+		// The garbage collector's next attempt deletes the identity (it backs off while refused).
+		for _, r := range identityObjects {
+			env.Cluster.WaitForDeletionT(t, 300*time.Second, r.GVK, r.Namespace, r.Name)
+		}
+		// The operator deletes the cluster again: nothing is bound to it any more.
+		if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false"); err != nil {
+			t.Fatalf("deleting XKarpenterCluster %s once its organizations are gone: %v", safetyCluster, err)
+		}
 		env.Cluster.WaitForDeletionT(t, 180*time.Second, ClusterKind, "", safetyCluster)
-		for _, r := range append(slices.Clone(identityObjects), clusterObjects...) {
+		for _, r := range clusterObjects {
 			env.Cluster.WaitForDeletionT(t, 180*time.Second, r.GVK, r.Namespace, r.Name)
 		}
 	})
 }
 
-// assertClusterDeletionRefusedT deletes the safety cluster, as an operator would, and checks Crossplane's
-// Usage webhook refuses it naming soylent's pool (its EC2NodeClass has the pool's name), and that neither the
-// XKarpenterCluster nor any of kept is gone or being deleted.
+// clusterGuardPolicy is the safety cluster's admission policy that keeps it, and its organizations' dedicated
+// identities, while a tenant EC2NodeClass needs them; clusterPoolsGuardPolicy keeps it while a tenant NodePool
+// is bound to it.
+const (
+	clusterGuardPolicy      = "kiso-deletion-order." + safetyCluster
+	clusterPoolsGuardPolicy = "kiso-deletion-order-pools." + safetyCluster
+)
+
+// assertClusterDeletionRefusedT deletes the safety cluster, as an operator would, and checks the cluster's
+// deletion policy refuses it naming soylent's pool (its NodePool or EC2NodeClass has the pool's name), and that
+// neither the XKarpenterCluster nor any of kept is gone or being deleted.
 func assertClusterDeletionRefusedT(t *testing.T, kept []composedRef) {
 	t.Helper()
 	out := env.TryT(t, nil, "delete", "xkarpentercluster", safetyCluster, "--wait=false")
-	if want := "This resource is in-use by"; out.ExitCode == 0 || !strings.Contains(out.Stderr, want) || !strings.Contains(out.Stderr, soylentPool) {
-		t.Errorf("deleting XKarpenterCluster %s while organization soylent's pool %s uses it: exit %d %s; want it refused by the Usage naming the pool", safetyCluster, soylentPool, out.ExitCode, strings.TrimSpace(out.Stderr))
+	inUse := "XKarpenterCluster " + safetyCluster + " is in use: "
+	byGuard := strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+clusterGuardPolicy+"'") || strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+clusterPoolsGuardPolicy+"'")
+	if out.ExitCode == 0 || !byGuard || !strings.Contains(out.Stderr, inUse) || !strings.Contains(out.Stderr, soylentPool+" of an organization is bound to it") {
+		t.Errorf("deleting XKarpenterCluster %s while organization soylent's pool %s is bound to it: exit %d %s; want it refused by %s or %s naming the pool",
+			safetyCluster, soylentPool, out.ExitCode, strings.TrimSpace(out.Stderr), clusterGuardPolicy, clusterPoolsGuardPolicy)
 	}
 	for _, r := range append([]composedRef{{GVK: ClusterKind, Name: safetyCluster}}, kept...) {
 		if u, err := env.Cluster.Get(t.Context(), r.GVK, r.Namespace, r.Name); err != nil || u.GetDeletionTimestamp() != nil {
@@ -406,16 +427,10 @@ spec:
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
 	g.xr = tenant{Namespace: g.ns, Name: organization, Organization: organization}.xrName(t)
 	pool := "kiso-" + organization
-	step(t, "TheOrganizationIsReadyAndItsPoolInUse", func(t *testing.T) {
+	step(t, "TheOrganizationIsReady", func(t *testing.T) {
 		markPoolReady(t, pool)
 		env.Cluster.WaitForConditionT(t, 90*time.Second, IsolationClaimKind, g.ns, g.claim, "Ready")
-		waitForUsageT(t, pool)
 		g.refs = composedRefsT(t, IsolationKind, g.xr)
-		for _, r := range g.refs {
-			if r.GVK.Kind == "ClusterUsage" {
-				env.Cluster.WaitForConditionT(t, 60*time.Second, r.GVK, r.Namespace, r.Name, "Ready")
-			}
-		}
 		touchXR(t, g.xr)
 		g.baseline = composedVersionsT(t, g.refs)
 	})

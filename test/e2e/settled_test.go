@@ -94,7 +94,6 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-
 	pool := tn.pool("web")
 	markPoolReady(t, pool)
 	env.Cluster.WaitForConditionT(t, xrSettleTimeout, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
-	waitForUsageT(t, pool)
 	role := func(ns string) func(time.Duration, func(*unstructured.Unstructured) (bool, string)) {
 		return func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
 			env.Cluster.WaitForT(t, timeout, RBACRoleKind, ns, "kiso-placement", check)

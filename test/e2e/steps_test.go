@@ -58,10 +58,15 @@ func readTestdataT(t *testing.T, scenario, name string) []byte {
 func deleteAtCleanup(t *testing.T, manifest []byte) {
 	t.Helper()
 	err := env.Kubectl.Delete(context.Background(), manifest, true)
-	if err != nil && strings.Contains(err.Error(), "is in-use by") {
-		// An XKarpenterCluster is refused while a tenant pool still uses it (the claims deleted before it are
-		// still draining); Crossplane replays the deletion once the last pool is gone.
-		_, err = env.Kubectl.Run(context.Background(), manifest, "wait", "--for=delete", "--timeout=180s", "-f", "-")
+	if err != nil && strings.Contains(err.Error(), " is in use: ") {
+		// An XKarpenterCluster is refused while a tenant pool is still bound to it (the claims deleted before it
+		// are still being garbage collected): delete it again once they are gone, as an operator would.
+		err = waitFor(context.Background(), 180*time.Second, "the cluster's tenant pools to go", func(ctx context.Context) (bool, string, error) {
+			if err := env.Kubectl.Delete(ctx, manifest, true); err != nil {
+				return false, err.Error(), nil
+			}
+			return true, "", nil
+		})
 	}
 	if err != nil {
 		t.Errorf("cannot clean up: %v", err)
@@ -123,7 +128,7 @@ func deleteLocalClusterAtCleanup(t *testing.T, cluster []byte) {
 // names are deleted.
 func waitForPlacementPoliciesGone(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy} {
+	for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy, nodeClassGuardPolicy} {
 		if err := env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name); err != nil {
 			t.Errorf("the placement policy %s outlived its cluster: %v", name, err)
 		}
@@ -181,16 +186,6 @@ func versions(t *testing.T, gvk schema.GroupVersionKind, labelSelector string) m
 		out[u.GetName()] = string(u.GetUID()) + "@" + u.GetResourceVersion()
 	}
 	return out
-}
-
-// waitForUsageT waits until Crossplane's usage controller has readied a pool's NodePool-uses-NodeClass Usage
-// and labelled the NodeClass in use: writes to the pool's objects that are Crossplane's, not kiso's.
-func waitForUsageT(t *testing.T, pool string) {
-	t.Helper()
-	env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterUsageKind, "", pool+"-nodepool-uses-nodeclass", "Ready")
-	env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
-	})
 }
 
 // touchXR makes Crossplane reconcile the XR (an annotation change is an update its controller watches) and

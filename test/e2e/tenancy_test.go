@@ -50,8 +50,6 @@ func TestANamespaceFollowsThePlatformsLabel(t *testing.T) {
 		t.Errorf("namespace e2e-wayne, which no stack lists, holds a Role kiso-placement")
 	}
 
-	// Crossplane labels the NodeClass in use once the Usage is ready: its write, not kiso's, done before the baseline.
-	waitForUsageT(t, wayne.pool("gotham"))
 	selector := "kiso.dev/organization=wayne"
 	snapshot := func() map[string]map[string]string {
 		return map[string]map[string]string{

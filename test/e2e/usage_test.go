@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -17,16 +14,20 @@ const (
 	vandelayNamespace = "e2e-vandelay"
 	vandelayClaim     = "vandelay"
 	vandelayPool      = "kiso-vandelay"
-	vandelayUsage     = "kiso-vandelay-nodepool-uses-nodeclass"
 )
 
-// TestUsageBlocksDeletingANodeClassInUse is scenario 7b: a NodePool's EC2NodeClass cannot be deleted while
-// the NodePool exists, so Karpenter never loses the NodeClass of nodes it still has to drain. Crossplane's
-// Usage webhook enforces the ClusterUsage the claim composes: a user's kubectl delete of the EC2NodeClass is
-// refused with Crossplane's in-use message and changes nothing; deleting the claim deletes the NodePool and,
-// only after it, the EC2NodeClass.
-func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
-	besideOthersT(t)
+// nodeClassGuardPolicy is the cluster's admission policy that keeps a tenant NodeClass while a NodePool
+// launches from it.
+const nodeClassGuardPolicy = "kiso-nodeclass-in-use"
+
+// TestANodeClassInUseIsNotDeleted is scenario 7b: a NodePool's EC2NodeClass cannot be deleted while the NodePool
+// exists, so Karpenter never loses the NodeClass of a pool that still launches nodes. The admission policy the
+// cluster composes (evaluated on DELETE only, so it costs nothing while nothing is deleted) refuses a user's
+// kubectl delete of the EC2NodeClass with kiso's message and changes nothing; deleting the claim deletes the
+// NodePool and, only after it, the EC2NodeClass. The organization is not bound to the cluster: the policy keeps
+// every tenant NodeClass of the cluster it runs in.
+func TestANodeClassInUseIsNotDeleted(t *testing.T) {
+	sharingPlacementClusterT(t)
 	useReferenceObjectsT(t)
 	namespace := readTestdataT(t, "usage", "namespace.yaml")
 	claim := readTestdataT(t, "usage", "claim.yaml")
@@ -43,30 +44,11 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 	})
 	xr, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
 	env.Cluster.WaitForT(t, 60*time.Second, NodePoolKind, "", vandelayPool, nil)
-	usage := env.Cluster.WaitForConditionT(t, 60*time.Second, ClusterUsageKind, "", vandelayUsage, "Ready")
-	wantUsage := map[string]any{
-		"of":             map[string]any{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "resourceRef": map[string]any{"name": vandelayPool}},
-		"by":             map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "resourceRef": map[string]any{"name": vandelayPool}},
-		"replayDeletion": true,
-	}
-	gotUsage, _, _ := unstructured.NestedMap(usage.Object, "spec")
-	if diff := cmp.Diff(wantUsage, gotUsage); diff != "" {
-		t.Errorf("ClusterUsage %s spec: -want, +got:\n%s", vandelayUsage, diff)
-	}
-	// Crossplane marks the used object; its webhook is called only for deletions of marked objects.
-	nodeClass := env.Cluster.WaitForT(t, 30*time.Second, EC2NodeClassKind, "", vandelayPool, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetLabels()["crossplane.io/in-use"] == "true", fmt.Sprintf("labels %v", u.GetLabels())
-	})
+	nodeClass := env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", vandelayPool, nil)
 
-	out := env.TryT(t, nil, "delete", "ec2nodeclass", vandelayPool)
-	inUse := fmt.Sprintf("This resource is in-use by 1 usage(s), including the *v1beta1.ClusterUsage %q by resource NodePool/%s.", vandelayUsage, vandelayPool)
-	wantRefusal := fmt.Sprintf("Error from server (%s): admission webhook \"nousages.protection.crossplane.io\" denied the request: %s", inUse, inUse)
-	if out.ExitCode == 0 {
-		t.Fatalf("kubectl delete ec2nodeclass %s succeeded while NodePool %s uses it; want it refused: %s", vandelayPool, vandelayPool, out.Stdout)
-	}
-	if got := strings.TrimSpace(out.Stderr); got != wantRefusal {
-		t.Errorf("kubectl delete ec2nodeclass %s: exit %d,\n got %s\nwant %s", vandelayPool, out.ExitCode, got, wantRefusal)
-	}
+	inUse := "EC2NodeClass " + vandelayPool + " is in use: NodePool " + vandelayPool + " launches its nodes from it. " +
+		"Delete the NodePool first; deleting the organization's claim deletes both, in this order"
+	assertDeletionRefusedT(t, []string{"ec2nodeclass", vandelayPool}, nodeClassGuardPolicy, inUse)
 	// Refused means untouched: not even marked for deletion.
 	after := env.Cluster.GetT(t, EC2NodeClassKind, "", vandelayPool)
 	if after.GetDeletionTimestamp() != nil {
@@ -75,36 +57,23 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 	if after.GetUID() != nodeClass.GetUID() || !cmp.Equal(nodeClass.Object["spec"], after.Object["spec"]) {
 		t.Errorf("EC2NodeClass %s changed after the refused deletion", vandelayPool)
 	}
-	// Crossplane records the refused attempt, to replay it once the Usage is gone. The test forgets it, so
-	// that the next attempt it sees is the garbage collector's.
-	if got := after.GetAnnotations()[deletionAttemptAnnotation]; got != "Background" {
-		t.Errorf("EC2NodeClass %s annotation %s = %q after the refused deletion, want Background", vandelayPool, deletionAttemptAnnotation, got)
-	}
-	if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "ec2nodeclass", vandelayPool, deletionAttemptAnnotation+"-"); err != nil {
-		t.Fatalf("cannot remove annotation %s from EC2NodeClass %s: %v", deletionAttemptAnnotation, vandelayPool, err)
-	}
 
 	// Deleting the claim deletes everything it composed. A finalizer holds the NodePool meanwhile (as foreground
 	// deletion would while its NodeClaims go; Karpenter itself keeps none on a NodePool): the EC2NodeClass must
 	// outlive it.
 	holdObject(t, NodePoolKind, "nodepool", vandelayPool)
 	t.Cleanup(func() { releaseObject(t, NodePoolKind, "nodepool", vandelayPool) })
+	refused := deletionsRefusedT(t, nodeClassGuardPolicy)
 	if _, err := env.Kubectl.Run(t.Context(), nil, "delete", "karpenterisolation", vandelayClaim, "-n", vandelayNamespace, "--wait=false"); err != nil {
 		t.Fatalf("cannot delete claim %s/%s: %v", vandelayNamespace, vandelayClaim, err)
 	}
 	env.Cluster.WaitForDeletionT(t, 60*time.Second, IsolationKind, "", xr)
-	terminating := func(u *unstructured.Unstructured) (bool, string) {
+	// The garbage collector deletes the XR's objects: the NodePool is terminating, and the collector's
+	// deletion of the EC2NodeClass is refused (the apiserver counts each refusal).
+	env.Cluster.WaitForT(t, 90*time.Second, NodePoolKind, "", vandelayPool, func(u *unstructured.Unstructured) (bool, string) {
 		return u.GetDeletionTimestamp() != nil, "not being deleted yet"
-	}
-	// The garbage collector deletes the XR's objects: the NodePool is terminating. The Usage stays: Crossplane
-	// made the NodePool its owner too, and it goes only with its last owner.
-	env.Cluster.WaitForT(t, 90*time.Second, NodePoolKind, "", vandelayPool, terminating)
-	// The garbage collector tried to delete the EC2NodeClass too, and was refused.
-	env.Cluster.WaitForT(t, 60*time.Second, EC2NodeClassKind, "", vandelayPool, func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetAnnotations()[deletionAttemptAnnotation] == "Background", "no deletion attempt recorded yet"
 	})
-	// The refusal is recorded: the deletion it refused left no mark. (No time window to watch: the recorded
-	// attempt is the event that would have deleted it.)
+	waitForDeletionRefusedT(t, nodeClassGuardPolicy, refused)
 	nc, err := env.Cluster.Get(t.Context(), EC2NodeClassKind, "", vandelayPool)
 	if err != nil {
 		t.Fatalf("EC2NodeClass %s is gone while NodePool %s still exists: %v", vandelayPool, vandelayPool, err)
@@ -112,22 +81,20 @@ func TestUsageBlocksDeletingANodeClassInUse(t *testing.T) {
 	if nc.GetDeletionTimestamp() != nil {
 		t.Fatalf("EC2NodeClass %s is being deleted while NodePool %s still exists", vandelayPool, vandelayPool)
 	}
-	if u := env.Cluster.GetT(t, ClusterUsageKind, "", vandelayUsage); !slices.ContainsFunc(u.GetOwnerReferences(), func(o metav1.OwnerReference) bool {
-		return o.Kind == "NodePool" && o.Name == vandelayPool
-	}) {
-		t.Errorf("ClusterUsage %s owners %v; want NodePool %s among them, so it lives as long as its user", vandelayUsage, u.GetOwnerReferences(), vandelayPool)
-	}
 
-	// The NodePool's nodes are gone: it goes, then the Usage, then the EC2NodeClass.
+	// The NodePool's nodes are gone: it goes, then the EC2NodeClass, at the garbage collector's next attempt.
 	releaseObject(t, NodePoolKind, "nodepool", vandelayPool)
 	env.Cluster.WaitForDeletionT(t, 30*time.Second, NodePoolKind, "", vandelayPool)
-	env.Cluster.WaitForDeletionT(t, 30*time.Second, ClusterUsageKind, "", vandelayUsage)
-	env.Cluster.WaitForDeletionT(t, 60*time.Second, EC2NodeClassKind, "", vandelayPool)
+	env.Cluster.WaitForDeletionT(t, 120*time.Second, EC2NodeClassKind, "", vandelayPool)
 }
 
-// deletionAttemptAnnotation is where Crossplane's Usage webhook records a refused deletion's propagation
-// policy.
-const deletionAttemptAnnotation = "usage.crossplane.io/deletion-attempt-with-policy"
-
-// drainingFinalizer holds an object after its deletion, standing in for whatever keeps it while nodes drain.
-const drainingFinalizer = "e2e.kiso.dev/draining-nodes"
+// assertDeletionRefusedT deletes an object with kubectl (args: resource and name), as an operator would, and
+// checks the admission policy refused it with the message.
+func assertDeletionRefusedT(t *testing.T, args []string, policy, message string) {
+	t.Helper()
+	out := env.TryT(t, nil, append([]string{"delete", "--wait=false"}, args...)...)
+	want := "ValidatingAdmissionPolicy '" + policy + "' with binding '" + policy + "' denied request: " + message
+	if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+		t.Errorf("kubectl delete %s: exit %d %s; want it refused: %s", strings.Join(args, " "), out.ExitCode, strings.TrimSpace(out.Stderr), want)
+	}
+}

@@ -46,6 +46,10 @@ type Keys struct {
 	// own Node, so no node can give itself an organization's identity.
 	NodeOrganization string
 	NodeStack        string
+	// InstanceProfile annotates an organization's dedicated identity objects
+	// with their instance profile's name, which an EC2NodeClass that uses them
+	// names: the cluster's deletion policies keep them while one does.
+	InstanceProfile string
 }
 
 // NodeRestrictionDomain is the label domain Kubernetes' NodeRestriction
@@ -72,6 +76,7 @@ func NewKeys(domain string) Keys {
 		Customer:         domain + "/customer",
 		NodeOrganization: NodeRestrictionDomain + "/" + domain + nodeOrganizationSuffix,
 		NodeStack:        NodeRestrictionDomain + "/" + domain + nodeStackSuffix,
+		InstanceProfile:  domain + "/instance-profile",
 	}
 }
 
