@@ -107,7 +107,8 @@ func (t transition) Holding() bool {
 }
 
 // drainingPools returns the pools the spec renders whose objects of the same names are still being retired
-// after an earlier spec dropped them: their NodePool-uses-NodeClass Usage is terminating, which only
+// after an earlier spec dropped them under a release that composed Usages: their NodePool-uses-NodeClass Usage
+// is terminating with its user still named, which only
 // Crossplane's garbage collection of a retired pool does. Rendering such a pool at once would not save it: the
 // Usage replays the deletion of the NodeClass it refused once the old NodePool is gone, whatever the spec asks
 // for by then, and nodes the new NodePool started meanwhile would hold that NodeClass in deletion for good.
@@ -117,11 +118,23 @@ func (t transition) Holding() bool {
 func drainingPools(pools []pool, observed fnstate.Observed) map[string]bool {
 	draining := map[string]bool{}
 	for _, p := range pools {
-		if h, ok := observed.Head(nodeClassUsageResourceName(p)); ok && h.Deleting {
+		if h, ok := observed.Head(nodeClassUsageResourceName(p)); ok && h.Deleting && replays(observed, nodeClassUsageResourceName(p)) {
 			draining[p.Name] = true
 		}
 	}
 	return draining
+}
+
+// replays reports whether the observed Usage, being deleted, may still replay a deletion it refused: it has a
+// user, so Crossplane waits for the user to go before it lets the Usage go. A Usage this release released (no
+// user, no replay) goes at once and replays nothing: its pool is not draining.
+func replays(observed fnstate.Observed, name resource.Name) bool {
+	oc, ok := observed.Get(name)
+	if !ok {
+		return false
+	}
+	_, by, _ := unstructured.NestedMap(oc.Resource.Object, "spec", "by")
+	return by
 }
 
 // withoutPools removes the objects of the named pools from what is rendered.

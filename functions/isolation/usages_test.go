@@ -174,3 +174,22 @@ func TestRetiredObjectsStayWhileAnObservedObjectNamesThem(t *testing.T) {
 		}
 	}
 }
+
+// A released Usage Crossplane is deleting (it goes at once: no user to wait for, nothing to replay) does not make
+// its pool draining: the pool's NodePool and NodeClass stay composed. Taken for a retirement under way, it would
+// drop the NodePool, and Crossplane would delete a live pool.
+func TestAReleasedUsageBeingDeletedDrainsNothing(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, clusterXR, namespace("acme-web"), namespace("acme-jobs")}
+	current := composedIn(t, dedicatedSpec, world, true)
+	observed := maps.Clone(current)
+	o := fntest.JSONMap(t, legacyUsages(t)["usage-kiso-acme"])
+	o["spec"] = map[string]any{"of": fntest.Dig(o, "spec", "of"), "reason": releasedReason, "replayDeletion": false}
+	o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-05T10:00:00Z"
+	observed["usage-kiso-acme"] = fntest.ToJSON(t, o)
+
+	rsp := run(t, newRequest(t, input, xr(dedicatedSpec), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	if diff := cmp.Diff(current, observedAfter(t, rsp, true)); diff != "" {
+		t.Errorf("a released Usage being deleted: -composed, +rendered:\n%s", diff)
+	}
+}

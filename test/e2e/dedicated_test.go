@@ -82,6 +82,7 @@ func TestDedicatedIdentityInTheBoundCluster(t *testing.T) {
 			t.Errorf("%s kiso-hooli-node: annotation kiso.dev/instance-profile %q, want %s", kind.Kind, got, dedicatedRoleAWSName)
 		}
 	}
+	waitUntilDeletionRefusedT(t, []string{"roles.iam.aws.upbound.io", "kiso-hooli-node"}, "kiso-deletion-order.e2e-dedicated")
 	assertDeletionRefusedT(t, []string{"roles.iam.aws.upbound.io", "kiso-hooli-node"}, "kiso-deletion-order.e2e-dedicated",
 		"Role kiso-hooli-node is in use: EC2NodeClass kiso-hooli launches nodes with instance profile "+dedicatedRoleAWSName+
 			", whose identity it is part of; it goes once that NodeClass, and so its last node, is gone")

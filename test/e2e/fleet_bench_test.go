@@ -75,6 +75,7 @@ func TestFleetBenchmark(t *testing.T) {
 	fmt.Printf("\nFleet: organization isolation, one stack each, %s, %s; Crossplane polls every %s; %d cores\n", applied, bound, crossplanePollInterval(), runtime.NumCPU())
 	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
 	var requests, onboarding, writes, bindings []string
+	summary := fleetSummary{mode: fleetMode(os.Getenv(fleetClusterEnv)), poll: crossplanePollInterval(), cores: runtime.NumCPU()}
 	created := 0
 	for _, n := range steps {
 		before := usageByServer(env.servers.Usage())
@@ -105,7 +106,8 @@ func TestFleetBenchmark(t *testing.T) {
 		waitForFleetSettledT(t, n)
 		settled := time.Since(start)
 		onboardingTop := onboardingProfile()
-		onboarding = append(onboarding, fleetRequestsT(t).since(onboardingFrom, n, perOrganization(n-created))+
+		onboardingEnd := fleetRequestsT(t)
+		onboarding = append(onboarding, onboardingEnd.since(onboardingFrom, n, perOrganization(n-created))+
 			fmt.Sprintf("\n%-6s isolation function calls %.1f/org", "", float64(functionCallsT(t)-callsFrom)/float64(n-created))+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the first %s of onboarding:\n%s", "", onboardingProfiled, onboardingTop))
 		if os.Getenv(auditEnv) == "1" {
@@ -129,13 +131,24 @@ func TestFleetBenchmark(t *testing.T) {
 		idle := usageByServer(env.servers.Usage())
 		elapsed := time.Since(idleStart).Seconds()
 		events := readEventsT(t).since(eventsFrom)
-		requests = append(requests, fleetRequestsT(t).since(requestsFrom, n, perMinute(elapsed))+
+		idleEnd := fleetRequestsT(t)
+		requests = append(requests, idleEnd.since(requestsFrom, n, perMinute(elapsed))+
 			fmt.Sprintf("\n%-6s isolation function calls %.0f/min", "", float64(functionCallsT(t)-idleCallsFrom)*60/elapsed)+
 			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, perMinute(elapsed)))+
 			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"])+
 			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile)+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the idle minute:\n%s", "", apiserverTop))
 
+		summary.add(fleetRow{
+			orgs: n, added: n - created, applied: applied, ready: ready, settled: settled, objects: objects,
+			onboardingCPU:      cpuSeconds(before, onboarded) / float64(n-created),
+			onboardingRequests: onboardingEnd.apiserver.since(onboardingFrom.apiserver).total() / float64(n-created),
+			idleRequests:       idleEnd.apiserver.since(requestsFrom.apiserver).total() * 60 / elapsed,
+			idleCrossplane:     idleEnd.clients["crossplane"].since(requestsFrom.clients["crossplane"]).total() * 60 / elapsed,
+			idleCores:          cpuSeconds(idleFrom, idle) / elapsed,
+			idleAPIServer:      (idle["kube-apiserver"].CPUSeconds - idleFrom["kube-apiserver"].CPUSeconds) / elapsed,
+			idleKarpenter:      (idle["karpenter"].CPUSeconds - idleFrom["karpenter"].CPUSeconds) / elapsed,
+		})
 		binding := pendingPodBoundT(t, fleetOrganization(n-1))
 		bindings = append(bindings, fmt.Sprintf("%-6d %s", n, binding))
 		fmt.Printf("%-6d %10s %12s %9s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), eventsWritten.Round(time.Second), objects,
@@ -161,6 +174,7 @@ func TestFleetBenchmark(t *testing.T) {
 		fmt.Println(r)
 	}
 	fmt.Println()
+	summary.publishT(t)
 }
 
 // waitForFleetSettledT waits until n organizations' latest function calls asked for the settled TTL and

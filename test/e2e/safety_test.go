@@ -182,6 +182,8 @@ func TestDeletingAClusterWaitsForItsOrganizations(t *testing.T) {
 
 	step(t, "DeletingTheClusterFirstIsRefusedAndKeepsTheBoundary", func(t *testing.T) {
 		// Refused while the tenant's pool is bound to it, so nothing of it goes, the admission policies included.
+		waitUntilDeletionRefusedT(t, []string{"xkarpentercluster", safetyCluster}, clusterGuardPolicy, clusterPoolsGuardPolicy)
+		waitUntilDeletionRefusedT(t, []string{"roles.iam.aws.upbound.io", soylentIdentity}, clusterGuardPolicy)
 		assertClusterDeletionRefusedT(t, clusterObjects)
 		// Organizations are bound to the cluster, not its controller role: deleted directly, the role is refused
 		// too, by the cluster's own Usage, which goes only with the cluster.
