@@ -447,42 +447,14 @@ func fleetBindingT(t *testing.T, v string) string {
 		return unbound
 	case "bound":
 		env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
-		readyAsProvisionedT(t, placementCluster)
 		return boundToCluster
 	case "rollout":
 		env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
-		readyAsProvisionedT(t, placementCluster)
 		patchClusterT(t, `{"spec":{"rollout":{"waves":[{"percent":50},{"percent":100}],"soak":"1m"}}}`)
 		return boundInWaves
 	}
 	t.Fatalf("%s=%q: want bound or rollout", fleetClusterEnv, v)
 	return ""
-}
-
-// readyAsProvisionedT marks every AWS managed resource the cluster composes Ready and Synced, as provider-aws
-// would once AWS has them (no provider runs here), and waits until the cluster is Ready: a cluster whose AWS
-// objects never become Ready asks to be composed again every minute, which no provisioned cluster does, and the
-// benchmark would count those reconciles as the fleet's idle cost.
-func readyAsProvisionedT(t *testing.T, cluster string) {
-	t.Helper()
-	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", cluster, "Synced")
-	// The cluster may compose some objects only once their names are known to be free: each is marked as it
-	// comes.
-	marked := map[string]bool{}
-	waitForT(t, xrSettleTimeout, "XKarpenterCluster "+cluster+" Ready once its AWS objects are", func(ctx context.Context) (bool, string, error) {
-		for _, r := range awsRefs(composedRefsT(t, ClusterKind, cluster)) {
-			if !marked[r.String()] {
-				markManagedResourceAvailable(t, r.GVK, r.Name)
-				marked[r.String()] = true
-			}
-		}
-		u, err := env.Cluster.Get(ctx, ClusterKind, "", cluster)
-		if err != nil {
-			return false, "", err
-		}
-		c, _ := Condition(u, "Ready")
-		return c.Status == "True", fmt.Sprintf("Ready %s: %s (%d AWS objects marked)", c.Status, c.Message, len(marked)), nil
-	})
 }
 
 // waitForPlacementClusterComposedT waits until the placement cluster has composed what its organizations read: its
