@@ -245,7 +245,8 @@ func paramsBinding(name string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	}
 }
 
-// composedPolicies converts policies and bindings for composing, labelled as kiso's.
+// composedPolicies converts admission policies and bindings for composing, labelled as kiso's: the
+// placement policies and the deletion-order ones alike.
 func composedPolicies(objects map[resource.Name]runtime.Object) (map[resource.Name]*composed.Unstructured, error) {
 	out := make(map[resource.Name]*composed.Unstructured, len(objects))
 	for name, o := range objects {
