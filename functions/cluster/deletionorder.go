@@ -245,8 +245,7 @@ func paramsBinding(name string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	}
 }
 
-// composedPolicies converts admission policies and bindings for composing, labelled as kiso's: the
-// placement policies and the deletion-order ones alike.
+// composedPolicies converts policies and bindings for composing, labelled as kiso's.
 func composedPolicies(objects map[resource.Name]runtime.Object) (map[resource.Name]*composed.Unstructured, error) {
 	out := make(map[resource.Name]*composed.Unstructured, len(objects))
 	for name, o := range objects {

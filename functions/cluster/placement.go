@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -22,6 +23,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
+	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
 // Placement is enforced at admission, for every pod of the cluster, by
@@ -151,16 +153,20 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 	objects[crPlacementWarnPolicy], objects[crPlacementWarnBinding] = pp.warnPolicy()
 	objects[crPlacementBindingPolicy], objects[crPlacementBindingBinding] = pp.bindingPolicy()
 	objects[crNamespacePolicy], objects[crNamespaceBinding] = pp.namespacePolicy()
+	out := make(map[resource.Name]*composed.Unstructured, len(objects)+2)
 	if pp.InjectAPIVersion != "" {
 		objects[crPlacementInjectPolicy], objects[crPlacementInjectBinding] = pp.injectPolicy()
 	}
-	out, err := composedPolicies(objects)
-	if err != nil {
-		return nil, err
-	}
-	if pp.InjectAPIVersion != "" {
-		out[crPlacementInjectPolicy].SetAPIVersion(pp.InjectAPIVersion)
-		out[crPlacementInjectBinding].SetAPIVersion(pp.InjectAPIVersion)
+	for name, o := range objects {
+		cd, err := typed.Composed(o)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot convert %s", name)
+		}
+		cd.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
+		if name == crPlacementInjectPolicy || name == crPlacementInjectBinding {
+			cd.SetAPIVersion(pp.InjectAPIVersion)
+		}
+		out[name] = cd
 	}
 	return out, nil
 }
