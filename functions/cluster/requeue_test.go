@@ -30,15 +30,23 @@ func TestAClusterIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 	}
 	cases := map[string]struct {
 		observed map[string]string
-		want     time.Duration
+		// changedAMinuteAgo: the XR's conditions last changed a minute ago; an hour ago otherwise.
+		changedAMinuteAgo bool
+		want              time.Duration
 	}{
-		"EveryObjectReady":      {observed: observed(), want: requeue.Settled},
-		"TheQueueIsNotReadyYet": {observed: observed("queue"), want: requeue.Settling},
-		"NothingComposedYet":    {want: requeue.Settling},
+		"EveryObjectReady": {observed: observed(), want: requeue.Settled},
+		// Crossplane may have stopped a watch the cluster needs in the minute it changed (requeue.After).
+		"EveryObjectReadyAMinuteAgo": {observed: observed(), changedAMinuteAgo: true, want: requeue.Settling},
+		"TheQueueIsNotReadyYet":      {observed: observed("queue"), want: requeue.Settling},
+		"NothingComposedYet":         {want: requeue.Settling},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, xr(podIdentitySpec), tc.observed))
+			changed := time.Hour
+			if tc.changedAMinuteAgo {
+				changed = time.Minute
+			}
+			rsp := run(t, newRequest(t, fntest.ReadySince(t, xr(podIdentitySpec), changed), tc.observed))
 			fntest.AssertNoFatal(t, rsp)
 			if got := rsp.GetMeta().GetTtl().AsDuration(); got != tc.want {
 				t.Errorf("TTL %s, want %s", got, tc.want)

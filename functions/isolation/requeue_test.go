@@ -17,9 +17,13 @@ func TestAnOrganizationIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 		spec     string
 		observed map[string]string
 		world    cluster
-		want     time.Duration
+		// changedAMinuteAgo: the XR's conditions last changed a minute ago; an hour ago otherwise.
+		changedAMinuteAgo bool
+		want              time.Duration
 	}{
-		"EverythingComposedAndReady":     {spec: orgSpec, observed: composedOrg(t, true), world: world, want: requeue.Settled},
+		"EverythingComposedAndReady": {spec: orgSpec, observed: composedOrg(t, true), world: world, want: requeue.Settled},
+		// Crossplane may have stopped a watch the organization needs in the minute it changed (requeue.After).
+		"EverythingReadyAMinuteAgo":      {spec: orgSpec, observed: composedOrg(t, true), world: world, changedAMinuteAgo: true, want: requeue.Settling},
 		"PoolsNotReadyYet":               {spec: orgSpec, observed: composedOrg(t, false), world: world, want: requeue.Settling},
 		"NothingComposedYet":             {spec: orgSpec, world: world, want: requeue.Settling},
 		"PoolsBeingReplaced":             {spec: stackSwitch, observed: composedOrg(t, true), world: world, want: requeue.Settling},
@@ -28,7 +32,11 @@ func TestAnOrganizationIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, input, xr(tc.spec), tc.observed), tc.world)
+			changed := time.Hour
+			if tc.changedAMinuteAgo {
+				changed = time.Minute
+			}
+			rsp := run(t, newRequest(t, input, fntest.ReadySince(t, xr(tc.spec), changed), tc.observed), tc.world)
 			fntest.AssertNoFatal(t, rsp)
 			if got := rsp.GetMeta().GetTtl().AsDuration(); got != tc.want {
 				t.Errorf("TTL %s, want %s", got, tc.want)

@@ -359,6 +359,13 @@ func TestAClustersStatusGoneTouchesNothing(t *testing.T) {
 		if _, err := env.Kubectl.Run(t.Context(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused=true"); err != nil {
 			t.Fatal(err)
 		}
+		// Crossplane does not delete a paused XR: should the step fail before it resumes the cluster, the
+		// cluster's cleanup would leave it and its fixed-name policies behind for every later local cluster.
+		t.Cleanup(func() {
+			if _, err := env.Kubectl.Run(context.Background(), nil, "annotate", "xkarpentercluster", "e2e-gaps", "crossplane.io/paused-"); err != nil {
+				t.Errorf("cannot resume the cluster: %v", err)
+			}
+		})
 		clearStatus := `{"data":{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}}`
 		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "environmentconfig", clusterViewName("e2e-gaps"), "--type=merge", "-p", clearStatus); err != nil {
 			t.Fatalf("cannot clear the status of the cluster's view: %v", err)

@@ -374,3 +374,18 @@ func WithStatus(t testing.TB, kept map[string]any, observed string) map[string]a
 	}
 	return kept
 }
+
+// ReadySince returns the XR (JSON) with the Ready condition Crossplane sets, turned True ago before now: an XR
+// that changed that long ago, as its TTL (requeue.After) reads it.
+func ReadySince(t testing.TB, xrJSON string, ago time.Duration) string {
+	t.Helper()
+	xr := map[string]any{}
+	if err := json.Unmarshal([]byte(xrJSON), &xr); err != nil {
+		t.Fatalf("XR %s: %v", xrJSON, err)
+	}
+	xr["status"] = map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "Available",
+		"lastTransitionTime": time.Now().Add(-ago).UTC().Format(time.RFC3339),
+	}}}
+	return ToJSON(t, xr)
+}

@@ -12,30 +12,49 @@ import (
 
 func TestAfter(t *testing.T) {
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
-	withResponsive := func(status string, since time.Duration) *resource.Composite {
+	type condition struct {
+		kind, status string
+		since        time.Duration
+	}
+	with := func(conditions ...condition) *resource.Composite {
 		xr := composite.New()
-		if status != "" {
-			xr.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-				"type": "Responsive", "status": status, "reason": "WatchCircuit",
-				"lastTransitionTime": now.Add(-since).Format(time.RFC3339),
-			}}}
+		if len(conditions) > 0 {
+			var cs []any
+			for _, c := range conditions {
+				cs = append(cs, map[string]any{
+					"type": c.kind, "status": c.status, "reason": "Observed",
+					"lastTransitionTime": now.Add(-c.since).Format(time.RFC3339),
+				})
+			}
+			xr.Object["status"] = map[string]any{"conditions": cs}
 		}
 		return &resource.Composite{Resource: xr}
+	}
+	// readyLongAgo is an XR that has not changed for longer than Crossplane's watch garbage collector needs.
+	readyLongAgo := condition{"Ready", "True", time.Hour}
+	withResponsive := func(status string, since time.Duration) *resource.Composite {
+		return with(readyLongAgo, condition{"Responsive", status, since})
 	}
 	cases := map[string]struct {
 		xr      *resource.Composite
 		settled bool
 		want    time.Duration
 	}{
-		"ASettledXRIsReconciledHourly":                           {xr: withResponsive("", 0), settled: true, want: time.Hour},
-		"ASettledXRWhoseEventsCrossplaneTakesIsReconciledHourly": {xr: withResponsive("True", time.Minute), settled: true, want: time.Hour},
+		"ASettledXRIsReconciledHourly":                           {xr: with(readyLongAgo), settled: true, want: time.Hour},
+		"ASettledXRWhoseEventsCrossplaneTakesIsReconciledHourly": {xr: withResponsive("True", 10*time.Minute), settled: true, want: time.Hour},
 		"ASettledXRWhoseEventsCrossplaneDropsWaits25Seconds":     {xr: withResponsive("False", time.Minute), settled: true, want: 25 * time.Second},
-		"AnXRThatWaitsIsReconciledEveryMinute":                   {xr: withResponsive("", 0), settled: false, want: time.Minute},
+		"AnXRThatWaitsIsReconciledEveryMinute":                   {xr: with(readyLongAgo), settled: false, want: time.Minute},
 		"AnXRThatWaitsWhileCrossplaneDropsItsEventsToo":          {xr: withResponsive("False", 5*time.Minute), settled: false, want: 25 * time.Second},
 		// Past the breaker's five minutes (and one half-open interval) the next event closes it and passes:
 		// a quiet XR whose condition still says False is not called every 25 s for ever.
 		"ASettledXRPastTheBreakersWindowIsReconciledHourly": {xr: withResponsive("False", 5*time.Minute+31*time.Second), settled: true, want: time.Hour},
 		"AnXRThatWaitsPastTheBreakersWindowWaitsAMinute":    {xr: withResponsive("False", time.Hour), settled: false, want: time.Minute},
+		// Crossplane may stop a watch a new or just changed XR needs, and restarts it only when it reconciles the
+		// XR: such an XR is reconciled again within the minute, twice, before the hour.
+		"ANewXRIsReconciledAgainInAMinute":                {xr: with(), settled: true, want: time.Minute},
+		"AnXRSettledAMinuteAgoIsReconciledAgainInAMinute": {xr: with(condition{"Ready", "True", time.Minute}), settled: true, want: time.Minute},
+		"AnXRWhoseConditionChangedJustNowWaitsAMinute":    {xr: with(readyLongAgo, condition{"ReferencesResolved", "True", time.Second}), settled: true, want: time.Minute},
+		"AnXRSettledTwoMinutesAgoIsReconciledHourly":      {xr: with(condition{"Ready", "True", 2 * time.Minute}), settled: true, want: time.Hour},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
