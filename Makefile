@@ -18,6 +18,10 @@ else
 	$(GO) run ./hack/render render
 endif
 
+.PHONY: demo
+demo: ## See kiso work: a local control plane with Karpenter (KWOK), kiso installed from its packages, two organizations' pods on their own nodes, a foreign pod refused; stays up until Ctrl-C. The first run builds the tools (minutes; cached).
+	KISO_DEMO=1 KISO_DEMO_STAY=$${KISO_DEMO_STAY:-1} test/e2e/run.sh -run '^TestDemo$$' -timeout=0
+
 .PHONY: test
 test: cache-dir ## Everything CI runs: make verify (lint, unit tests, fuzzing, examples rendered and validated against the real CRDs, packages built and verified for every platform) beside make e2e (end-to-end on a real control plane).
 	@hack/test.sh

@@ -30,21 +30,21 @@ func TestAClusterIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 	}
 	cases := map[string]struct {
 		observed map[string]string
-		// changedAMinuteAgo: the XR's conditions last changed a minute ago; an hour ago otherwise.
-		changedAMinuteAgo bool
-		want              time.Duration
+		// readyForSeconds: the XR turned Ready seconds ago; an hour ago otherwise.
+		readyForSeconds bool
+		want            time.Duration
 	}{
 		"EveryObjectReady": {observed: observed(), want: requeue.Settled},
-		// Crossplane may have stopped a watch the cluster needs in the minute it changed (requeue.After).
-		"EveryObjectReadyAMinuteAgo": {observed: observed(), changedAMinuteAgo: true, want: requeue.Settling},
+		// Crossplane may have stopped a watch the cluster needs while it just turned Ready (requeue.After).
+		"EveryObjectReadyForSeconds": {observed: observed(), readyForSeconds: true, want: requeue.Settling},
 		"TheQueueIsNotReadyYet":      {observed: observed("queue"), want: requeue.Settling},
 		"NothingComposedYet":         {want: requeue.Settling},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			changed := time.Hour
-			if tc.changedAMinuteAgo {
-				changed = time.Minute
+			if tc.readyForSeconds {
+				changed = 10 * time.Second
 			}
 			rsp := run(t, newRequest(t, fntest.ReadySince(t, xr(podIdentitySpec), changed), tc.observed))
 			fntest.AssertNoFatal(t, rsp)

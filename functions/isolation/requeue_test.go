@@ -17,13 +17,13 @@ func TestAnOrganizationIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 		spec     string
 		observed map[string]string
 		world    cluster
-		// changedAMinuteAgo: the XR's conditions last changed a minute ago; an hour ago otherwise.
-		changedAMinuteAgo bool
-		want              time.Duration
+		// readyForSeconds: the XR turned Ready seconds ago; an hour ago otherwise.
+		readyForSeconds bool
+		want            time.Duration
 	}{
 		"EverythingComposedAndReady": {spec: orgSpec, observed: composedOrg(t, true), world: world, want: requeue.Settled},
-		// Crossplane may have stopped a watch the organization needs in the minute it changed (requeue.After).
-		"EverythingReadyAMinuteAgo":      {spec: orgSpec, observed: composedOrg(t, true), world: world, changedAMinuteAgo: true, want: requeue.Settling},
+		// Crossplane may have stopped a watch the organization needs while it just turned Ready (requeue.After).
+		"EverythingReadyForSeconds":      {spec: orgSpec, observed: composedOrg(t, true), world: world, readyForSeconds: true, want: requeue.Settling},
 		"PoolsNotReadyYet":               {spec: orgSpec, observed: composedOrg(t, false), world: world, want: requeue.Settling},
 		"NothingComposedYet":             {spec: orgSpec, world: world, want: requeue.Settling},
 		"PoolsBeingReplaced":             {spec: stackSwitch, observed: composedOrg(t, true), world: world, want: requeue.Settling},
@@ -33,8 +33,8 @@ func TestAnOrganizationIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			changed := time.Hour
-			if tc.changedAMinuteAgo {
-				changed = time.Minute
+			if tc.readyForSeconds {
+				changed = 10 * time.Second
 			}
 			rsp := run(t, newRequest(t, input, fntest.ReadySince(t, xr(tc.spec), changed), tc.observed), tc.world)
 			fntest.AssertNoFatal(t, rsp)

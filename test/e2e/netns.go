@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -60,6 +61,18 @@ func runInNetworkNamespace(preparedFile string) (int, error) {
 		}
 		return 0, fmt.Errorf("cannot start the test binary in a network namespace: %w", err)
 	}
+	// Ctrl-C reaches the copy too (same process group): it stops what it started and exits, which this process
+	// must outlive, since the copy dies with it (Pdeathsig). A SIGTERM sent to this process alone is passed on.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		for sig := range signals {
+			if sig == syscall.SIGTERM {
+				_ = cmd.Process.Signal(sig)
+			}
+		}
+	}()
 	err = cmd.Wait()
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {

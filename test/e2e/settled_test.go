@@ -60,7 +60,8 @@ func reachesSettledT(t *testing.T, xr, change string, do func(), arrived func(*u
 // itself, not a poll or a TTL: with Crossplane at its default poll and no touch of the XR, each change the
 // organization reads reaches it within a minute of being made, though its last call asked for the hour.
 func TestASettledOrganizationSeesEachChangeAtOnce(t *testing.T) {
-	besideOthersT(t)
+	// Its Warn-mode step reads PlacementEnforced, which the local cluster's placement policies decide.
+	sharingPlacementClusterT(t)
 	// References of its own: one step edits the reference NodePool, which scenarios beside it clone.
 	references := []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", "settled-reference"))
 	env.ApplyT(t, references)

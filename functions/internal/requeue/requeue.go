@@ -57,18 +57,19 @@ const (
 	// seconds for as long as it stays quiet.
 	breakerWindow = 5*time.Minute + 30*time.Second
 
-	// watchWindow is how long after an XR's last condition transition it is
+	// watchWindow is how long after an XR's Ready condition changed it is
 	// not yet trusted to hear every event. Crossplane starts the watches an
 	// XR needs when it reconciles it, and once a minute stops those of kinds
 	// no XR depended on when it looked: a kind no XR needed a moment before
 	// (the first organization, the first dedicated one, a fleet emptied and
 	// refilled) can have its watch stopped just after the XR that now needs
-	// it started it. Crossplane restarts it at that XR's next reconcile
-	// (realtime composition disables its own poll), so an XR that has just
-	// changed is reconciled again a minute later, twice, before it waits for
-	// the hour: two of the garbage collector's rounds, each followed by a
-	// reconcile that restarts what the round stopped.
-	watchWindow = 2 * time.Minute
+	// it started it, within seconds of that XR's first reconcile, before it
+	// is Ready. Crossplane restarts it at that XR's next reconcile (realtime
+	// composition disables its own poll), so an XR Ready for less than this
+	// is reconciled once more a minute later before it waits for the hour.
+	// Under a minute, so that later reconcile (a minute, less Crossplane's
+	// 10% jitter) asks for the hour.
+	watchWindow = 50 * time.Second
 
 	// typeResponsive is the condition Crossplane sets on an XR: False while
 	// its watch circuit breaker is open, that is while it lets through only
@@ -78,7 +79,7 @@ const (
 
 // After sets how soon Crossplane reconciles the XR again if nothing changes:
 // Dropping while Crossplane may drop the XR's events (whatever it waits
-// on), else Settled if settled for watchWindow and Settling if not. A change Crossplane drops
+// on), else Settled if settled and Ready for watchWindow, and Settling if not. A change Crossplane drops
 // while the breaker is open (a namespace the platform labels right after a
 // mode switch) is then picked up within 30 seconds, not an hour.
 func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
@@ -90,7 +91,7 @@ func after(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool, 
 	switch {
 	case droppingEvents(xrcondition.Observed(xr, typeResponsive), now):
 		ttl = Dropping
-	case settled && !changedWithin(xr, watchWindow, now):
+	case settled && !readyChangedWithin(xr, watchWindow, now):
 		ttl = Settled
 	}
 	if rsp.GetMeta() == nil {
@@ -99,11 +100,11 @@ func after(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool, 
 	rsp.GetMeta().Ttl = durationpb.New(ttl)
 }
 
-// changedWithin reports whether any of the XR's conditions changed status
-// less than window ago, or it has none yet (a new XR).
-func changedWithin(xr *resource.Composite, window time.Duration, now time.Time) bool {
-	last, ok := xrcondition.LastTransition(xr)
-	return !ok || now.Sub(last) < window
+// readyChangedWithin reports whether the XR's Ready condition changed less
+// than window ago, or Crossplane has not reported it yet (a new XR).
+func readyChangedWithin(xr *resource.Composite, window time.Duration, now time.Time) bool {
+	ready := xrcondition.Observed(xr, xpv1.TypeReady)
+	return ready.LastTransitionTime.IsZero() || now.Sub(ready.LastTransitionTime.Time) < window
 }
 
 // droppingEvents reports whether Crossplane may be dropping the XR's events

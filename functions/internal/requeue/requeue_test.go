@@ -49,12 +49,12 @@ func TestAfter(t *testing.T) {
 		// a quiet XR whose condition still says False is not called every 25 s for ever.
 		"ASettledXRPastTheBreakersWindowIsReconciledHourly": {xr: withResponsive("False", 5*time.Minute+31*time.Second), settled: true, want: time.Hour},
 		"AnXRThatWaitsPastTheBreakersWindowWaitsAMinute":    {xr: withResponsive("False", time.Hour), settled: false, want: time.Minute},
-		// Crossplane may stop a watch a new or just changed XR needs, and restarts it only when it reconciles the
-		// XR: such an XR is reconciled again within the minute, twice, before the hour.
-		"ANewXRIsReconciledAgainInAMinute":                {xr: with(), settled: true, want: time.Minute},
-		"AnXRSettledAMinuteAgoIsReconciledAgainInAMinute": {xr: with(condition{"Ready", "True", time.Minute}), settled: true, want: time.Minute},
-		"AnXRWhoseConditionChangedJustNowWaitsAMinute":    {xr: with(readyLongAgo, condition{"ReferencesResolved", "True", time.Second}), settled: true, want: time.Minute},
-		"AnXRSettledTwoMinutesAgoIsReconciledHourly":      {xr: with(condition{"Ready", "True", 2 * time.Minute}), settled: true, want: time.Hour},
+		// Crossplane may stop a watch a new XR needs, or one whose Ready changed, and restarts it only when it
+		// reconciles the XR: such an XR is reconciled once more a minute later before the hour.
+		"ANewXRIsReconciledAgainInAMinute":                   {xr: with(), settled: true, want: time.Minute},
+		"AnXRReadyForSecondsIsReconciledAgainInAMinute":      {xr: with(condition{"Ready", "True", 10 * time.Second}), settled: true, want: time.Minute},
+		"AnXRReadyForAMinuteIsReconciledHourly":              {xr: with(condition{"Ready", "True", 54 * time.Second}), settled: true, want: time.Hour},
+		"AnXRWhoseOtherConditionsChangedJustNowWaitsTheHour": {xr: with(readyLongAgo, condition{"ReferencesResolved", "True", time.Second}), settled: true, want: time.Hour},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
