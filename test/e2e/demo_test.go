@@ -56,6 +56,10 @@ func TestDemo(t *testing.T) {
 				assertReadyByKarpenterT(t, pool)
 			}
 			env.Cluster.WaitForConditionT(t, policyInForceTimeout, IsolationClaimKind, o.name, o.name, "PlacementInjected")
+			// The apiserver loads admission policies a moment after they are written: the namespace's placement is
+			// in force once a pod that carries none is admitted with its pool's.
+			waitForDefaultServiceAccountT(t, o.namespace)
+			waitForAdmittedPlacementT(t, newPod("placement-probe", o.namespace, nil), orgs[o.name].Stacks[o.stack].NodeSelector)
 		}
 		show.say(fmt.Sprintf("Their pools are Ready (%s after the claims were applied):", time.Since(applied).Round(time.Second)))
 		show.kubectl(t, "get", "nodepools", "-l", "app.kubernetes.io/managed-by=kiso")
@@ -91,7 +95,7 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("a tyrell pod selecting cyberdyne's nodes: exit %d %s; want it refused by one of kiso's policies", out.ExitCode, strings.TrimSpace(out.Stderr))
 		}
 		show.say("A tyrell pod that asks for cyberdyne's nodes (their node selector and tolerations) is refused:")
-		show.say("$ kubectl run intruder -n tyrell-web ... (selecting and tolerating cyberdyne's pool)\n" + strings.TrimSpace(out.Stderr))
+		fmt.Fprintf(show.out, "$ kubectl create -f intruder.yaml   # in tyrell-web, selecting and tolerating cyberdyne's pool\n%s\n", strings.TrimSpace(out.Stderr))
 	})
 
 	if os.Getenv(demoStayEnv) == "1" {
