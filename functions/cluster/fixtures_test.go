@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -36,5 +37,14 @@ func newRequest(t testing.TB, xrJSON string, observed map[string]string) *fnv1.R
 // every name the function asks about is free.
 func run(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, nil)
+	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, withPrometheusOperator(nil))
+}
+
+// prometheusOperatorCRD is prometheus-operator's PrometheusRule CRD, as a cluster that can hold the alerts has it.
+const prometheusOperatorCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"prometheusrules.monitoring.coreos.com"}}`
+
+// withPrometheusOperator is a cluster with prometheus-operator's CRDs besides the objects given: where the
+// cluster composes its alerts.
+func withPrometheusOperator(c fntest.Cluster) fntest.Cluster {
+	return append(slices.Clone(c), prometheusOperatorCRD)
 }

@@ -82,6 +82,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	p := newPlan(spec)
+	alerts := newAlertsPlan(req, observed, p.PrometheusRule)
+	p.PrometheusRule = alerts.compose()
 	keys := placement.NewKeys(in.KeyDomain)
 	// The status comes first: the view the cluster composes for its organizations shows part of it.
 	status := buildStatus(p)
@@ -106,6 +108,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	composedIdx := ownership.IndexObserved(observed)
 	rs := map[string]*fnv1.ResourceSelector{}
 	requireInjectAPI(rs, in)
+	alerts.require(rs)
 	requirePlatformNamespaces(rs, platform)
 	ownership.Require(rs, planned, composedIdx)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName(), staged)
@@ -138,6 +141,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
 	reportPlatformNamespaces(rsp, req, platform)
+	alerts.report(rsp)
 	requeue.After(rsp, oxr, notReady == 0 && len(inUse) == 0 && !verdict.Waiting && !staged.InProgress)
 	staged.requeue(rsp)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady, "keptInUse", len(inUse))

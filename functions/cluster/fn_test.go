@@ -419,7 +419,7 @@ func TestForeignRoleIsNeverAdopted(t *testing.T) {
 // result is that Fatal, and nothing is composed.
 func assertNeverAdopted(t *testing.T, foreign, want string) {
 	t.Helper()
-	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`), nil), fntest.Cluster{foreign})
+	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333"}`), nil), withPrometheusOperator(fntest.Cluster{foreign}))
 	var fatal string
 	for _, r := range rsp.GetResults() {
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {

@@ -86,12 +86,12 @@ func TestPlacementPoliciesListNoOrganization(t *testing.T) {
 
 func TestInjectPolicyFollowsTheServedAPI(t *testing.T) {
 	served := `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1beta1.admissionregistration.k8s.io"}}`
-	got := fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(podIdentitySpec), nil), fntest.Cluster{served}))
+	got := fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(podIdentitySpec), nil), withPrometheusOperator(fntest.Cluster{served})))
 	if v := fntest.Dig(got["placement-inject-policy"], "apiVersion"); v != "admissionregistration.k8s.io/v1beta1" {
 		t.Errorf("where the apiserver serves admissionregistration.k8s.io/v1beta1 the MutatingAdmissionPolicy is served there; got apiVersion %v", v)
 	}
 	in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","mutatingAdmissionPolicy":"None"}`
-	got = fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, fntest.Request(in, xr(podIdentitySpec), nil), fntest.Cluster{served}))
+	got = fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, fntest.Request(in, xr(podIdentitySpec), nil), withPrometheusOperator(fntest.Cluster{served})))
 	if _, ok := got["placement-inject-policy"]; ok {
 		t.Errorf("mutatingAdmissionPolicy: None renders no MutatingAdmissionPolicy")
 	}

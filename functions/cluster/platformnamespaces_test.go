@@ -36,7 +36,7 @@ func TestPlatformNamespacesThatDoNotExistAreSaid(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, fntest.Request(withPlatform, xr(podIdentitySpec), nil), tc.cluster)
+			rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, fntest.Request(withPlatform, xr(podIdentitySpec), nil), withPrometheusOperator(tc.cluster))
 			assertCondition(t, rsp, TypePlatformNamespaces, tc.status, tc.cReason, tc.message)
 			// kube-system is Kubernetes' own and always there: never asked for.
 			for key, sel := range rsp.GetRequirements().GetResources() {

@@ -28,7 +28,18 @@ const workloadClusterSpec = `{"clusterName":"prod","region":"eu-west-3","account
 // the workload cluster's ProviderConfig, Karpenter's Release uses provider-helm's of the same name, and the AWS
 // managed resources keep the AWS ProviderConfig.
 func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
-	rsp := run(t, newRequest(t, xr(workloadClusterSpec), nil))
+	// The alerts wait for the workload cluster to say it holds PrometheusRules: answer its read.
+	first := run(t, newRequest(t, xr(workloadClusterSpec), nil))
+	read, ok := first.GetDesired().GetResources()["read:"+requirePrometheusRuleCRD]
+	if !ok {
+		t.Fatal("no read of the workload cluster's PrometheusRule CRD")
+	}
+	answered := fntest.AsMap(t, read.GetResource())
+	answered["status"] = map[string]any{
+		"atProvider": map[string]any{"manifest": fntest.JSONMap(t, prometheusOperatorCRD)},
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Synced", "status": "True"}},
+	}
+	rsp := run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{"read:" + requirePrometheusRuleCRD: fntest.ToJSON(t, answered)}))
 	kinds := map[string]int{}
 	wrapped := map[string]bool{}
 	for name, r := range rsp.GetDesired().GetResources() {
@@ -157,14 +168,14 @@ func TestReleaseStaysWhileTheClusterIsInUse(t *testing.T) {
 			`"annotations":{"kiso.dev/cluster":"` + cluster + `"}}}`
 	}
 	for _, c := range []fntest.Cluster{{bound("NodePool", "karpenter.sh/v1", "prod")}, {bound("EC2NodeClass", "karpenter.k8s.aws/v1", "prod")}} {
-		rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(notInstalled), observed), c)
+		rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(notInstalled), observed), withPrometheusOperator(c))
 		fntest.AssertNoFatal(t, rsp)
 		if _, ok := rsp.GetDesired().GetResources()[string(crKarpenterRelease)]; !ok {
 			t.Errorf("Release not kept while %s is bound to the cluster", c[0])
 		}
 	}
 	elsewhere := fntest.Cluster{bound("NodePool", "karpenter.sh/v1", "staging"), bound("EC2NodeClass", "karpenter.k8s.aws/v1", "staging")}
-	rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(notInstalled), observed), elsewhere)
+	rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(notInstalled), observed), withPrometheusOperator(elsewhere))
 	fntest.AssertNoFatal(t, rsp)
 	for _, name := range []string{string(crKarpenterRelease), "usage-" + string(crKarpenterRelease)} {
 		if _, ok := rsp.GetDesired().GetResources()[name]; ok {

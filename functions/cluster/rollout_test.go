@@ -279,7 +279,7 @@ func TestTheClusterStagesWhatItsPoolsSay(t *testing.T) {
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary","ghost"]},{"percent":100}],"soak":"5m","skip":["phantom"]}}`
 	objects := fntest.Cluster{refNodeClass, refNodePool, pool("canary", "old"), pool("acme", "old"),
 		`{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1","labels":{"karpenter.sh/nodepool":"kiso-canary"},"annotations":{"karpenter.sh/nodepool-hash":"h"}}}`}
-	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), objects)
+	rsp := fntest.Run(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), withPrometheusOperator(objects))
 	fntest.AssertNoFatal(t, rsp)
 	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
 	rollouts, _ := st["rollouts"].([]any)
@@ -506,7 +506,7 @@ func TestNodeClaimsAreReadOnlyWhileAWaveIsOpen(t *testing.T) {
 	}
 
 	settled := fntest.Cluster{refNodeClass, refNodePool, pool("canary", cur.ID), pool("acme", cur.ID), drifted}
-	req, rsp := fntest.Settle(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), settled)
+	req, rsp := fntest.Settle(t, &Function{log: logging.NewNopLogger()}, newRequest(t, xr(spec), nil), withPrometheusOperator(settled))
 	fntest.AssertNoFatal(t, rsp)
 	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; asked {
 		t.Error("a cluster whose every organization is on the current revision asks for every NodeClaim")
@@ -522,7 +522,7 @@ func TestNodeClaimsAreReadOnlyWhileAWaveIsOpen(t *testing.T) {
 	observedXR["status"] = done
 	next := newRequest(t, fntest.ToJSON(t, observedXR), nil)
 	next.RequiredResources = req.GetRequiredResources() // as Crossplane seeds a reconcile with the last one's reads
-	rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, next, moving)
+	rsp = fntest.Run(t, &Function{log: logging.NewNopLogger()}, next, withPrometheusOperator(moving))
 	fntest.AssertNoFatal(t, rsp)
 	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; !asked {
 		t.Fatal("a wave is open and the cluster does not ask for the NodeClaims it is judged on")

@@ -77,7 +77,7 @@ func rolloutAtScale(t testing.TB) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionRe
 	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["o000"]},{"percent":100}]}}`
 	observedXR := fntest.JSONMap(t, xr(spec))
 	// The canary is on the current revision; its wave is open and judged.
-	req, rsp := fntest.Settle(t, &Function{log: logging.NewNopLogger()}, newRequest(t, fntest.ToJSON(t, observedXR), nil), world)
+	req, rsp := fntest.Settle(t, &Function{log: logging.NewNopLogger()}, newRequest(t, fntest.ToJSON(t, observedXR), nil), withPrometheusOperator(world))
 	fntest.AssertNoFatal(t, rsp)
 	return req, rsp
 }

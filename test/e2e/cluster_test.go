@@ -258,6 +258,10 @@ func TestClusterComposesKarpentersAWSPrerequisites(t *testing.T) {
 		}
 	}
 	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", clusterXR, "Ready")
+	// This cluster has prometheus-operator's CRDs: the alerts are composed, and the cluster says so.
+	if c, _ := Condition(env.Cluster.GetT(t, ClusterKind, "", clusterXR), "Alerts"); c.Status != "True" || c.Reason != "Composed" {
+		t.Errorf("XR %s Alerts=%s %s %s; want True Composed", clusterXR, c.Status, c.Reason, c.Message)
+	}
 
 	// Deleting the XR, as a user would, garbage-collects everything it composed.
 	env.DeleteT(t, xrManifest)

@@ -127,6 +127,28 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		}
 	})
 
+	// The workload cluster has no prometheus-operator: the alerts the spec asks for (the default) cannot be held
+	// there, and the cluster says so on a condition naming the field while everything else works (above).
+	step(t, "AlertsThereWaitForPrometheusOperatorAndSaySo", func(t *testing.T) {
+		c := env.Cluster.WaitForT(t, policyInForceTimeout, ClusterKind, "", "e2e-remote", func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "Alerts")
+			return c.Status == "False" && c.Reason == "PrometheusRuleCRDMissing", c.Status + " " + c.Reason + " " + c.Message
+		})
+		cond, _ := Condition(c, "Alerts")
+		if !strings.HasPrefix(cond.Message, "spec.monitoring.prometheusRule: the cluster has no CustomResourceDefinition prometheusrules.monitoring.coreos.com") {
+			t.Errorf("Alerts message %q does not name the field and the CRD", cond.Message)
+		}
+		objects, err := env.Cluster.List(t.Context(), ObjectKind, "", "crossplane.io/composite=e2e-remote")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objects {
+			if kind, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "manifest", "kind"); kind == "PrometheusRule" {
+				t.Errorf("Object %s composes a PrometheusRule into a workload cluster that cannot hold it", o.GetName())
+			}
+		}
+	})
+
 	step(t, "APlatformNamespaceNotThereIsThePlatformsAloneToCreate", func(t *testing.T) {
 		// Placement exempts crossplane-system by its name (kiso's Composition lists it), and Crossplane runs in
 		// the management cluster: the workload cluster has none. The cluster says so...

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+)
+
+// A PrometheusRule is prometheus-operator's kind: on a cluster without its CRD, Crossplane cannot apply one, and
+// an object it cannot apply fails the whole XR's reconcile, IAM and queue included. So the cluster asks whether
+// the CRD is there (in the workload cluster, for a remote one: the read goes there), composes the alerts only
+// then, and says why not otherwise.
+
+// Condition of the alerts the spec asks for.
+const (
+	TypeAlerts = "Alerts"
+	// ReasonAlertsComposed: the PrometheusRule is composed.
+	ReasonAlertsComposed = "Composed"
+	// ReasonAlertsCRDMissing: the spec asks for alerts the cluster cannot hold.
+	ReasonAlertsCRDMissing = "PrometheusRuleCRDMissing"
+	// ReasonAlertsDisabled: spec.monitoring.prometheusRule is false.
+	ReasonAlertsDisabled = "Disabled"
+)
+
+// requirePrometheusRuleCRD is the required resource under which Crossplane returns prometheus-operator's CRD.
+const requirePrometheusRuleCRD = "prometheusrule-crd"
+
+// prometheusRuleCRD is the name of prometheus-operator's PrometheusRule CRD.
+const prometheusRuleCRD = "prometheusrules.monitoring.coreos.com"
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// alertsPlan is whether the cluster composes its PrometheusRule: asked for by the spec, and the cluster serving
+// the kind.
+type alertsPlan struct {
+	// wanted: spec.monitoring.prometheusRule.
+	wanted bool
+	// answered: Crossplane has said whether the CRD exists; served: it does.
+	answered, served bool
+	// composed: the PrometheusRule was composed before.
+	composed bool
+}
+
+func newAlertsPlan(req *fnv1.RunFunctionRequest, observed fnstate.Observed, wanted bool) alertsPlan {
+	_, composed := observed.Get(crPrometheusRule)
+	found, answered := fnstate.Required(req, requirePrometheusRuleCRD)
+	return alertsPlan{wanted: wanted, answered: answered, served: len(found) > 0, composed: composed}
+}
+
+// compose reports whether to compose the PrometheusRule: while Crossplane has not answered yet, as before
+// (Crossplane deletes what a function stops returning).
+func (a alertsPlan) compose() bool {
+	if !a.wanted {
+		return false
+	}
+	if !a.answered {
+		return a.composed
+	}
+	return a.served
+}
+
+// require asks for prometheus-operator's CRD when the spec wants alerts.
+func (a alertsPlan) require(rs map[string]*fnv1.ResourceSelector) {
+	if a.wanted {
+		rs[requirePrometheusRuleCRD] = ownership.ByName(crdGVK, "", prometheusRuleCRD)
+	}
+}
+
+// report says whether the alerts are in place, once Crossplane has answered.
+func (a alertsPlan) report(rsp *fnv1.RunFunctionResponse) {
+	switch {
+	case !a.wanted:
+		response.ConditionTrue(rsp, TypeAlerts, ReasonAlertsDisabled).
+			WithMessage("spec.monitoring.prometheusRule is false: kiso composes no alerts").TargetComposite()
+	case !a.answered:
+	case a.served:
+		response.ConditionTrue(rsp, TypeAlerts, ReasonAlertsComposed).TargetComposite()
+	default:
+		response.ConditionFalse(rsp, TypeAlerts, ReasonAlertsCRDMissing).
+			WithMessage("spec.monitoring.prometheusRule: the cluster has no CustomResourceDefinition " + prometheusRuleCRD +
+				" (prometheus-operator's), so kiso composes no alerts; install prometheus-operator's CRDs, or set spec.monitoring.prometheusRule: false").
+			TargetComposite()
+	}
+}
