@@ -366,6 +366,13 @@ func TestAClustersStatusGoneTouchesNothing(t *testing.T) {
 				t.Errorf("cannot resume the cluster: %v", err)
 			}
 		})
+		// A reconcile of the cluster already under way when the annotation lands still applies its view, status
+		// and all, over the patch below: patch once Crossplane has said the cluster is paused (it sets that in a
+		// reconcile of its own, and never runs two of one XR at once).
+		env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", "e2e-gaps", func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "Synced")
+			return c.Reason == "ReconcilePaused", "Synced " + c.Status + " " + c.Reason
+		})
 		clearStatus := `{"data":{"status":{"controllerRoleResource":null,"namePrefix":null,"nodeRolePath":null}}}`
 		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "environmentconfig", clusterViewName("e2e-gaps"), "--type=merge", "-p", clearStatus); err != nil {
 			t.Fatalf("cannot clear the status of the cluster's view: %v", err)
