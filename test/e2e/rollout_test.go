@@ -256,6 +256,21 @@ const countChanges = 3
 // reconcile something else caused.
 func assertCountsWakeNoOrganizationT(t *testing.T) {
 	t.Helper()
+	// Idle, and every organization settled: one that turned Ready less than a minute ago is still to be
+	// reconciled once more (requeue.After), which would count here as a wake.
+	waitForT(t, settleTimeout, "every rollout organization settled", func(context.Context) (bool, string, error) {
+		latest, err := env.latestTTLs(isolationFunction)
+		if err != nil {
+			return false, "", err
+		}
+		settled := 0
+		for xr, ttl := range latest {
+			if strings.HasPrefix(xr, "ro-") && ttl == settledTTL {
+				settled++
+			}
+		}
+		return settled >= len(rolloutOrganizations), fmt.Sprintf("%d of %d settled", settled, len(rolloutOrganizations)), nil
+	})
 	waitForT(t, xrSettleTimeout, "Crossplane idle", crossplaneIdle)
 	calls, err := env.loggedCalls(isolationFunction)
 	if err != nil {
