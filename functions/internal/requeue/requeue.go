@@ -103,8 +103,13 @@ func after(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool, 
 // readyChangedWithin reports whether the XR's Ready condition changed less
 // than window ago, or Crossplane has not reported it yet (a new XR).
 func readyChangedWithin(xr *resource.Composite, window time.Duration, now time.Time) bool {
-	ready := xrcondition.Observed(xr, xpv1.TypeReady)
-	return ready.LastTransitionTime.IsZero() || now.Sub(ready.LastTransitionTime.Time) < window
+	return transitionedWithin(xrcondition.Observed(xr, xpv1.TypeReady), window, now)
+}
+
+// transitionedWithin reports whether the condition last changed status less than window ago, or has no
+// transition time (not reported yet).
+func transitionedWithin(c xpv1.Condition, window time.Duration, now time.Time) bool {
+	return c.LastTransitionTime.IsZero() || now.Sub(c.LastTransitionTime.Time) < window
 }
 
 // droppingEvents reports whether Crossplane may be dropping the XR's events
@@ -115,5 +120,5 @@ func droppingEvents(responsive xpv1.Condition, now time.Time) bool {
 	if responsive.Status != corev1.ConditionFalse {
 		return false
 	}
-	return responsive.LastTransitionTime.IsZero() || now.Sub(responsive.LastTransitionTime.Time) < breakerWindow
+	return transitionedWithin(responsive, breakerWindow, now)
 }
