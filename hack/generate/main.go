@@ -2,6 +2,7 @@
 //
 //   - from apis/v1alpha1's types and kubebuilder markers, the XRDs (apis/*/definition.yaml) and
 //     apis/v1alpha1/zz_generated.schema.go, the markers' values as Go constants;
+//   - from the XRDs, the API reference (docs/api.md);
 //   - from each function's input types (functions/<fn>/input/v1alpha1), the input's CRD, which the
 //     function's package ships (package/functions/<fn>/), its DeepCopy methods and its constants.
 //
@@ -149,6 +150,9 @@ func generate(root string) (map[string][]byte, error) {
 		}
 	}
 	if err := packageErrors(pkgs); err != nil {
+		return nil, err
+	}
+	if files[apiReferencePath], err = apiReference(files); err != nil {
 		return nil, err
 	}
 	for path, b := range files {
