@@ -24,7 +24,7 @@ type fleetRow struct {
 	idleAPIServer, idleKarpenter float64
 }
 
-// fleetSummary is the benchmark's result as the README's Scale section shows it: one table per mode, dated,
+// fleetSummary is the benchmark's result as docs/scale.md shows it: one table per mode, dated,
 // with the commit measured, written by the benchmark so that no figure is copied by hand.
 type fleetSummary struct {
 	mode  string
@@ -35,7 +35,7 @@ type fleetSummary struct {
 
 func (s *fleetSummary) add(r fleetRow) { s.rows = append(s.rows, r) }
 
-// fleetMode names the benchmark's mode, as the README's markers do.
+// fleetMode names the benchmark's mode, as docs/scale.md's markers do.
 func fleetMode(cluster string) string {
 	if cluster == "" {
 		return "unbound"
@@ -71,8 +71,8 @@ func (s fleetSummary) markdown(commit string, day time.Time) string {
 	return b.String()
 }
 
-// publishT prints the summary, writes it to _output, and puts it in the README between the mode's markers
-// (<!-- bench-fleet:MODE --> and <!-- /bench-fleet:MODE -->), if the README has them.
+// publishT prints the summary, writes it to _output, and puts it in docs/scale.md between the mode's markers
+// (<!-- bench-fleet:MODE --> and <!-- /bench-fleet:MODE -->), if the page has them.
 func (s fleetSummary) publishT(t *testing.T) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -94,8 +94,8 @@ func (s fleetSummary) publishT(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "_output", "bench-fleet-"+s.mode+".md"), []byte(table), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	readme := filepath.Join(root, "README.md")
-	text, err := os.ReadFile(readme)
+	page := filepath.Join(root, "docs", "scale.md")
+	text, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func (s fleetSummary) publishT(t *testing.T) {
 		return
 	}
 	updated := string(text[:from+len(open)]) + table + string(text[to:])
-	if err := os.WriteFile(readme, []byte(updated), 0o600); err != nil {
+	if err := os.WriteFile(page, []byte(updated), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("README.md: Scale table for %s updated\n", s.mode)
+	fmt.Printf("docs/scale.md: table for %s updated\n", s.mode)
 }

@@ -446,7 +446,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 	})
 
 	t.Run("PodsChartsProduceStayWithinCELCost", func(t *testing.T) {
-		// The worst case the README allows: 40 tolerations (umbra's twice, as a chart's default plus the
+		// The worst case docs/tenancy.md allows: 40 tolerations (umbra's twice, as a chart's default plus the
 		// status's, the rest NoExecute), and a required node affinity of 10 terms of 5 expressions, each term
 		// selecting umbra's pool.
 		pod := newPod("heavy", umbraWeb, nil)

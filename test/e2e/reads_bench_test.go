@@ -23,7 +23,7 @@ import (
 // readsEnv is set by make bench-reads.
 const readsEnv = "KISO_BENCH_READS"
 
-// The reads benchmark's size: the promise README's "Reads that grow with the cluster" is held to.
+// The reads benchmark's size: the promise of "Reads that grow with the cluster" (docs/scale-history.md) is held to.
 const (
 	readsPods       = 5000
 	readsNodeClaims = 2000
