@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/semver"
+	"sigs.k8s.io/yaml"
+)
+
+// changelogVersion matches a release's heading in CHANGELOG.md: "## v1.2.3 (2026-12-05)" once released,
+// "## Unreleased: v1.2.3" while it is being made.
+var changelogVersion = regexp.MustCompile(`(?m)^## (?:(Unreleased): (v\S+)|(v\S+) \((\d{4}-\d{2}-\d{2})\))$`)
+
+// A changelogRelease is one release's heading.
+type changelogRelease struct {
+	version  string
+	released bool
+}
+
+func changelogReleases(t *testing.T, text string) []changelogRelease {
+	t.Helper()
+	var releases []changelogRelease
+	for _, m := range changelogVersion.FindAllStringSubmatch(text, -1) {
+		r := changelogRelease{version: m[2], released: m[1] == ""}
+		if r.released {
+			r.version = m[3]
+		}
+		if !semver.IsValid(r.version) || semver.Canonical(r.version) != r.version {
+			t.Errorf("CHANGELOG.md: %q is not a full semantic version (v1.2.3)", r.version)
+		}
+		releases = append(releases, r)
+	}
+	return releases
+}
+
+// TestTheInstallNamesTheNewestRelease keeps a release consistent: CHANGELOG.md lists versions newest first, at
+// most the newest unreleased; the install's Configuration is the newest version, so the install steps a release
+// ships name that release; and a commit tagged vX.Y.Z (what publishes the packages) has vX.Y.Z released, with
+// its date, at the top of CHANGELOG.md.
+func TestTheInstallNamesTheNewestRelease(t *testing.T) {
+	root := filepath.Join("..", "..")
+	changelog, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	releases := changelogReleases(t, string(changelog))
+	if len(releases) == 0 {
+		t.Fatal("CHANGELOG.md names no release (## vX.Y.Z (date) or ## Unreleased: vX.Y.Z)")
+	}
+	for i, r := range releases {
+		if i > 0 && !r.released {
+			t.Errorf("CHANGELOG.md: %s is unreleased below a newer version; only the newest may be", r.version)
+		}
+		if i > 0 && semver.Compare(releases[i-1].version, r.version) <= 0 {
+			t.Errorf("CHANGELOG.md: %s is listed above %s; newest first", releases[i-1].version, r.version)
+		}
+	}
+	newest := releases[0]
+
+	var configuration struct {
+		Spec struct {
+			Package string `json:"package"`
+		} `json:"spec"`
+	}
+	install, err := os.ReadFile(filepath.Join(root, "examples", "install", "configuration.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(install, &configuration); err != nil {
+		t.Fatal(err)
+	}
+	if _, tag, _ := strings.Cut(configuration.Spec.Package, ":"); tag != newest.version {
+		t.Errorf("examples/install/configuration.yaml installs %s, want the newest version in CHANGELOG.md, %s", configuration.Spec.Package, newest.version)
+	}
+
+	// A clone without git history (an exported tarball) has no tags to check.
+	out, err := exec.CommandContext(t.Context(), "git", "-C", root, "tag", "--points-at", "HEAD", "--list", "v*").Output()
+	if err != nil {
+		t.Logf("cannot list the tags of HEAD (%v); the tag rule is not checked", err)
+		return
+	}
+	for tag := range strings.FieldsSeq(string(out)) {
+		if tag != newest.version || !newest.released {
+			t.Errorf("HEAD is tagged %s, but the top of CHANGELOG.md is %+v: release %s there, with its date, before tagging", tag, newest, tag)
+		}
+	}
+}
