@@ -145,3 +145,31 @@ func rel(root, path string) string {
 	}
 	return filepath.ToSlash(r)
 }
+
+// makeCommand matches `make target` where the docs tell a reader to run it.
+var makeCommand = regexp.MustCompile("(?m)(?:^|`|\\$ )make ([a-z][a-z0-9-]*)")
+
+// makeTarget matches a target the Makefile defines.
+var makeTarget = regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):`)
+
+// TestEveryMakeCommandInTheDocsIsATarget: a `make X` a reader copies from the docs exists, so renaming a target
+// cannot leave a page telling readers to run one that is gone.
+func TestEveryMakeCommandInTheDocsIsATarget(t *testing.T) {
+	root := filepath.Join("..", "..")
+	targets := map[string]bool{}
+	for _, m := range makeTarget.FindAllStringSubmatch(readT(t, filepath.Join(root, "Makefile")), -1) {
+		targets[m[1]] = true
+	}
+	seen := 0
+	for _, file := range markdownFiles(t, root) {
+		for _, m := range makeCommand.FindAllStringSubmatch(readT(t, file), -1) {
+			seen++
+			if !targets[m[1]] {
+				t.Errorf("%s tells the reader to run `make %s`, which the Makefile does not define", rel(root, file), m[1])
+			}
+		}
+	}
+	if seen < 10 {
+		t.Errorf("found only %d make commands in the docs; the pattern no longer matches how they are written", seen)
+	}
+}

@@ -98,6 +98,15 @@ func TestDemo(t *testing.T) {
 		fmt.Fprintf(show.out, "$ kubectl create -f intruder.yaml   # in tyrell-web, selecting and tolerating cyberdyne's pool\n%s\n", strings.TrimSpace(out.Stderr))
 	})
 
+	step(t, "TheInstallsVerifyCommandsAnswer", func(t *testing.T) {
+		show.say("What docs/install.md tells a platform engineer to check after installing (its Verify section):")
+		for _, args := range verifyCommandsT(t) {
+			if out := show.kubectl(t, args...); strings.TrimSpace(out) == "" {
+				t.Errorf("docs/install.md's `kubectl %s` lists nothing here", strings.Join(args, " "))
+			}
+		}
+	})
+
 	if os.Getenv(demoStayEnv) == "1" {
 		stayUntilInterruptedT(t, show)
 	}
@@ -118,19 +127,49 @@ func newDemoPrinter(t *testing.T) *demoPrinter {
 func (p *demoPrinter) say(s string) { fmt.Fprintf(p.out, "\n%s\n", s) }
 
 // kubectl prints a command as a user would type it and, unless it is an apply (the scenario applies through the
-// harness), its output.
-func (p *demoPrinter) kubectl(t *testing.T, args ...string) {
+// harness), runs it and prints and returns its output.
+func (p *demoPrinter) kubectl(t *testing.T, args ...string) string {
 	t.Helper()
 	line := "$ kubectl " + strings.Join(args, " ")
 	if args[0] == "apply" {
 		fmt.Fprintln(p.out, line)
-		return
+		return ""
 	}
 	out, err := env.Kubectl.Run(t.Context(), nil, args...)
 	if err != nil {
 		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
 	}
 	fmt.Fprintf(p.out, "%s\n%s", line, out)
+	return string(out)
+}
+
+// verifyCommandsT reads the commands of docs/install.md's Verify section, each a kubectl command with its
+// arguments, so the demo runs exactly what the docs print.
+func verifyCommandsT(t *testing.T) [][]string {
+	t.Helper()
+	doc := string(readRepoFileT(t, "docs/install.md"))
+	_, section, found := strings.Cut(doc, "\n## Verify\n")
+	_, block, fenced := strings.Cut(section, "```sh\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !found || !fenced || !closed {
+		t.Fatal("docs/install.md has no ## Verify section with a sh block")
+	}
+	var commands [][]string
+	for line := range strings.Lines(block) {
+		command, _, _ := strings.Cut(line, " #")
+		args := strings.Fields(command)
+		if len(args) == 0 {
+			continue
+		}
+		if args[0] != "kubectl" || strings.ContainsAny(command, `'"$|<>;&`) {
+			t.Fatalf("docs/install.md's Verify runs %q; the demo runs only plain kubectl commands", strings.TrimSpace(command))
+		}
+		commands = append(commands, args[1:])
+	}
+	if len(commands) == 0 {
+		t.Fatal("docs/install.md's Verify section lists no command")
+	}
+	return commands
 }
 
 // testLogWriter writes to a test's log.
