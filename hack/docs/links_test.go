@@ -53,7 +53,7 @@ func TestEveryRelativeLinkResolves(t *testing.T) {
 // TestAnchors holds the anchor rule to headings this repository has.
 func TestAnchors(t *testing.T) {
 	for text, want := range map[string]string{
-		"Crossplane needs RBAC for Karpenter's kinds":   "crossplane-needs-rbac-for-karpenters-kinds",
+		"Crossplane needs RBAC for Karpenter's kinds":    "crossplane-needs-rbac-for-karpenters-kinds",
 		"Troubleshooting: from a condition to its cause": "troubleshooting-from-a-condition-to-its-cause",
 		"Names, paths and taking over an existing setup": "names-paths-and-taking-over-an-existing-setup",
 		"`make demo` and the e2e suite":                  "make-demo-and-the-e2e-suite",
@@ -131,7 +131,7 @@ func anchorOf(text string) string {
 
 func readT(t *testing.T, path string) string {
 	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // the repository's own files
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,15 +152,22 @@ func generate(root string) (map[string][]byte, error) {
 	if err := packageErrors(pkgs); err != nil {
 		return nil, err
 	}
-	if files[apiReferencePath], err = apiReference(files); err != nil {
-		return nil, err
+	return files, finish(files)
+}
+
+// finish adds what derives from the generated files themselves, and checks that no placeholder is left in any.
+func finish(files map[string][]byte) error {
+	reference, err := apiReference(files)
+	if err != nil {
+		return err
 	}
+	files[apiReferencePath] = reference
 	for path, b := range files {
 		if err := leftPlaceholders(path, b); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return files, nil
+	return nil
 }
 
 // packageDir is a package's folder, slash-separated and relative to root.
