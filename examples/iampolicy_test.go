@@ -34,6 +34,9 @@ const (
 	onRule
 	// onCluster is the EKS cluster the object is created in (clusterName).
 	onCluster
+	// onKarpentersProfile is an instance profile Karpenter created for a role an EC2NodeClass names (the platform's
+	// reference names kiso's node role), under /karpenter/<region>/<cluster>/<nodeclass-uid>/.
+	onKarpentersProfile
 )
 
 // A call is one IAM action provider-aws performs for a kind, on a target, carrying the condition keys listed
@@ -53,9 +56,10 @@ var providerCalls = map[string][]call{
 		{"iam:UpdateRole", onSelf, nil}, {"iam:UpdateRoleDescription", onSelf, nil}, {"iam:UpdateAssumeRolePolicy", onSelf, nil},
 		{"iam:PutRolePermissionsBoundary", onSelf, nil}, {"iam:DeleteRolePermissionsBoundary", onSelf, nil}, {"iam:UntagRole", onSelf, nil},
 		// Read lists the inline and attached policies; delete (forceDetachPolicies) detaches and deletes them,
-		// and takes the role out of its instance profiles first.
+		// and first takes the role out of every instance profile that holds it, Karpenter's too.
 		{"iam:ListRolePolicies", onSelf, nil}, {"iam:GetRolePolicy", onSelf, nil}, {"iam:DeleteRolePolicy", onSelf, nil},
 		{"iam:ListAttachedRolePolicies", onSelf, nil}, {"iam:DetachRolePolicy", onSelf, nil}, {"iam:ListInstanceProfilesForRole", onSelf, nil},
+		{"iam:RemoveRoleFromInstanceProfile", onKarpentersProfile, nil},
 		{"iam:DeleteRole", onSelf, nil},
 	},
 	"iam.aws.upbound.io/Policy": {
@@ -289,6 +293,9 @@ func (a arnsOf) request(obj map[string]any, c call) (request, error) {
 		r.Resource, err = a.referenced(obj, "cloudwatchevents.aws.upbound.io/Rule", "ruleRef")
 	case onCluster:
 		r.Resource = a.eks(obj, "cluster/"+forProvider(obj, "clusterName"))
+	case onKarpentersProfile:
+		r.Resource = fmt.Sprintf("arn:%s:iam::%s:instance-profile/karpenter/%s/%s/01234567-89ab-cdef-0123-456789abcdef/%s_1234567890123456789",
+			a.spec.Partition, a.spec.AccountID, a.spec.Region, a.spec.ClusterName, a.spec.ClusterName)
 	}
 	if err != nil {
 		return r, err
