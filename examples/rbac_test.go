@@ -174,3 +174,105 @@ func readObjects(t *testing.T, path string) []map[string]any {
 	}
 	return objs
 }
+
+// rbacExamples are the files under examples/rbac and the test that checks each.
+var rbacExamples = map[string]string{
+	"crossplane-karpenter.yaml": "TestCrossplaneMayComposeWhatTheExamplesCompose",
+	"namespace-labeller.yaml":   "TestNamespaceLabellerHoldsWhatThePlatformsPolicyChecks",
+}
+
+// TestEveryRBACExampleIsChecked: a file added under examples/rbac gets a test of what it grants.
+func TestEveryRBACExampleIsChecked(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "rbac", "*"))
+	for _, f := range files {
+		if _, ok := rbacExamples[filepath.Base(f)]; !ok {
+			t.Errorf("%s: no test checks what it grants (rbacExamples)", f)
+		}
+	}
+	if len(files) != len(rbacExamples) {
+		t.Errorf("examples/rbac holds %d files, rbacExamples lists %d", len(files), len(rbacExamples))
+	}
+}
+
+// authorizerCheck is a CEL authorizer check of a policy: group, resource, verb.
+var authorizerCheck = regexp.MustCompile(`authorizer\.group\("([^"]*)"\)\.resource\("([^"]*)"\)(?:\.name\([^)]*\))?\.check\("([^"]*)"\)`)
+
+// labellerNamespaceVerbs are what the platform's automation does with namespaces: create one, read it, label it.
+var labellerNamespaceVerbs = []string{"get", "list", "create", "patch"}
+
+// TestNamespaceLabellerHoldsWhatThePlatformsPolicyChecks: examples/rbac/namespace-labeller.yaml grants what
+// kiso-namespace-identity asks the authorizer (read from the policy an example renders) and the namespace verbs
+// that create and label a namespace, binds it to a group, and grants nothing else.
+func TestNamespaceLabellerHoldsWhatThePlatformsPolicyChecks(t *testing.T) {
+	wanted := [][]string{}
+	for _, verb := range labellerNamespaceVerbs {
+		wanted = append(wanted, []string{"", "namespaces", verb})
+	}
+	wanted = append(wanted, namespaceIdentityChecks(t)...)
+
+	rules, bound := readLabellerExample(t)
+	for _, w := range wanted {
+		if !slices.ContainsFunc(rules, func(r rule) bool { return r.grants(w[0], w[1], w[2]) }) {
+			t.Errorf("examples/rbac/namespace-labeller.yaml does not grant %s on %s in group %q", w[2], w[1], w[0])
+		}
+	}
+	for _, r := range rules {
+		for _, group := range r.APIGroups {
+			for _, resource := range r.Resources {
+				for _, verb := range r.Verbs {
+					if !slices.ContainsFunc(wanted, func(w []string) bool { return slices.Equal(w, []string{group, resource, verb}) }) {
+						t.Errorf("examples/rbac/namespace-labeller.yaml grants %s on %s in group %q, which labelling namespaces does not need", verb, resource, group)
+					}
+				}
+			}
+		}
+	}
+	if !bound {
+		t.Error("examples/rbac/namespace-labeller.yaml binds ClusterRole kiso:namespace-labeller to no group")
+	}
+}
+
+// namespaceIdentityChecks are the authorizer checks (group, resource, verb) of the policy kiso-namespace-identity
+// as examples/cluster/pod-identity renders it.
+func namespaceIdentityChecks(t *testing.T) [][]string {
+	t.Helper()
+	var checks [][]string
+	for _, obj := range readObjects(t, filepath.Join(root, "examples", "cluster", "pod-identity", "expected.yaml")) {
+		if obj["kind"] != "ValidatingAdmissionPolicy" || metadataName(obj) != "kiso-namespace-identity" {
+			continue
+		}
+		spec, _ := obj["spec"].(map[string]any)
+		validations, _ := spec["validations"].([]any)
+		for _, v := range validations {
+			expression, _ := v.(map[string]any)["expression"].(string)
+			for _, m := range authorizerCheck.FindAllStringSubmatch(expression, -1) {
+				checks = append(checks, m[1:])
+			}
+		}
+	}
+	if len(checks) == 0 {
+		t.Fatal("examples/cluster/pod-identity renders no kiso-namespace-identity policy that asks the authorizer")
+	}
+	return checks
+}
+
+// readLabellerExample returns the rules of examples/rbac/namespace-labeller.yaml's ClusterRole, and whether its
+// binding gives that ClusterRole to one group.
+func readLabellerExample(t *testing.T) (rules []rule, boundToAGroup bool) {
+	t.Helper()
+	for _, obj := range readObjects(t, filepath.Join(root, "examples", "rbac", "namespace-labeller.yaml")) {
+		switch obj["kind"] {
+		case "ClusterRole":
+			raw, _ := obj["rules"].([]any)
+			for _, r := range raw {
+				m, _ := r.(map[string]any)
+				rules = append(rules, rule{APIGroups: stringList(m["apiGroups"]), Resources: stringList(m["resources"]), Verbs: stringList(m["verbs"])})
+			}
+		case "ClusterRoleBinding":
+			ref, _ := obj["roleRef"].(map[string]any)
+			subjects, _ := obj["subjects"].([]any)
+			boundToAGroup = ref["name"] == "kiso:namespace-labeller" && len(subjects) == 1 && subjects[0].(map[string]any)["kind"] == "Group"
+		}
+	}
+	return rules, boundToAGroup
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,5 +121,34 @@ func TestInvalidPlacementInputIsFatal(t *testing.T) {
 		`input.mutatingAdmissionPolicy: Unsupported value: "v2": supported values: "admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1", "None"]`
 	if len(rsp.GetResults()) == 0 || rsp.GetResults()[0].GetMessage() != want {
 		t.Errorf("results: %v\nwant a fatal result: %s", rsp.GetResults(), want)
+	}
+}
+
+// TestPoliciesCheckTheInputsKeyDomain: a platform that ships its Compositions with another keyDomain
+// (docs/install.md, The label domain) gets policies that tell organizations that domain and check its keys,
+// and none of kiso.dev's: the placement.kiso.dev grants stay, they are no label.
+func TestPoliciesCheckTheInputsKeyDomain(t *testing.T) {
+	in := `{"apiVersion":"cluster.fn.kiso.dev/v1alpha1","kind":"Input","keyDomain":"formance.com"}`
+	got := fntest.Desired(t, run(t, fntest.Request(in, xr(podIdentitySpec), nil)))
+	if d := fntest.Dig(got["placement-policy"], "metadata", "annotations", "kiso.dev/key-domain"); d != "formance.com" {
+		t.Errorf("the placement policy tells organizations key domain %v, want formance.com", d)
+	}
+	identity := fmt.Sprint(fntest.Dig(got["namespace-identity-policy"], "spec"))
+	for _, key := range []string{"formance.com/organization", "formance.com/placement-exempt"} {
+		if !strings.Contains(identity, key) {
+			t.Errorf("kiso-namespace-identity does not guard %s", key)
+		}
+	}
+	for _, name := range placementNames {
+		if got[name] == nil {
+			t.Errorf("%s is not composed", name)
+			continue
+		}
+		spec := fmt.Sprint(fntest.Dig(got[name], "spec"))
+		for _, key := range []string{"kiso.dev/organization", "kiso.dev/stack", "kiso.dev/placement-exempt", "kiso.dev.organization", "kiso.dev.stack"} {
+			if strings.Contains(spec, key) {
+				t.Errorf("%s checks %s with keyDomain formance.com", name, key)
+			}
+		}
 	}
 }

@@ -98,6 +98,8 @@ type Composition struct {
 	APIVersion, Kind string
 	// FunctionRefs are the functions its pipeline calls, in step order.
 	FunctionRefs []string
+	// KeyDomains are the keyDomain each step's input sets ("" where it sets none), in step order.
+	KeyDomains []string
 }
 
 // Compositions reads every compositions/*.yaml, sorted by file name.
@@ -118,6 +120,9 @@ func Compositions(root string) ([]Composition, error) {
 					FunctionRef struct {
 						Name string `json:"name"`
 					} `json:"functionRef"`
+					Input struct {
+						KeyDomain string `json:"keyDomain"`
+					} `json:"input"`
 				} `json:"pipeline"`
 			} `json:"spec"`
 		}
@@ -127,6 +132,7 @@ func Compositions(root string) ([]Composition, error) {
 		comp := Composition{Path: f, APIVersion: c.Spec.CompositeTypeRef.APIVersion, Kind: c.Spec.CompositeTypeRef.Kind}
 		for _, step := range c.Spec.Pipeline {
 			comp.FunctionRefs = append(comp.FunctionRefs, step.FunctionRef.Name)
+			comp.KeyDomains = append(comp.KeyDomains, step.Input.KeyDomain)
 		}
 		comps = append(comps, comp)
 	}

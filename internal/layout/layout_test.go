@@ -65,3 +65,27 @@ func TestEveryCompositionCallsKisoFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestCompositionsShareOneKeyDomain: every step of kiso's Compositions says its keyDomain, and all say the same:
+// the cluster function's policies check the keys the isolation function writes, and a claim whose cluster
+// checks another domain is PlacementEnforced=False (KeyDomainMismatch). A platform that changes the domain
+// changes it in every file (docs/install.md, The label domain).
+func TestCompositionsShareOneKeyDomain(t *testing.T) {
+	comps, err := Compositions(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	domains := map[string][]string{}
+	for _, c := range comps {
+		for i, d := range c.KeyDomains {
+			if d == "" {
+				t.Errorf("%s: step %d (%s) sets no keyDomain in its input", c.Path, i, c.FunctionRefs[i])
+				continue
+			}
+			domains[d] = append(domains[d], c.Path)
+		}
+	}
+	if len(domains) > 1 {
+		t.Errorf("kiso's Compositions set different keyDomains: %v", domains)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"path/filepath"
+	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,4 +49,21 @@ func writeIdentityKubeconfig(path string, cp *controlPlane, auth *clientcmdapi.A
 		return fmt.Errorf("cannot write kubeconfig %s: %w", path, err)
 	}
 	return os.Chmod(path, 0o600)
+}
+
+// UserKubectlT returns a kubectl that acts with credentials of the user's own: a client certificate the control
+// plane's CA issues to the user, in the groups given (as an organization of the certificate, which the apiserver
+// reads as groups). A step that proves what a person or an automation may do acts as it would, not as the
+// administrator impersonating it.
+func (e *Environment) UserKubectlT(t *testing.T, user string, groups ...string) *Kubectl {
+	t.Helper()
+	cert, err := e.controlPlane.ca.issue(certificateRequest{commonName: user, organizations: groups, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeIdentityKubeconfig(path, e.controlPlane, &clientcmdapi.AuthInfo{ClientCertificateData: cert.certPEM, ClientKeyData: cert.keyPEM}); err != nil {
+		t.Fatal(err)
+	}
+	return &Kubectl{binary: e.Kubectl.binary, kubeconfig: path}
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +33,14 @@ const (
 	namespaceFinalizer    = "e2e-namespace-finalizer"
 	namespaceStatusWriter = "e2e-namespace-status-writer"
 	// binder is a tenant's ServiceAccount allowed to create pods/binding in its namespace: a scheduler of its own.
-	binder         = "binder"
-	bindingPolicy  = "kiso-placement-binding"
-	identityPolicy = "kiso-namespace-identity"
+	// platformAutomation is the platform's automation that gives namespaces to organizations: in the group
+	// examples/rbac/namespace-labeller.yaml binds.
+	platformAutomation       = "e2e-platform-automation"
+	namespaceLabellers       = "kiso:namespace-labellers"
+	namespaceLabellerExample = "examples/rbac/namespace-labeller.yaml"
+	binder                   = "binder"
+	bindingPolicy            = "kiso-placement-binding"
+	identityPolicy           = "kiso-namespace-identity"
 	// missingGrant is the apiserver's refusal when a namespace the platform gives an organization has no Role.
 	missingGrant = "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
 )
@@ -250,6 +256,53 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		}
 		// So its pods stay held: one naming a node and tolerating everything is refused.
 		assertRefusedT(t, newPod("tolerates-everything", nobodysNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(nobodysNamespace))
+	})
+
+	t.Run("ThePlatformsLabellersGiveNamespacesAndNoOneElse", func(t *testing.T) {
+		// The platform installs the labellers' role and puts its automation in their group; the automation and a
+		// user who may create and patch namespaces act with certificates of their own.
+		labellerRole := filepath.Join(env.RepoRoot, filepath.FromSlash(namespaceLabellerExample))
+		env.ApplyFileT(t, labellerRole)
+		t.Cleanup(func() {
+			if _, err := env.Kubectl.Run(context.Background(), nil, "delete", "--ignore-not-found", "-f", labellerRole); err != nil {
+				t.Errorf("cannot delete %s: %v", namespaceLabellerExample, err)
+			}
+		})
+		automation := env.UserKubectlT(t, platformAutomation, namespaceLabellers)
+		creator := env.UserKubectlT(t, namespaceCreator)
+		given := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-given\n")
+		givenLabelled := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-given-labelled\n  labels: {kiso.dev/organization: initech}\n")
+		t.Cleanup(func() { deleteAtCleanup(t, append(append(given, "---\n"...), givenLabelled...)) })
+
+		// The automation creates a namespace and gives it to initech (an organization with no claim: no claim of
+		// the scenario sees it), in two requests or in one.
+		if out := automation.TryT(t, given, "create", "-f", "-"); out.ExitCode != 0 {
+			t.Fatalf("the platform's automation cannot create a namespace: %s", strings.TrimSpace(out.Stderr))
+		}
+		if out := automation.TryT(t, nil, "label", "namespace", "e2e-given", "kiso.dev/organization=initech"); out.ExitCode != 0 {
+			t.Fatalf("kiso-namespace-identity refused the platform's automation labelling a namespace: %s", strings.TrimSpace(out.Stderr))
+		}
+		if got := env.Cluster.GetT(t, NamespaceKind, "", "e2e-given").GetLabels()["kiso.dev/organization"]; got != "initech" {
+			t.Errorf("namespace e2e-given is organization %q, want initech", got)
+		}
+		if out := automation.TryT(t, givenLabelled, "create", "-f", "-"); out.ExitCode != 0 {
+			t.Errorf("kiso-namespace-identity refused the platform's automation creating a namespace of initech: %s", strings.TrimSpace(out.Stderr))
+		}
+
+		// A user who may create and patch namespaces, with its own credentials, may not move it to another
+		// organization, take it from initech, nor create one given to an organization: RBAC alone would let it.
+		for _, verb := range []string{"create", "patch"} {
+			if can := creator.TryT(t, nil, "auth", "can-i", verb, "namespaces"); strings.TrimSpace(can.Stdout) != "yes" {
+				t.Errorf("%s may not %s namespaces by RBAC (%s): the test would prove nothing", namespaceCreator, verb, strings.TrimSpace(can.Stdout))
+			}
+		}
+		assertIdentityRefusedT(t, creator.TryT(t, nil, "label", "namespace", "e2e-given", "kiso.dev/organization=umbra", "--overwrite"), "e2e-given", "kiso.dev/organization")
+		assertIdentityRefusedT(t, creator.TryT(t, nil, "label", "namespace", "e2e-given", "kiso.dev/organization-"), "e2e-given", "kiso.dev/organization")
+		grab := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-grab-labelled\n  labels: {kiso.dev/organization: initech}\n")
+		assertIdentityRefusedT(t, creator.TryT(t, grab, "create", "-f", "-"), "e2e-grab-labelled", "kiso.dev/organization")
+		if got := env.Cluster.GetT(t, NamespaceKind, "", "e2e-given").GetLabels()["kiso.dev/organization"]; got != "initech" {
+			t.Errorf("namespace e2e-given is organization %q after the refusals, want initech", got)
+		}
 	})
 
 	t.Run("ATenantWhoDeletesOrChangesItsGrantSwitchesNothingOff", func(t *testing.T) {

@@ -58,7 +58,13 @@ func (k *Kubectl) Try(ctx context.Context, stdin []byte, args ...string) (Outcom
 // TryT runs kubectl as Try does, failing the test only if kubectl could not run to its end.
 func (e *Environment) TryT(t *testing.T, stdin []byte, args ...string) Outcome {
 	t.Helper()
-	out, err := e.Kubectl.Try(t.Context(), stdin, args...)
+	return e.Kubectl.TryT(t, stdin, args...)
+}
+
+// TryT runs this kubectl as Try does, failing the test only if kubectl could not run to its end.
+func (k *Kubectl) TryT(t *testing.T, stdin []byte, args ...string) Outcome {
+	t.Helper()
+	out, err := k.Try(t.Context(), stdin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
