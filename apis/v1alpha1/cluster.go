@@ -217,8 +217,11 @@ type KarpenterInstall struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Install, when set, installs Karpenter's chart with provider-helm (a Release into the workload cluster, or
-	// into the cluster that runs Crossplane without spec.workloadCluster), with the values kiso knows. Unset, the
-	// cluster installs Karpenter itself, with the values in status.helm.
+	// into the cluster that runs Crossplane without spec.workloadCluster), with the values kiso knows, and its
+	// CRDs from Karpenter's karpenter-crd chart (a second Release, same repository and version, deployed first),
+	// so that a new version upgrades them. kiso never deletes Karpenter's CRDs: the CRD Release is orphaned when
+	// the cluster is deleted or Install unset. Unset, the cluster installs Karpenter itself, with the values in
+	// status.helm.
 	Install *ChartInstall `json:"install,omitempty"`
 }
 
@@ -235,20 +238,21 @@ type WorkloadCluster struct {
 	ProviderConfigName string `json:"providerConfigName"`
 }
 
-// ChartInstall is how kiso installs Karpenter's Helm chart.
+// ChartInstall is how kiso installs Karpenter's Helm charts.
 type ChartInstall struct {
-	// Version of Karpenter's chart.
+	// Version of Karpenter's chart and of its CRD chart (karpenter-crd).
 	// +kubebuilder:default="1.15.0"
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
 	Version string `json:"version,omitempty"`
 
-	// Repository holds the chart, an OCI repository (oci://) or a chart repository (https://).
+	// Repository holds both charts, an OCI repository (oci://) or a chart repository (https://).
 	// +kubebuilder:default="oci://public.ecr.aws/karpenter"
 	// +kubebuilder:validation:Pattern=`^(oci|https?)://`
 	Repository string `json:"repository,omitempty"`
 
-	// Values are merged over the values kiso sets (settings.clusterName, settings.interruptionQueue, the IRSA
-	// role annotation, the service account's name), key by key; a value given here wins.
+	// Values are merged over the values kiso sets on Karpenter's chart (settings.clusterName,
+	// settings.interruptionQueue, the IRSA role annotation, the service account's name), key by key; a value
+	// given here wins. The CRD chart takes kiso's values only.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`

@@ -26,10 +26,16 @@ import (
 // karpenterModule ships Karpenter's chart (charts/karpenter) at the version kiso installs by default.
 const karpenterModule = "github.com/aws/karpenter-provider-aws"
 
-// karpenterChartDir returns Karpenter's chart from its Go module zip, downloading it through the module proxy
-// once. `go mod download` reports an error for a module whose go line is newer than this toolchain, yet it has
-// extracted the zip: the module cache is read either way.
+// karpenterChartDir returns Karpenter's chart from its Go module zip.
 func karpenterChartDir(t *testing.T, version string) string {
+	t.Helper()
+	return karpenterModuleFile(t, version, "charts", "karpenter")
+}
+
+// karpenterModuleFile returns a file of Karpenter's Go module zip, downloading it through the module proxy once.
+// `go mod download` reports an error for a module whose go line is newer than this toolchain, yet it has
+// extracted the zip: the module cache is read either way.
+func karpenterModuleFile(t *testing.T, version string, path ...string) string {
 	t.Helper()
 	mod := karpenterModule + "@v" + version
 	cmd := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", mod)
@@ -44,11 +50,11 @@ func karpenterChartDir(t *testing.T, version string) string {
 		}
 		info.Dir = filepath.Join(strings.TrimSpace(string(cache)), mod)
 	}
-	dir := filepath.Join(info.Dir, "charts", "karpenter")
-	if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err != nil {
-		t.Fatalf("Karpenter's chart is not in %s (go mod download %s said %s): %v", dir, mod, out, err)
+	file := filepath.Join(append([]string{info.Dir}, path...)...)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("%s is not in module %s (go mod download said %s): %v", filepath.Join(path...), mod, out, err)
 	}
-	return dir
+	return file
 }
 
 // renderChart renders a chart with the values as `helm install RELEASE -n NAMESPACE -f values` would, and
@@ -92,10 +98,11 @@ func renderChart(t *testing.T, dir, release, namespace string, values map[string
 // controller's environment and its service account. The chart's placement defaults (off Karpenter's own nodes,
 // over zones, two replicas) must survive kiso's values, and the platform's values must win over kiso's.
 func TestChartTakesKisosValues(t *testing.T) {
-	rsp := run(t, newRequest(t, xr(`{"clusterName":"eu-workloads","region":"eu-west-1","accountId":"111122223333",
+	cluster := xr(`{"clusterName":"eu-workloads","region":"eu-west-1","accountId":"111122223333",
 		"workloadCluster":{"providerConfigName":"eu-workloads"},
 		"karpenter":{"namespace":"karpenter","serviceAccount":"karpenter-controller","install":{"values":{"logLevel":"debug","settings":{"batchMaxDuration":"15s"}}}},
-		"controller":{"identity":"IRSA","oidcProviderArn":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE"}}`), nil))
+		"controller":{"identity":"IRSA","oidcProviderArn":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLE"}}`)
+	rsp := run(t, newRequest(t, cluster, deployedCRDs(t, cluster)))
 	dr, ok := rsp.GetDesired().GetResources()[string(crKarpenterRelease)]
 	if !ok {
 		t.Fatalf("no Release composed; results: %v", rsp.GetResults())
@@ -186,4 +193,46 @@ func controllerOf(t *testing.T, objects []*unstructured.Unstructured) (appsv1.De
 		t.Fatalf("the chart rendered no Deployment or ServiceAccount: %d objects", len(objects))
 	}
 	return deployment, serviceAccount
+}
+
+// TestTheCRDChartBringsEveryCRDKeptByHelm renders Karpenter's real CRD chart (the version kiso installs by
+// default) with the values of the CRD Release the function composes: it renders CRDs only, every one carrying
+// Helm's keep annotation, and every CRD the crds/ folder of Karpenter's chart holds (its module's pkg/apis/crds,
+// which the published chart packages there), so that skipping those loses none.
+func TestTheCRDChartBringsEveryCRDKeptByHelm(t *testing.T) {
+	cluster := xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`)
+	dr, ok := run(t, newRequest(t, cluster, nil)).GetDesired().GetResources()[string(crKarpenterCRDRelease)]
+	if !ok {
+		t.Fatal("no CRD Release composed")
+	}
+	values, _ := dr.GetResource().AsMap()["spec"].(map[string]any)["forProvider"].(map[string]any)["values"].(map[string]any)
+	chart := karpenterModuleFile(t, v1alpha1.DefaultChartInstallVersion, "charts", karpenterCRDChart)
+	rendered := map[string]bool{}
+	for _, o := range renderChart(t, chart, karpenterCRDRelease, "kube-system", values) {
+		if o.GetKind() != "CustomResourceDefinition" {
+			t.Errorf("the CRD chart renders %s %s", o.GetKind(), o.GetName())
+			continue
+		}
+		if got := o.GetAnnotations()[helmKeep]; got != "keep" {
+			t.Errorf("CRD %s: annotation %s = %q, want keep", o.GetName(), helmKeep, got)
+		}
+		rendered[o.GetName()] = true
+	}
+	files, err := filepath.Glob(filepath.Join(karpenterModuleFile(t, v1alpha1.DefaultChartInstallVersion, "pkg", "apis", "crds"), "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in Karpenter's pkg/apis/crds: %v", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &unstructured.Unstructured{}
+		if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096).Decode(&crd.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !rendered[crd.GetName()] {
+			t.Errorf("CRD %s of Karpenter's chart is not in its CRD chart", crd.GetName())
+		}
+	}
 }

@@ -95,8 +95,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	status.Rollouts, status.Rollout = staged.Rollouts, summary(spec, staged.Rollouts)
 	// One placement plan serves the policies rendered and the platform namespaces required.
 	platform := newPlacementPlan(oxr.Resource.GetName(), spec.Karpenter.Namespace, in, injectAPIVersion(req, in, observed))
-	releaseUsers := newReleaseUsers(req, spec, oxr, observed, keys.Domain)
-	objects, err := renderAll(p, platform, oxr.Resource.GetName(), status, observed, releaseUsers.inUse)
+	install := newKarpenterInstall(req, p, oxr, observed, keys.Domain)
+	objects, err := renderAll(p, platform, oxr.Resource.GetName(), status, install)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -112,7 +112,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	requirePlatformNamespaces(rs, platform)
 	ownership.Require(rs, planned, composedIdx)
 	requireRollout(rs, spec, req, keys, oxr.Resource.GetName(), staged)
-	releaseUsers.require(rs)
+	install.require(rs)
 	reads := wl.Requirements(rs)
 	if len(rs) > 0 {
 		rsp.Requirements = &fnv1.Requirements{Resources: rs}
@@ -142,6 +142,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xrcondition.SpecValid(rsp, xrcondition.Composite)
 	reportPlatformNamespaces(rsp, req, platform)
 	alerts.report(rsp)
+	install.report(rsp)
 	requeue.After(rsp, oxr, notReady == 0 && len(inUse) == 0 && !verdict.Waiting && !staged.InProgress)
 	staged.requeue(rsp)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady, "keptInUse", len(inUse))
@@ -186,12 +187,12 @@ func plannedObjects(objects map[resource.Name]*composed.Unstructured) []ownershi
 
 // renderAll returns every object the cluster composes, as composed
 // resources: the plan's, the cluster's placement policies, Karpenter's
-// Release (kept while the cluster is in use, see keptRelease), the Usages
+// Releases (in order, see karpenterInstall), the Usages
 // that order their deletion, and the view its organizations read. For a
 // workload cluster, every Kubernetes object goes there in a
 // provider-kubernetes Object; the view stays where Crossplane and the
 // organizations' XRs run.
-func renderAll(p plan, platform placementPlan, xrName string, status v1alpha1.XKarpenterClusterStatus, observed fnstate.Observed, inUse bool) (map[resource.Name]*composed.Unstructured, error) {
+func renderAll(p plan, platform placementPlan, xrName string, status v1alpha1.XKarpenterClusterStatus, install karpenterInstall) (map[resource.Name]*composed.Unstructured, error) {
 	rendered, err := render(p)
 	if err != nil {
 		return nil, err
@@ -207,15 +208,12 @@ func renderAll(p plan, platform placementPlan, xrName string, status v1alpha1.XK
 		}
 		objects[name] = cd
 	}
-	release, err := renderKarpenterRelease(p)
+	releases, err := install.releases()
 	if err != nil {
 		return nil, err
 	}
-	if release == nil && inUse {
-		release = keptRelease(observed)
-	}
-	if release != nil {
-		objects[crKarpenterRelease] = release
+	for name, cd := range releases {
+		objects[name] = cd
 	}
 	for name, cd := range renderUsages(p, xrName, objects) {
 		objects[name] = cd

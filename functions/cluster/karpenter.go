@@ -2,27 +2,21 @@ package main
 
 import (
 	"encoding/json"
-	"slices"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
-	"github.com/kiso-dev/kiso/functions/internal/rollout"
-	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
-// provider-helm's cluster-scoped Release, and Karpenter's chart in it.
+// provider-helm's cluster-scoped Release, and Karpenter's two charts in it.
 const (
 	releaseAPIVersion = "helm.crossplane.io/v1beta1"
 	releaseKind       = "Release"
@@ -30,16 +24,26 @@ const (
 	// karpenterRelease is the Helm release's name (the Release's external name): the chart names its
 	// Deployment, RBAC and default service account after it, as `helm install karpenter` does in AWS's guide.
 	karpenterRelease = "karpenter"
+	// karpenterCRDChart holds Karpenter's CRDs as templates, which Helm upgrades with the chart: Helm installs
+	// the crds/ folder of Karpenter's own chart once and never upgrades it. Published beside it, same version.
+	karpenterCRDChart   = "karpenter-crd"
+	karpenterCRDRelease = "karpenter-crd"
 	// localProviderConfig is provider-helm's ProviderConfig for the cluster that runs Crossplane, by the
 	// provider's convention (an InjectedIdentity config named default).
 	localProviderConfig = "default"
 )
 
-// crKarpenterRelease is the composed resource name of Karpenter's Release.
-const crKarpenterRelease = resource.Name("karpenter-release")
+// Composed resource names of Karpenter's Releases.
+const (
+	crKarpenterRelease    = resource.Name("karpenter-release")
+	crKarpenterCRDRelease = resource.Name("karpenter-crd-release")
+)
 
 // releaseName is the Kubernetes name of the cluster's Karpenter Release.
 func (p plan) releaseName() string { return p.objectName("release") }
+
+// crdReleaseName is the Kubernetes name of the Release of Karpenter's CRDs.
+func (p plan) crdReleaseName() string { return p.objectName("crd-release") }
 
 // chartValues are the values kiso knows for Karpenter's chart: the cluster's name and interruption queue, the
 // service account Karpenter's identity is bound to and, with IRSA, its role annotation. Everything else keeps
@@ -57,6 +61,16 @@ func chartValues(p plan) map[string]any {
 	return map[string]any{"settings": settings, "serviceAccount": serviceAccount}
 }
 
+// helmKeep is the annotation by which Helm keeps an object its release no longer renders, or uninstalls.
+const helmKeep = "helm.sh/resource-policy"
+
+// crdChartValues are the values of Karpenter's CRD chart: every CRD carries Helm's keep annotation, so that
+// nothing Helm does to the release (an uninstall by hand, a version whose chart drops a CRD) deletes a CRD, and
+// with it every NodePool, NodeClaim and EC2NodeClass of the cluster.
+func crdChartValues() map[string]any {
+	return map[string]any{"additionalAnnotations": map[string]any{helmKeep: "keep"}}
+}
+
 // mergeValues merges over into base as Helm merges a values file over the chart's: maps key by key, anything
 // else replaced, over winning. base is changed and returned.
 func mergeValues(base, over map[string]any) map[string]any {
@@ -72,19 +86,33 @@ func mergeValues(base, over map[string]any) map[string]any {
 	return base
 }
 
-// keptRelease is Karpenter's Release as it was rendered, if Crossplane observed one: a cluster whose spec stops
-// installing Karpenter keeps it while the cluster is in use. Organizations' pools use the XKarpenterCluster,
-// not its Release, and the nodes they still drain need Karpenter until they are gone.
-func keptRelease(observed fnstate.Observed) *composed.Unstructured {
-	oc, ok := observed.Get(crKarpenterRelease)
-	if !ok || oc.Resource == nil {
-		return nil
+// newRelease renders a Release of one of Karpenter's charts, from spec.karpenter.install's repository and
+// version, into Karpenter's namespace of the cluster Karpenter runs in.
+func newRelease(p plan, name, chart, helmRelease string, forProvider map[string]any) *composed.Unstructured {
+	install := p.Spec.Karpenter.Install
+	providerConfig := localProviderConfig
+	if pc, remote := p.Spec.Remote(); remote {
+		providerConfig = pc
 	}
-	return keep.AsRendered(oc, []string{meta.AnnotationKeyExternalName})
+	forProvider["chart"] = map[string]any{"name": chart, "repository": install.Repository, "version": install.Version}
+	forProvider["namespace"] = p.Spec.Karpenter.Namespace
+	r := composed.New()
+	r.Object = map[string]any{
+		"apiVersion": releaseAPIVersion,
+		"kind":       releaseKind,
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"providerConfigRef": map[string]any{"name": providerConfig},
+			"forProvider":       forProvider,
+		},
+	}
+	r.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
+	r.SetAnnotations(map[string]string{meta.AnnotationKeyExternalName: helmRelease})
+	return r
 }
 
 // renderKarpenterRelease renders the Release that installs Karpenter's chart, or nil without
-// spec.karpenter.install.
+// spec.karpenter.install. Its CRDs are the CRD Release's (renderCRDRelease): the chart's own are skipped.
 func renderKarpenterRelease(p plan) (*composed.Unstructured, error) {
 	install := p.Spec.Karpenter.Install
 	if install == nil {
@@ -98,31 +126,21 @@ func renderKarpenterRelease(p plan) (*composed.Unstructured, error) {
 		}
 		values = mergeValues(values, given)
 	}
-	providerConfig := localProviderConfig
-	if pc, remote := p.Spec.Remote(); remote {
-		providerConfig = pc
+	return newRelease(p, p.releaseName(), karpenterChart, karpenterRelease, map[string]any{"skipCRDs": true, "values": values}), nil
+}
+
+// renderCRDRelease renders the Release of Karpenter's CRD chart, or nil without spec.karpenter.install.
+// Deleting a CRD deletes every object of its kind and drains every tenant node, so kiso never does: the Release
+// orphans its Helm release when deleted (with the cluster, or the install dropped) and Helm keeps each CRD
+// (crdChartValues). takeOwnership lets Helm take over, once, CRDs an earlier install left without Helm's
+// ownership (Helm installs the crds/ folder of Karpenter's chart so).
+func renderCRDRelease(p plan) *composed.Unstructured {
+	if p.Spec.Karpenter.Install == nil {
+		return nil
 	}
-	r := composed.New()
-	r.Object = map[string]any{
-		"apiVersion": releaseAPIVersion,
-		"kind":       releaseKind,
-		"metadata":   map[string]any{"name": p.releaseName()},
-		"spec": map[string]any{
-			"providerConfigRef": map[string]any{"name": providerConfig},
-			"forProvider": map[string]any{
-				"chart": map[string]any{
-					"name":       karpenterChart,
-					"repository": install.Repository,
-					"version":    install.Version,
-				},
-				"namespace": p.Spec.Karpenter.Namespace,
-				"values":    values,
-			},
-		},
-	}
-	r.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
-	r.SetAnnotations(map[string]string{meta.AnnotationKeyExternalName: karpenterRelease})
-	return r, nil
+	r := newRelease(p, p.crdReleaseName(), karpenterCRDChart, karpenterCRDRelease, map[string]any{"takeOwnership": true, "values": crdChartValues()})
+	r.Object["spec"].(map[string]any)["deletionPolicy"] = "Orphan"
+	return r
 }
 
 // workloadReader reads the workload cluster for the cluster's own requirements (the admission API it serves, and
@@ -138,45 +156,4 @@ func workloadReader(spec v1alpha1.XKarpenterClusterSpec, xrName string) *remote.
 		Local: func(gvk schema.GroupVersionKind, _, name string) bool {
 			return gvk.Group == admissionv1.GroupName && name == guard
 		}}
-}
-
-// Required resources that say whether a Release the spec no longer asks for still serves tenant pools.
-const (
-	requireReleaseNodePools   = "release-users-nodepools"
-	requireReleaseNodeClasses = "release-users-ec2nodeclasses"
-)
-
-// releaseUsers says whether Karpenter's Release, composed before and no longer asked for, still serves a tenant
-// pool bound to the cluster (a NodePool, or an EC2NodeClass whose nodes Karpenter still drains), and asks for
-// what tells. Only then is anything read: the reads grow with the fleet. An XR Crossplane labels in use is in
-// use too (releases before this one composed a Usage of it per pool).
-type releaseUsers struct {
-	read  bool
-	inUse bool
-}
-
-func newReleaseUsers(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterClusterSpec, xr *resource.Composite, observed fnstate.Observed, domain string) releaseUsers {
-	if spec.Karpenter.Install != nil || !observed.Has(crKarpenterRelease) {
-		return releaseUsers{}
-	}
-	u := releaseUsers{read: true, inUse: usage.InUse(&xr.Resource.Unstructured)}
-	annotation := rollout.NewAnnotations(domain).Cluster
-	for _, key := range []string{requireReleaseNodePools, requireReleaseNodeClasses} {
-		pools, resolved := fnstate.Required(req, key)
-		// Until Crossplane answers, the Release stays.
-		u.inUse = u.inUse || !resolved || slices.ContainsFunc(pools, func(r resource.Required) bool {
-			return r.Resource.GetAnnotations()[annotation] == xr.Resource.GetName()
-		})
-	}
-	return u
-}
-
-// require asks for the tenant pools, if the Release's users are read.
-func (u releaseUsers) require(rs map[string]*fnv1.ResourceSelector) {
-	if !u.read {
-		return
-	}
-	kiso := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}}}
-	rs[requireReleaseNodePools] = &fnv1.ResourceSelector{ApiVersion: nodePoolParam.APIVersion, Kind: nodePoolParam.Kind, Match: kiso}
-	rs[requireReleaseNodeClasses] = &fnv1.ResourceSelector{ApiVersion: ec2NodeClassParam.APIVersion, Kind: ec2NodeClassParam.Kind, Match: kiso}
 }

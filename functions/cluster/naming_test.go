@@ -111,7 +111,7 @@ func TestTakeOverIsExplicitAndNeverDeletes(t *testing.T) {
 // (which tenant pools keep).
 func TestEverythingWaitsForTheControllerRole(t *testing.T) {
 	spec := strings.Replace(podIdentitySpec, `"clusterName"`, `"karpenter":{"install":{}},"clusterName"`, 1)
-	got := fntest.Desired(t, run(t, newRequest(t, xr(spec), nil)))
+	got := fntest.Desired(t, run(t, newRequest(t, xr(spec), deployedCRDs(t, xr(spec)))))
 	keptBy := map[string]string{}          // kind/name -> kind/name of the user
 	keptWithCluster := map[string]string{} // kind/name -> the Usage's reason
 	for _, o := range got {

@@ -25,7 +25,7 @@ const workloadClusterSpec = `{"clusterName":"prod","region":"eu-west-3","account
 
 // TestWorkloadClusterComposesThroughObjects: with spec.workloadCluster, nothing of Kubernetes' own kinds is
 // composed into the cluster that runs Crossplane: the admission policies and the PrometheusRule are Objects of
-// the workload cluster's ProviderConfig, Karpenter's Release uses provider-helm's of the same name, and the AWS
+// the workload cluster's ProviderConfig, Karpenter's Releases use provider-helm's of the same name, and the AWS
 // managed resources keep the AWS ProviderConfig.
 func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
 	// The alerts wait for the workload cluster to say it holds PrometheusRules: answer its read.
@@ -39,7 +39,9 @@ func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
 		"atProvider": map[string]any{"manifest": fntest.JSONMap(t, prometheusOperatorCRD)},
 		"conditions": []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Synced", "status": "True"}},
 	}
-	rsp := run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{"read:" + requirePrometheusRuleCRD: fntest.ToJSON(t, answered)}))
+	observed := deployedCRDs(t, xr(workloadClusterSpec))
+	observed["read:"+requirePrometheusRuleCRD] = fntest.ToJSON(t, answered)
+	rsp := run(t, newRequest(t, xr(workloadClusterSpec), observed))
 	kinds := map[string]int{}
 	wrapped := map[string]bool{}
 	for name, r := range rsp.GetDesired().GetResources() {
@@ -81,8 +83,8 @@ func TestWorkloadClusterComposesThroughObjects(t *testing.T) {
 	if kinds[clusterview.GVK.Kind] != 1 {
 		t.Errorf("%d views for the organizations, want 1", kinds[clusterview.GVK.Kind])
 	}
-	if kinds[releaseKind] != 1 {
-		t.Errorf("%d Releases, want 1", kinds[releaseKind])
+	if kinds[releaseKind] != 2 {
+		t.Errorf("%d Releases, want 2: Karpenter's CRDs and Karpenter", kinds[releaseKind])
 	}
 	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
 	if st["karpenterReleaseResource"] != "prod-karpenter-release" {
@@ -102,7 +104,8 @@ func TestKarpenterInstallIsOptIn(t *testing.T) {
 		t.Errorf("status.karpenterReleaseResource %v without an install", st["karpenterReleaseResource"])
 	}
 
-	rsp = run(t, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`), nil))
+	installed := xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`)
+	rsp = run(t, newRequest(t, installed, deployedCRDs(t, installed)))
 	r, ok := rsp.GetDesired().GetResources()[string(crKarpenterRelease)]
 	if !ok {
 		t.Fatal("no Release composed with spec.karpenter.install")
@@ -132,7 +135,8 @@ func TestKarpenterInstallIsOptIn(t *testing.T) {
 // its Usage, while Crossplane labels the cluster in use or a tenant pool is bound to it; once nothing uses the
 // cluster, the Release goes.
 func TestReleaseStaysWhileTheClusterIsInUse(t *testing.T) {
-	installed := run(t, newRequest(t, xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`), nil))
+	install := xr(`{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","karpenter":{"install":{}}}`)
+	installed := run(t, newRequest(t, install, deployedCRDs(t, install)))
 	rendered, ok := installed.GetDesired().GetResources()[string(crKarpenterRelease)]
 	if !ok {
 		t.Fatal("no Release composed with spec.karpenter.install")

@@ -23,6 +23,31 @@ var identityKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBindin
 // -n NAMESPACE` would, and returns only its service accounts and RBAC: the identity and permissions the
 // chart gives the controllers the harness runs outside any pod.
 func chartIdentity(chartDir, release, namespace string) ([]byte, error) {
+	objects, err := chartObjects(chartDir, release, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	for _, u := range objects {
+		if !slices.Contains(identityKinds, u.GetKind()) {
+			continue
+		}
+		if u.GetNamespace() == "" && (u.GetKind() == "ServiceAccount" || u.GetKind() == "Role" || u.GetKind() == "RoleBinding") {
+			u.SetNamespace(namespace)
+		}
+		doc, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return nil, fmt.Errorf("cannot encode %s %s of chart %s: %w", u.GetKind(), u.GetName(), chartDir, err)
+		}
+		out.WriteString("---\n")
+		out.Write(doc)
+	}
+	return out.Bytes(), nil
+}
+
+// chartObjects renders a Helm chart from a module zip with its default values, as `helm install RELEASE
+// -n NAMESPACE` would, and returns its objects, in the order of its templates' names.
+func chartObjects(chartDir, release, namespace string) ([]*unstructured.Unstructured, error) {
 	chart, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot load chart %s: %w", chartDir, err)
@@ -35,7 +60,7 @@ func chartIdentity(chartDir, release, namespace string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot render chart %s: %w", chartDir, err)
 	}
-	var out bytes.Buffer
+	var objects []*unstructured.Unstructured
 	for _, name := range slices.Sorted(maps.Keys(rendered)) {
 		decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(rendered[name])), 4096)
 		for {
@@ -47,19 +72,25 @@ func chartIdentity(chartDir, release, namespace string) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("cannot decode %s of chart %s: %w", name, chartDir, err)
 			}
-			if len(u.Object) == 0 || !slices.Contains(identityKinds, u.GetKind()) {
-				continue
+			if len(u.Object) > 0 {
+				objects = append(objects, u)
 			}
-			if u.GetNamespace() == "" && (u.GetKind() == "ServiceAccount" || u.GetKind() == "Role" || u.GetKind() == "RoleBinding") {
-				u.SetNamespace(namespace)
-			}
-			doc, err := yaml.Marshal(u.Object)
-			if err != nil {
-				return nil, fmt.Errorf("cannot encode %s %s of chart %s: %w", u.GetKind(), u.GetName(), chartDir, err)
-			}
-			out.WriteString("---\n")
-			out.Write(doc)
 		}
 	}
-	return out.Bytes(), nil
+	return objects, nil
+}
+
+// chartCRDs returns the names of the CRDs a chart renders with its default values.
+func chartCRDs(chartDir string) ([]string, error) {
+	objects, err := chartObjects(chartDir, "crds", "default")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, u := range objects {
+		if u.GetKind() == CustomResourceDefinitionKind.Kind {
+			names = append(names, u.GetName())
+		}
+	}
+	return names, nil
 }

@@ -27,11 +27,13 @@ const (
 
 // TestOneControlPlaneServesAWorkloadCluster is one management cluster (Crossplane, kiso's functions,
 // provider-kubernetes and provider-helm) serving a workload cluster (its own apiserver, scheduler, Karpenter with
-// its KWOK provider, kwok): an XKarpenterCluster with spec.workloadCluster installs Karpenter's chart there with
-// kiso's values; two organizations claimed in the management cluster get pools that the workload cluster's
-// Karpenter makes Ready, and their pods land on their own nodes there; a pod that asks for the other
-// organization's pool is refused by the workload cluster's admission; nothing of Karpenter's kinds is composed
-// into the management cluster; and deleting a claim drains its nodes in the workload cluster.
+// its KWOK provider, kwok): an XKarpenterCluster with spec.workloadCluster installs Karpenter's CRD chart there,
+// taking over the CRDs already there, then Karpenter's chart with kiso's values; two organizations claimed in the
+// management cluster get pools that the workload cluster's Karpenter makes Ready, and their pods land on their
+// own nodes there; a pod that asks for the other organization's pool is refused by the workload cluster's
+// admission; nothing of Karpenter's kinds is composed into the management cluster; deleting a claim drains its
+// nodes in the workload cluster; a chart version bump upgrades Karpenter's CRDs, then Karpenter; and neither
+// dropping the install nor deleting the cluster deletes Karpenter's CRDs.
 func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 	inWorkloadKarpenterLaneT(t)
 	wl := env.Workload(t)
@@ -77,6 +79,13 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		})
 	})
 
+	var crds map[string]string
+	step(t, "KarpentersCRDsThereAreTakenOverByTheirChartAndKarpenterFollowsThem", func(t *testing.T) {
+		env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, karpenterInstalledAt(wl.KarpenterChart.Version))
+		crds = assertKarpenterCRDsTakenOverT(t, wl)
+		assertKarpenterFollowsItsCRDsT(t, wl)
+	})
+
 	claims := readTestdataT(t, "workload", "claims.yaml")
 	applied := time.Now()
 	env.ApplyT(t, claims)
@@ -111,8 +120,13 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		env.Timings.Record("workload: claims applied -> pods bound on the workload cluster", time.Since(applied))
 	})
 
-	step(t, "DroppingTheInstallKeepsKarpenterWhileOrganizationsUseTheCluster", func(t *testing.T) {
-		assertReleaseKeptWhileClusterInUseT(t)
+	step(t, "DroppingTheInstallKeepsKarpenterWhileOrganizationsUseTheClusterAndItsCRDs", func(t *testing.T) {
+		assertReleaseKeptWhileClusterInUseT(t, func() { assertCRDReleaseOrphanedT(t, wl, crds) })
+		env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, karpenterInstalledAt(wl.KarpenterChart.Version))
+	})
+
+	step(t, "AChartVersionBumpUpgradesKarpentersCRDsThenKarpenter", func(t *testing.T) {
+		assertVersionBumpUpgradesCRDsFirstT(t, wl, crds)
 	})
 
 	step(t, "TheWorkloadClusterRefusesAForeignPod", func(t *testing.T) {
@@ -216,6 +230,10 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 	step(t, "AnUnreachableWorkloadClusterKeepsEveryPoolAndSaysWhy", func(t *testing.T) {
 		assertUnreachableWorkloadClusterKeepsEveryPoolT(t, wl, wonka.Stacks["web"].Pool)
 	})
+
+	step(t, "DeletingTheClusterUninstallsKarpenterAndLeavesItsCRDs", func(t *testing.T) {
+		assertDeletingTheClusterLeavesTheCRDsT(t, wl, claims, cluster, crds)
+	})
 }
 
 // unreachableTimeout bounds how long the provider takes to say the frozen workload cluster does not answer (its
@@ -263,8 +281,9 @@ func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadC
 // XKarpenterCluster, not its Release, so the cluster must keep the Release, and the Usage that keeps it, while a
 // tenant pool bound to it is in the workload cluster. Once the cluster has rendered the new spec (its status no longer names a Release), neither is
 // gone or being deleted: Crossplane deletes what a function stops returning before it writes the XR's status.
-// The install is then given back, and the cluster names its Release again.
-func assertReleaseKeptWhileClusterInUseT(t *testing.T) {
+// dropped then checks what else dropping the install does, before the install is given back and the cluster
+// names its Release again.
+func assertReleaseKeptWhileClusterInUseT(t *testing.T, dropped func()) {
 	t.Helper()
 	const keptBy = "release-" + remoteRelease + "-kept-with-cluster"
 	// The organizations' pools bound to it are in the workload cluster; the cluster reads them there.
@@ -299,6 +318,7 @@ func assertReleaseKeptWhileClusterInUseT(t *testing.T) {
 			t.Errorf("%s %s went when the cluster, still used by organizations' pools, stopped installing Karpenter (err %v)", o.gvk.Kind, o.name, err)
 		}
 	}
+	dropped()
 	patch("add", install)
 	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, releaseNamed(remoteRelease))
 }

@@ -74,10 +74,12 @@ func readDependencies(repoRoot string) (dependencies, error) {
 // providerCRDDir holds the CRDs of a Crossplane provider's package, in the provider's module.
 const providerCRDDir = "package/crds"
 
-// karpenterAWSChart is Karpenter's AWS chart, in the module of its AWS provider. Its Chart.yaml can lag the
-// release (v1.15.0's says 1.14.1): Karpenter publishes the chart under the release's version, and so does the
-// harness (see serveKarpenterChart).
-const karpenterAWSChart = "charts/karpenter"
+// karpenterAWSChart is Karpenter's AWS chart, in the module of its AWS provider, and karpenterCRDChart the chart
+// of its CRDs beside it, which kiso installs them from. The harness serves both (serveKarpenterCharts).
+const (
+	karpenterAWSChart = "charts/karpenter"
+	karpenterCRDChart = "charts/karpenter-crd"
+)
 
 // kwokNodeClassCRD is the NodeClass of Karpenter's KWOK provider, which runs here: its nodes are kwok's.
 const kwokNodeClassCRD = "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml"
@@ -139,9 +141,10 @@ type prepared struct {
 	// Every CRD of provider-kubernetes' and provider-helm's packages: what installing the packages would apply.
 	ProviderKubernetesCRDFiles []string
 	ProviderHelmCRDFiles       []string
-	// Karpenter's AWS Helm chart and the version Karpenter publishes it under, which the harness serves to
-	// provider-helm.
+	// Karpenter's AWS Helm chart, its CRD chart and the version Karpenter publishes them under, which the
+	// harness serves to provider-helm.
 	KarpenterAWSChart        string
+	KarpenterCRDChart        string
 	KarpenterAWSChartVersion string
 
 	PackageDir    string         // hack/xpkg output
@@ -245,9 +248,10 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 			*provider.files = files
 		}
 		p.KarpenterAWSChart = filepath.Join(dirs[deps.karpenter], filepath.FromSlash(karpenterAWSChart))
+		p.KarpenterCRDChart = filepath.Join(dirs[deps.karpenter], filepath.FromSlash(karpenterCRDChart))
 		_, version, _ := strings.Cut(deps.karpenter, "@")
 		p.KarpenterAWSChartVersion = strings.TrimPrefix(version, "v")
-		checked := append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir, p.CrossplaneChart, p.KarpenterChart, p.KarpenterAWSChart}, p.CRDFiles...)
+		checked := append([]string{p.CrossplaneCRDDir, p.CrossplaneWebhookDir, p.CrossplaneChart, p.KarpenterChart, p.KarpenterAWSChart, p.KarpenterCRDChart}, p.CRDFiles...)
 		for _, f := range append(checked, p.KwokStages...) {
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("cannot find CRDs: %w", err)

@@ -45,8 +45,15 @@ type WorkloadCluster struct {
 	Kubeconfig string
 	// apiServer is the workload cluster's kube-apiserver, which Unreachable freezes.
 	apiServer *process.Server
-	// KarpenterChart is where a Release finds Karpenter's AWS chart: a chart repository on loopback.
+	// KarpenterChart is where a Release finds Karpenter's AWS chart: a chart repository on loopback, which serves
+	// Karpenter's CRD chart (karpenter-crd) beside it, at the same versions.
 	KarpenterChart ChartSource
+	// KarpenterChartBump is a later version of both charts in that repository, for a scenario that upgrades
+	// Karpenter: the same charts, but for the NodePool CRD's description (bumpedNodePoolDescription).
+	KarpenterChartBump string
+	// KarpenterCRDs names the CRDs of Karpenter's CRD chart, which the harness applied there beforehand, as
+	// Karpenter's chart applies its crds/ folder: with no Helm release owning them.
+	KarpenterCRDs []string
 }
 
 // lazyWorkload starts the workload cluster for the first scenario that asks for it, once per run: the other
@@ -107,8 +114,12 @@ func (e *Environment) startWorkload(ctx context.Context, phases *phaseTimer) (*W
 		return nil, err
 	}
 
-	err = phases.run("serve Karpenter's AWS chart", func() error {
-		wl.KarpenterChart, err = serveKarpenterChart(p.KarpenterAWSChart, p.KarpenterAWSChartVersion, filepath.Join(dir, "charts"))
+	err = phases.run("serve Karpenter's AWS charts", func() error {
+		wl.KarpenterChart, wl.KarpenterChartBump, err = serveKarpenterCharts(p, filepath.Join(dir, "charts"))
+		if err != nil {
+			return err
+		}
+		wl.KarpenterCRDs, err = chartCRDs(p.KarpenterCRDChart)
 		return err
 	})
 	if err != nil {
