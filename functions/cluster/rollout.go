@@ -186,7 +186,7 @@ func poolHoldup(np *unstructured.Unstructured, claims []*unstructured.Unstructur
 	switch {
 	case ready == nil || ready["status"] != string(corev1.ConditionTrue):
 		return fmt.Sprintf("NodePool %s is not Ready", np.GetName()), true
-	case readyGen != 0 && readyGen < np.GetGeneration():
+	case readyGen != 0 && readyGen < generationOf(np):
 		return fmt.Sprintf("Karpenter has not yet seen NodePool %s's new spec", np.GetName()), false
 	}
 	hash := np.GetAnnotations()[nodePoolHash]

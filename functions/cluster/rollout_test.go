@@ -232,6 +232,12 @@ func TestPoolHoldup(t *testing.T) {
 		"HeldByANodeKarpenterSaysDrifted":  {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h2", "True")}, want: "1 of NodePool p's nodes are drifted"},
 		"HeldByANodeOfAnOlderTemplate":     {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h1", "")}, want: "1 of NodePool p's nodes are drifted"},
 		"HeldUntilKarpenterSeesTheNewSpec": {pool: pool(3, 2, "h2"), want: "has not yet seen NodePool p's new spec"},
+		"HeldUntilKarpenterSeesTheNewSpecAsCrossplaneSendsIt": {pool: func() *unstructured.Unstructured {
+			// A required resource arrives as JSON numbers: float64, which GetGeneration does not read.
+			p := pool(3, 2, "h2")
+			p.Object["metadata"].(map[string]any)["generation"] = float64(3)
+			return p
+		}(), want: "has not yet seen NodePool p's new spec"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
