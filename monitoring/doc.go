@@ -1,0 +1,4 @@
+// Package monitoring is what kiso gives a platform's Prometheus: the series its functions export about the XRs
+// they are called for, the recording rules and alerts the cluster XR composes into a PrometheusRule, and the
+// Grafana dashboard that reads both. One home, so a test can hold each reader to what is exported.
+package monitoring
