@@ -20,74 +20,84 @@ var (
 // duration. A Grafana variable ($name, ${name}) reads nothing. It is no parser: it knows what kiso's rules and
 // dashboards write, and says so when the brackets do not match.
 func MetricNames(expr string) ([]string, error) {
-	var names []string
-	for i := 0; i < len(expr); {
-		c := expr[i]
-		switch {
-		case c == '"' || c == '\'' || c == '`':
-			end, err := skipString(expr, i)
-			if err != nil {
-				return nil, err
-			}
-			i = end
-		case c == '{' || c == '[':
-			end, err := skipBrackets(expr, i)
-			if err != nil {
-				return nil, err
-			}
-			i = end
-		case c == '#':
-			for i < len(expr) && expr[i] != '\n' {
-				i++
-			}
-		case c == '$':
-			i++
-			if i < len(expr) && expr[i] == '{' {
-				end, err := skipBrackets(expr, i)
-				if err != nil {
-					return nil, err
-				}
-				i = end
-				continue
-			}
-			for i < len(expr) && isIdent(expr[i]) {
-				i++
-			}
-		case isDigit(c) || (c == '.' && i+1 < len(expr) && isDigit(expr[i+1])):
-			for i < len(expr) && (isIdent(expr[i]) || expr[i] == '.') {
-				i++
-			}
-		case isIdentStart(c):
-			start := i
-			for i < len(expr) && isIdent(expr[i]) {
-				i++
-			}
-			word := expr[start:i]
-			next := i
-			for next < len(expr) && isSpace(expr[next]) {
-				next++
-			}
-			switch {
-			case slices.Contains(promqlGrouping, word):
-				if next < len(expr) && expr[next] == '(' {
-					end, err := skipBrackets(expr, next)
-					if err != nil {
-						return nil, err
-					}
-					i = end
-				}
-			case slices.Contains(promqlWords, word), slices.Contains(promqlAggregations, word):
-			case next < len(expr) && expr[next] == '(':
-				// A function.
-			default:
-				names = append(names, word)
-			}
-		default:
-			i++
+	s := scanner{expr: expr}
+	for s.i < len(expr) {
+		if err := s.step(); err != nil {
+			return nil, err
 		}
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	slices.Sort(s.names)
+	return slices.Compact(s.names), nil
+}
+
+// scanner walks an expression, collecting the series names it reads.
+type scanner struct {
+	expr  string
+	i     int
+	names []string
+}
+
+// step moves past one token.
+func (s *scanner) step() error {
+	c := s.expr[s.i]
+	switch {
+	case c == '"' || c == '\'' || c == '`':
+		return s.skip(skipString)
+	case c == '{' || c == '[':
+		return s.skip(skipBrackets)
+	case c == '#':
+		s.skipWhile(func(c byte) bool { return c != '\n' })
+	case c == '$':
+		s.i++
+		if s.i < len(s.expr) && s.expr[s.i] == '{' {
+			return s.skip(skipBrackets)
+		}
+		s.skipWhile(isIdent)
+	case isDigit(c) || (c == '.' && s.i+1 < len(s.expr) && isDigit(s.expr[s.i+1])):
+		s.skipWhile(func(c byte) bool { return isIdent(c) || c == '.' })
+	case isIdentStart(c):
+		return s.word()
+	default:
+		s.i++
+	}
+	return nil
+}
+
+// word reads an identifier and keeps it if it names a series.
+func (s *scanner) word() error {
+	start := s.i
+	s.skipWhile(isIdent)
+	word := s.expr[start:s.i]
+	next := s.i
+	for next < len(s.expr) && isSpace(s.expr[next]) {
+		next++
+	}
+	opens := next < len(s.expr) && s.expr[next] == '('
+	switch {
+	case slices.Contains(promqlGrouping, word):
+		if opens {
+			s.i = next
+			return s.skip(skipBrackets)
+		}
+	case slices.Contains(promqlWords, word), slices.Contains(promqlAggregations, word), opens:
+		// A keyword, an aggregation or a function.
+	default:
+		s.names = append(s.names, word)
+	}
+	return nil
+}
+
+// skip moves past what skipper finds at the current position.
+func (s *scanner) skip(skipper func(string, int) (int, error)) error {
+	end, err := skipper(s.expr, s.i)
+	s.i = end
+	return err
+}
+
+func (s *scanner) skipWhile(ok func(byte) bool) {
+	for s.i < len(s.expr) && ok(s.expr[s.i]) {
+		s.i++
+	}
 }
 
 // skipString returns the index past the string literal starting at i.

@@ -29,6 +29,17 @@ const (
 	severityInfo    = "info"
 )
 
+// quarterHour is how long most conditions last before their alert fires.
+const quarterHour = "15m"
+
+// about is an alert's summary and description.
+func about(summary, description string) map[string]string {
+	return map[string]string{"summary": summary, "description": description}
+}
+
+// severity labels an alert.
+func severity(s string) map[string]string { return map[string]string{"severity": s} }
+
 // Groups are the rule groups the cluster composes: Karpenter's alerts, the recording rules per organization and
 // kiso's own alerts. Every alert carries a severity and a runbook_url.
 func Groups() []Group {
@@ -39,11 +50,11 @@ func Groups() []Group {
 	}
 }
 
-// withRunbooks labels each alert with a severity (its own, else severity) and links its runbook.
-func withRunbooks(alerts []Rule, severity string) []Rule {
+// withRunbooks labels each alert with a severity (its own, else defaultSeverity) and links its runbook.
+func withRunbooks(alerts []Rule, defaultSeverity string) []Rule {
 	out := make([]Rule, len(alerts))
 	for i, a := range alerts {
-		labels := map[string]string{"severity": severity}
+		labels := severity(defaultSeverity)
 		for k, v := range a.Labels {
 			labels[k] = v
 		}
@@ -74,38 +85,34 @@ var karpenterAlerts = []Rule{
 	{
 		Alert: "KarpenterEC2NodeClassNotReady",
 		Expr:  `max by (name) (operator_ec2nodeclass_status_condition_count{type="Ready",status!="True"}) > 0`,
-		For:   "15m",
-		Annotations: map[string]string{
-			"summary":     "EC2NodeClass {{ $labels.name }} is not Ready.",
-			"description": "Karpenter launches no node for an EC2NodeClass that is not Ready: check its status conditions (subnets, security groups, AMIs, instance profile).",
-		},
+		For:   quarterHour,
+		Annotations: about(
+			"EC2NodeClass {{ $labels.name }} is not Ready.",
+			"Karpenter launches no node for an EC2NodeClass that is not Ready: check its status conditions (subnets, security groups, AMIs, instance profile)."),
 	},
 	{
 		Alert: "KarpenterNodePoolNotReady",
 		Expr:  `max by (name) (operator_nodepool_status_condition_count{type="Ready",status!="True"}) > 0`,
-		For:   "15m",
-		Annotations: map[string]string{
-			"summary":     "NodePool {{ $labels.name }} is not Ready.",
-			"description": "Karpenter provisions nothing for a NodePool that is not Ready: check its status conditions and its NodeClass.",
-		},
+		For:   quarterHour,
+		Annotations: about(
+			"NodePool {{ $labels.name }} is not Ready.",
+			"Karpenter provisions nothing for a NodePool that is not Ready: check its status conditions and its NodeClass."),
 	},
 	{
 		Alert: "KarpenterNodePoolNearLimit",
 		Expr:  `max by (nodepool, resource_type) (karpenter_nodepools_usage) / max by (nodepool, resource_type) (karpenter_nodepools_limit > 0) > 0.9`,
-		For:   "15m",
-		Annotations: map[string]string{
-			"summary":     "NodePool {{ $labels.nodepool }} uses {{ $value | humanizePercentage }} of its {{ $labels.resource_type }} limit.",
-			"description": "Pods that need more than the NodePool's remaining limit stay pending: raise the limit or let pods use another NodePool.",
-		},
+		For:   quarterHour,
+		Annotations: about(
+			"NodePool {{ $labels.nodepool }} uses {{ $value | humanizePercentage }} of its {{ $labels.resource_type }} limit.",
+			"Pods that need more than the NodePool's remaining limit stay pending: raise the limit or let pods use another NodePool."),
 	},
 	{
 		Alert: "KarpenterCloudProviderErrors",
 		Expr:  `sum by (method, error) (rate(karpenter_cloudprovider_errors_total{error!~"NodeClaimNotFoundError|InsufficientCapacityError"}[10m])) > 0`,
-		For:   "15m",
-		Annotations: map[string]string{
-			"summary":     "Karpenter's {{ $labels.method }} calls to EC2 fail ({{ $labels.error }}).",
-			"description": "Karpenter's calls to AWS keep failing: check the controller's logs for AccessDenied (controller policy, iam:PassRole) or API errors.",
-		},
+		For:   quarterHour,
+		Annotations: about(
+			"Karpenter's {{ $labels.method }} calls to EC2 fail ({{ $labels.error }}).",
+			"Karpenter's calls to AWS keep failing: check the controller's logs for AccessDenied (controller policy, iam:PassRole) or API errors."),
 	},
 	{
 		// A wave of a staged rollout waits for its drifted nodes: one Karpenter does not replace (a disruption
@@ -114,19 +121,17 @@ var karpenterAlerts = []Rule{
 		Alert: "KarpenterDriftedNodeNotReplaced",
 		Expr:  `max by (name) (operator_nodeclaim_status_condition_count{type="Drifted",status="True"}) > 0`,
 		For:   "2h",
-		Annotations: map[string]string{
-			"summary":     "NodeClaim {{ $labels.name }} has been drifted for 2 hours and is not replaced.",
-			"description": "Karpenter replaces a drifted node only as its NodePool's disruption budgets, PodDisruptionBudgets and karpenter.sh/do-not-disrupt pods allow: until it does, a staged rollout's wave waits for it (the XKarpenterCluster's RolledOut condition names the organization; spec.rollout.skip lets the rollout go on without it).",
-		},
+		Annotations: about(
+			"NodeClaim {{ $labels.name }} has been drifted for 2 hours and is not replaced.",
+			"Karpenter replaces a drifted node only as its NodePool's disruption budgets, PodDisruptionBudgets and karpenter.sh/do-not-disrupt pods allow: until it does, a staged rollout's wave waits for it (the XKarpenterCluster's RolledOut condition names the organization; spec.rollout.skip lets the rollout go on without it)."),
 	},
 	{
 		Alert: "KarpenterPodsUnschedulable",
 		Expr:  `max(karpenter_scheduler_unschedulable_pods_count{controller="provisioner"}) > 0`,
-		For:   "15m",
-		Annotations: map[string]string{
-			"summary":     "{{ $value }} pods fit no Karpenter NodePool.",
-			"description": "Karpenter found no NodePool that can run these pods: check their node selectors, tolerations and requests against the NodePools' requirements, taints and limits.",
-		},
+		For:   quarterHour,
+		Annotations: about(
+			"{{ $value }} pods fit no Karpenter NodePool.",
+			"Karpenter found no NodePool that can run these pods: check their node selectors, tolerations and requests against the NodePools' requirements, taints and limits."),
 	},
 }
 
@@ -204,31 +209,28 @@ var kisoAlerts = []Rule{
 	{
 		Alert:  "KisoOrganizationNotReady",
 		Expr:   `min by (cluster, organization, xr) (kiso_organization_ready) == 0`,
-		For:    "15m",
-		Labels: map[string]string{"severity": severityWarning},
-		Annotations: map[string]string{
-			"summary":     "Organization {{ $labels.organization }} (XR {{ $labels.xr }}) is not Ready.",
-			"description": "Its claim has not been Ready for 15 minutes, or the function stopped on a Fatal result: its conditions say why (kubectl get xkarpenterisolation {{ $labels.xr }} -o yaml, or kiso_organization_condition).",
-		},
+		For:    quarterHour,
+		Labels: severity(severityWarning),
+		Annotations: about(
+			"Organization {{ $labels.organization }} (XR {{ $labels.xr }}) is not Ready.",
+			"Its claim has not been Ready for 15 minutes, or the function stopped on a Fatal result: its conditions say why (kubectl get xkarpenterisolation {{ $labels.xr }} -o yaml, or kiso_organization_condition)."),
 	},
 	{
 		Alert:  "KisoRolloutBlocked",
 		Expr:   `max by (cluster, organization) (kiso_rollout_organization_state{state="blocked"}) > 0`,
 		For:    "5m",
-		Labels: map[string]string{"severity": severityWarning},
-		Annotations: map[string]string{
-			"summary":     "Organization {{ $labels.organization }} holds the staged rollout of cluster {{ $labels.cluster }} past its deadline.",
-			"description": "Its wave opened longer than spec.rollout.progressDeadline ago and its pools are not done on the new revision: the XKarpenterCluster's RolledOut condition says why; spec.rollout.skip lets the rollout go on without it.",
-		},
+		Labels: severity(severityWarning),
+		Annotations: about(
+			"Organization {{ $labels.organization }} holds the staged rollout of cluster {{ $labels.cluster }} past its deadline.",
+			"Its wave opened longer than spec.rollout.progressDeadline ago and its pools are not done on the new revision: the XKarpenterCluster's RolledOut condition says why; spec.rollout.skip lets the rollout go on without it."),
 	},
 	{
 		Alert:  "KisoWarnModeWouldRefusePods",
 		Expr:   `max by (cluster, organization, xr) (kiso_organization_warned_pods) > 0`,
 		For:    "30m",
-		Labels: map[string]string{"severity": severityInfo},
-		Annotations: map[string]string{
-			"summary":     "{{ $value }} pods of organization {{ $labels.organization }} select none of its pools: Enforce mode would refuse them.",
-			"description": "Placement is in Warn mode: the claim's PlacementEnforced condition lists the pods; give them the organization's placement (or set spec.placement.inject) before switching to Enforce.",
-		},
+		Labels: severity(severityInfo),
+		Annotations: about(
+			"{{ $value }} pods of organization {{ $labels.organization }} select none of its pools: Enforce mode would refuse them.",
+			"Placement is in Warn mode: the claim's PlacementEnforced condition lists the pods; give them the organization's placement (or set spec.placement.inject) before switching to Enforce."),
 	},
 }
