@@ -1,6 +1,7 @@
 package monitoring
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,5 +151,31 @@ func TestEveryAlertSaysWhatAndWhereToLook(t *testing.T) {
 				t.Errorf("alert %s: runbook_url %q names no heading of docs/runbooks.md", r.Alert, r.Annotations["runbook_url"])
 			}
 		}
+	}
+}
+
+// TestTheDashboardQueriesAreValidPromQL: promtool checks each dashboard query, as a recording rule, with its
+// Grafana variables given values.
+func TestTheDashboardQueriesAreValidPromQL(t *testing.T) {
+	promtool := promtoolT(t)
+	queries, err := DashboardQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	variables := strings.NewReplacer("$cluster", ".*", "$organization", ".*", "$__rate_interval", "5m")
+	rules := make([]Rule, len(queries))
+	for i, q := range queries {
+		rules[i] = Rule{Record: fmt.Sprintf("dashboard:query_%d", i), Expr: variables.Replace(q)}
+	}
+	b, err := yaml.Marshal(map[string]any{"groups": []Group{{Name: "dashboard", Rules: rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "dashboard.yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(t.Context(), promtool, "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules on the dashboard's queries: %v\n%s", err, out)
 	}
 }
