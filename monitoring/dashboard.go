@@ -3,9 +3,8 @@ package monitoring
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"strings"
-
-	"github.com/crossplane/function-sdk-go/errors"
 )
 
 // Dashboard is the Grafana dashboard of kiso's organizations, to import as it is.
@@ -43,7 +42,7 @@ type variable struct {
 func DashboardQueries() ([]string, error) {
 	var d dashboard
 	if err := json.Unmarshal(Dashboard, &d); err != nil {
-		return nil, errors.Wrap(err, "cannot read the dashboard")
+		return nil, fmt.Errorf("cannot read the dashboard: %w", err)
 	}
 	var out []string
 	var walk func([]panel)
@@ -64,7 +63,7 @@ func DashboardQueries() ([]string, error) {
 			Query string `json:"query"`
 		}
 		if err := json.Unmarshal(v.Query, &q); err != nil {
-			return nil, errors.Wrapf(err, "cannot read the query of variable %s", v.Name)
+			return nil, fmt.Errorf("cannot read the query of variable %s: %w", v.Name, err)
 		}
 		if sel, ok := labelValuesSelector(q.Query); ok {
 			out = append(out, sel)

@@ -1,10 +1,9 @@
 package monitoring
 
 import (
+	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/crossplane/function-sdk-go/errors"
 )
 
 // PromQL words that are not series: set operators, modifiers and aggregations (an aggregation may be followed by
@@ -111,7 +110,7 @@ func skipString(expr string, i int) (int, error) {
 			return j + 1, nil
 		}
 	}
-	return 0, errors.Errorf("unterminated string in %q", expr)
+	return 0, fmt.Errorf("unterminated string in %q", expr)
 }
 
 // skipBrackets returns the index past the bracket opened at i and everything it holds.
@@ -129,7 +128,7 @@ func skipBrackets(expr string, i int) (int, error) {
 			open = append(open, c)
 		case ')', ']', '}':
 			if len(open) == 0 || open[len(open)-1] != map[byte]byte{')': '(', ']': '[', '}': '{'}[c] {
-				return 0, errors.Errorf("unbalanced %q at %d in %q", c, j, expr)
+				return 0, fmt.Errorf("unbalanced %q at %d in %q", c, j, expr)
 			}
 			open = open[:len(open)-1]
 			if len(open) == 0 {
@@ -137,7 +136,7 @@ func skipBrackets(expr string, i int) (int, error) {
 			}
 		}
 	}
-	return 0, errors.Errorf("unclosed %q in %q", strings.TrimSpace(string(expr[i])), expr)
+	return 0, fmt.Errorf("unclosed %q in %q", strings.TrimSpace(string(expr[i])), expr)
 }
 
 func isIdentStart(c byte) bool {

@@ -1,9 +1,8 @@
 package monitoring
 
 import (
+	"fmt"
 	"slices"
-
-	"github.com/crossplane/function-sdk-go/errors"
 )
 
 // builtin are series Prometheus itself writes, from the alerting rules it evaluates: kiso composes those rules.
@@ -41,7 +40,7 @@ func Exported() ([]string, error) {
 	for _, e := range exprs {
 		names, err := MetricNames(e)
 		if err != nil {
-			return nil, errors.Wrap(err, "cannot read what an expression reads")
+			return nil, fmt.Errorf("cannot read what an expression reads: %w", err)
 		}
 		for _, n := range names {
 			if !slices.Contains(recorded, n) && !slices.Contains(builtin, n) {
