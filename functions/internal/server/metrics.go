@@ -23,8 +23,9 @@ import (
 // series of an XR are those of its latest call. Crossplane calls no function for an XR being deleted, so an
 // XR's series expire once it has not been called for longer than its calls ask (the response's TTL) allows.
 
-// expiryGrace is how long an XR's series outlive its last call beyond twice the TTL that call asked for: a settled XR
-// is called every hour, so its series go 2h5m after the last call, and an alert on a deleted claim clears then.
+// expiryGrace is how long an XR's series outlive its last call beyond twice the TTL that call asked for: a
+// settled XR is called every hour, so its series go 2h5m after the last call, and an alert on a deleted claim
+// clears then.
 const expiryGrace = 5 * time.Minute
 
 // Metrics is what a function exports about each XR it is called for.
