@@ -38,9 +38,11 @@ verify: unit fuzz examples xpkg ## Everything make test runs but the end-to-end 
 .PHONY: check
 check: unit examples ## The contributor's loop, a few minutes on a warm cache: lint, unit tests, every example rendered and validated. make test is the CI gate.
 
+# promtool, from Debian's prometheus package (hack/build-tool.sh): the tests of kiso's rules run it, skip without it
+# and fail without it in CI.
 .PHONY: unit
-unit: lint ## Unit tests of the functions and shared packages.
-	$(GO) test ./...
+unit: lint ## Unit tests of the functions and shared packages, and of kiso's rules with promtool.
+	promtool=$$(hack/build-tool.sh promtool) && KISO_PROMTOOL=$$promtool $(GO) test ./...
 
 # A number of executions, not a duration: when a duration runs out, Go's fuzz coordinator can see its deadline
 # before the workers' context does and report "context deadline exceeded" as a failure (seen on a loaded
@@ -132,10 +134,11 @@ generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.y
 	$(GO) run ./hack/generate
 
 .PHONY: tools
-tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, kube-scheduler, Karpenter's KWOK provider, kwok, provider-kubernetes, provider-helm) and fetch the CRD schemas.
+tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, promtool (from Debian's prometheus package), kube-scheduler, Karpenter's KWOK provider, kwok, provider-kubernetes, provider-helm) and fetch the CRD schemas.
 	hack/build-tool.sh crossplane-cli >/dev/null
 	hack/build-tool.sh crossplane-core >/dev/null
 	hack/build-tool.sh golangci-lint >/dev/null
+	hack/build-tool.sh promtool >/dev/null
 	hack/build-tool.sh kubernetes kube-scheduler >/dev/null
 	hack/build-tool.sh karpenter-kwok >/dev/null
 	hack/build-tool.sh kwok >/dev/null

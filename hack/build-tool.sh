@@ -9,6 +9,10 @@
 #            its module needs a newer Go than the installed one; it is exported only to that `go build`
 # A module that builds several commands from one dependency set (e.g. kube-apiserver and kubectl) lists them
 # instead as PKGS="BIN=PKG BIN=PKG ..."; pass the command's BIN as the second argument to pick one.
+# A tool Go does not build here (promtool: Prometheus's module builds slowly and pulls every cloud SDK) is taken
+# from a Debian package instead: build.env sets DEB (the package), DEB_VERSION (its version), BIN and DEB_FILE
+# (the binary's path in the package), and VERSION the tool's own; apt-get downloads it from the machine's own
+# Debian sources.
 # usage: hack/build-tool.sh NAME [BIN]
 set -euo pipefail
 name=${1:?usage: hack/build-tool.sh NAME [BIN]}
@@ -56,7 +60,11 @@ if [ ! -x "$out" ]; then
   done
   echo $$ >"$lock/pid"
   trap 'rm -rf "$lock"' EXIT
-  if [ ! -x "$out" ]; then
+  if [ ! -x "$out" ] && [ -n "${DEB:-}" ]; then
+    echo "fetching $name from Debian's $DEB $DEB_VERSION (once; cached in ${out%/*})" >&2
+    "$root/hack/deb-tool.sh" "$DEB" "$DEB_VERSION" "$DEB_FILE" "$out.tmp.$$" >&2
+    mv "$out.tmp.$$" "$out"
+  elif [ ! -x "$out" ]; then
     echo "building $name $VERSION (once; cached in ${out%/*})" >&2
     (
       cd "$dir"

@@ -13,5 +13,5 @@ import (
 
 func main() {
 	server.Main("kiso's cluster function: Karpenter's AWS prerequisites for one EKS cluster.",
-		func(log logging.Logger) fnv1.FunctionRunnerServiceServer { return &Function{log: log} })
+		func(log logging.Logger) fnv1.FunctionRunnerServiceServer { return &Function{log: log} }, metrics)
 }

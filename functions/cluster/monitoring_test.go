@@ -5,7 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	"github.com/kiso-dev/kiso/monitoring"
 )
 
 func TestPrometheusRule(t *testing.T) {
@@ -36,6 +39,22 @@ func TestPrometheusRule(t *testing.T) {
 	want := []string{"KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNotReady", "KarpenterNodePoolNearLimit", "KarpenterCloudProviderErrors", "KarpenterDriftedNodeNotReplaced", "KarpenterPodsUnschedulable"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("alerts: -want, +got:\n%s", diff)
+	}
+
+	// Then the recording rules per organization and kiso's own alerts, all of monitoring.Groups.
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.(map[string]any)["name"].(string))
+	}
+	if diff := cmp.Diff([]string{"kiso-karpenter", "kiso-organizations", "kiso"}, names); diff != "" {
+		t.Errorf("groups: -want, +got:\n%s", diff)
+	}
+	wantGroups, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&map[string]any{"groups": monitoring.Groups()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantGroups["groups"], groups); diff != "" {
+		t.Errorf("spec.groups is not monitoring.Groups(): -want, +got:\n%s", diff)
 	}
 
 	spec.Monitoring.PrometheusRule = ptr.To(false)

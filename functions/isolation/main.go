@@ -11,5 +11,5 @@ import (
 
 func main() {
 	server.Main("kiso's isolation function: dedicated Karpenter pools per organization or per stack.",
-		func(log logging.Logger) fnv1.FunctionRunnerServiceServer { return &Function{log: log} })
+		func(log logging.Logger) fnv1.FunctionRunnerServiceServer { return &Function{log: log} }, metrics)
 }

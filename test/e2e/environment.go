@@ -31,7 +31,7 @@ type Environment struct {
 	Timings *timings
 	// ProviderAWSCRDDir holds every CRD provider-aws v2 ships, for the kinds the harness does not install.
 	ProviderAWSCRDDir string
-	// Metrics holds each server's (crossplane, karpenter) Prometheus metrics URL, for benchmarks.
+	// Metrics holds each server's (crossplane, karpenter, function-isolation, ...) Prometheus metrics URL.
 	Metrics *metricsURLs
 
 	servers      *process.Group
@@ -114,7 +114,7 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 			return fmt.Errorf("cannot install kiso's packages: %w", err)
 		}
 		for _, fn := range p.Functions {
-			rt, err := serveFunction(ctx, servers, e.Cluster, fn, filepath.Join(dir, "functions"))
+			rt, err := serveFunction(ctx, servers, e.Cluster, fn, filepath.Join(dir, "functions"), e.Metrics)
 			if err != nil {
 				return err
 			}

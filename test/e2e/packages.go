@@ -170,7 +170,7 @@ type functionRuntime struct {
 // serveFunction runs fn's binary with a server certificate signed by Crossplane's root CA, then points the
 // Function's active revision at it: with the External runtime, nothing else sets status.endpoint, which is
 // where Crossplane dials a function.
-func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster, fn kisoFunction, dir string) (*functionRuntime, error) {
+func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster, fn kisoFunction, dir string, metrics *metricsURLs) (*functionRuntime, error) {
 	revision, err := activeRevision(ctx, cluster, fn.FunctionName)
 	if err != nil {
 		return nil, err
@@ -195,16 +195,20 @@ func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster
 		return nil, err
 	}
 
-	port, err := process.FreePort()
+	// Both functions run in one network namespace, beside servers that take :8080 (the RBAC manager's metrics):
+	// each serves its metrics on a free port of its own, named after its package (function-isolation).
+	ports, err := process.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	rt := &functionRuntime{fn: fn, endpoint: "127.0.0.1:" + strconv.Itoa(port), secret: fn.FunctionName + "-tls-server", revision: revision}
-	rt.server, err = servers.Start(fn.FunctionName, fn.Binary, []string{"--address=" + rt.endpoint, "--debug"},
+	rt := &functionRuntime{fn: fn, endpoint: "127.0.0.1:" + strconv.Itoa(ports[0]), secret: fn.FunctionName + "-tls-server", revision: revision}
+	metricsAddress := "127.0.0.1:" + strconv.Itoa(ports[1])
+	rt.server, err = servers.Start(fn.FunctionName, fn.Binary, []string{"--address=" + rt.endpoint, "--metrics-address=" + metricsAddress, "--debug"},
 		[]string{"TLS_SERVER_CERTS_DIR=" + certsDir})
 	if err != nil {
 		return nil, err
 	}
+	metrics.set(fn.Package, "http://"+metricsAddress+"/metrics")
 	if err := process.WaitForListener(ctx, rt.server, rt.endpoint, serverStartTimeout); err != nil {
 		return nil, err
 	}

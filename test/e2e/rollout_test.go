@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kiso-dev/kiso/monitoring"
 )
 
 // The staged-rollout scenario's names.
@@ -51,6 +53,8 @@ func halfWave(organization string) bool {
 // organizations with the cluster's rollout [canary] → 50% → 100%: first only the canary's NodePool changes and
 // Karpenter replaces only its node (drift), the others keep theirs; after the canary's soak, the 50% wave
 // moves; a pause holds the last wave back; resumed, everyone moves. The cluster's status counts match at each step.
+// With its organizations on their nodes, every series kiso's rules and dashboard read is exported by Karpenter or
+// kiso's functions.
 func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 	requireNodesT(t)
 	// Alone while it measures what the cluster's counts wake (Crossplane idle); then beside the others, changing the
@@ -199,6 +203,10 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		assertOnNodeT(t, holder, nodes[holder])
 		waitForClusterWarningT(t, "rollout blocked: ")
 		waitForDriftedSeriesT(t, "kiso-"+holder, nodes[holder])
+		// The series KisoRolloutBlocked fires on names the holder; the skipped organization is told apart.
+		rolloutState := monitoring.RolloutOrganizationState.Name
+		waitForSeriesT(t, "function-cluster", rolloutState, map[string]string{"cluster": rolloutCluster, "organization": holder, "state": monitoring.RolloutBlocked}, 1)
+		waitForSeriesT(t, "function-cluster", rolloutState, map[string]string{"cluster": rolloutCluster, "organization": skipped, "state": monitoring.RolloutSkipped}, 1)
 		// The skipped organization never moved, and its claim says why and until when.
 		assertReleasesT(t, map[string]string{skipped: "r1"})
 		assertOnNodeT(t, skipped, nodes[skipped])
@@ -229,6 +237,17 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 		})
 	})
 	env.Timings.Record("rollout: NodeClass changed -> 10 organizations on it (a pause, a deadline, a skip)", time.Since(changed))
+	step(t, "EverySeriesTheRulesAndDashboardReadIsExported", func(t *testing.T) {
+		// Warn mode's count is exported for an organization in Warn mode: the platform switches the canary, whose
+		// pods carry the placement admission injected, so Enforce would refuse none of them.
+		canary := rolloutOrganizations[0]
+		patchClaimAsPlatformT(t, "e2e-"+canary, canary, `{"spec":{"placement":{"mode":"Warn"}}}`)
+		waitForSeriesT(t, "function-isolation", monitoring.OrganizationWarnedPods.Name, map[string]string{"organization": canary, "cluster": rolloutCluster}, 0)
+		waitForSeriesT(t, "function-isolation", monitoring.OrganizationReady.Name, map[string]string{"organization": canary, "cluster": rolloutCluster}, 1)
+		waitForSeriesT(t, "function-cluster", monitoring.RolloutOrganizationState.Name, map[string]string{"cluster": rolloutCluster, "organization": canary, "state": monitoring.RolloutDone}, 1)
+		waitForEverySeriesTheRulesReadT(t)
+		assertRulesJoinKarpenterT(t, canary)
+	})
 }
 
 // waitUntilInjectedT waits until admission adds the organization's toleration to a pod of its namespace that
