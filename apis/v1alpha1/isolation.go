@@ -329,7 +329,7 @@ type XKarpenterIsolationStatus struct {
 	Usage *Usage `json:"usage,omitempty"`
 
 	// Classes sums, per class, what its pools report, for kubectl get: the class, its nodes, and its CPUs
-	// against the most its pools may hold now, e.g. default(2n,3/4cpu),gpu(1n,1/4cpu). Set when the spec names
+	// against the most its pools may hold now, e.g. default(2n,cpu=3/4),gpu(1n,cpu=1/4). Set when the spec names
 	// classes.
 	Classes string `json:"classes,omitempty"`
 

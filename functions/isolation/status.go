@@ -114,7 +114,7 @@ func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpente
 }
 
 // classUsage sums, per class, its pools' nodes and CPUs against the most they may hold now (the sum of their
-// limits, at most spec.limits), for the CLASSES column: default(2n,3/4cpu),gpu(1n,1/4cpu). A class whose
+// limits, at most spec.limits), for the CLASSES column: default(2n,cpu=3/4),gpu(1n,cpu=1/4). A class whose
 // pools Karpenter has not counted yet shows what it has counted; one whose pools do not all cap cpu shows no
 // limit.
 func classUsage(spec v1alpha1.XKarpenterIsolationSpec, st *v1alpha1.XKarpenterIsolationStatus) string {
@@ -151,7 +151,7 @@ func classUsage(spec v1alpha1.XKarpenterIsolationSpec, st *v1alpha1.XKarpenterIs
 			}
 			cpu += "/" + limit.String()
 		}
-		parts = append(parts, fmt.Sprintf("%s(%dn,%scpu)", c.display(), nodes, cpu))
+		parts = append(parts, fmt.Sprintf("%s(%dn,cpu=%s)", c.display(), nodes, cpu))
 	}
 	return strings.Join(parts, ",")
 }

@@ -110,7 +110,7 @@ func TestClassesAndTheOrganizationsLimitAreReported(t *testing.T) {
 		t.Errorf("status.usage: -want, +got:\n%s", diff)
 	}
 	// Each class's nodes and CPUs, against the most its pools may hold now; a class without pools is left out.
-	if want := "default(2n,4/14cpu),gpu(1n,2/12cpu)"; st.Classes != want {
+	if want := "default(2n,cpu=4/14),gpu(1n,cpu=2/12)"; st.Classes != want {
 		t.Errorf("status.classes = %q, want %q", st.Classes, want)
 	}
 }
