@@ -392,9 +392,10 @@ type StackStatus struct {
 	NodeSelector map[string]string `json:"nodeSelector"`
 	Tolerations  []Toleration      `json:"tolerations"`
 
-	// Classes say, per class the stack has a pool of, what its pods select to run there: the stack's node
-	// selector and the class's label; the taints of the class's reference NodePool, if any, they tolerate too.
-	// Pool and NodeSelector above are the default class's.
+	// Classes say, in stack isolation, per class the stack has a pool of, what its pods select to run there:
+	// the stack's node selector and the class's label; the taints of the class's reference NodePool, if any,
+	// they tolerate too. Pool and NodeSelector above are the default class's. In organization isolation every
+	// stack has every class (status.pools): its pods add <keyDomain>/class=<class> to NodeSelector.
 	Classes []StackClassStatus `json:"classes,omitempty"`
 }
 

@@ -300,21 +300,13 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 		u := composed.New()
 		u.Object = objectMap("v1", "ConfigMap", placementConfigMapName, ns.Name,
 			map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
-		data := map[string]any{
+		u.Object[configMapData] = map[string]any{
 			"organization": spec.Organization,
 			"stack":        ns.Stack,
 			"pool":         s.Pool,
 			"nodeSelector": string(selector),
 			"tolerations":  string(tolerations),
 		}
-		if len(s.Classes) > 0 {
-			classes, err := json.Marshal(s.Classes)
-			if err != nil {
-				return nil, errors.Wrap(err, "cannot encode classes")
-			}
-			data["classes"] = string(classes)
-		}
-		u.Object[configMapData] = data
 		out[placementConfigMapResourceName(ns.Name)] = u
 	}
 	return out, nil

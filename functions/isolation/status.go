@@ -31,14 +31,17 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 		st.Pools = append(st.Pools, v1alpha1.PoolStatus{Name: p.Name, NodeClass: p.Name, Stacks: p.Stacks, Ready: ready[p.Name], Class: p.Class.Name})
 		names = append(names, p.Name)
 		for _, s := range p.Stacks {
-			if p.Class.Name == "" {
+			switch {
+			case p.Class.Name == "":
 				poolOf[s] = p
-				continue
+			case p.Stack != "":
+				// A pod picks the class by its label, besides what it selects for its stack. Only in stack
+				// isolation, where a stack has pools of the classes it uses: in organization isolation every
+				// stack has every class, and a thousand stacks times ten classes would not fit the response.
+				selector := maps.Clone(p.Selector)
+				selector[keys.Class] = p.Class.Name
+				classesOfStack[s] = append(classesOfStack[s], v1alpha1.StackClassStatus{Name: p.Class.Name, Pool: p.Name, NodeSelector: selector})
 			}
-			// A pod picks the class by its label, besides what it selects for its stack.
-			selector := maps.Clone(p.Selector)
-			selector[keys.Class] = p.Class.Name
-			classesOfStack[s] = append(classesOfStack[s], v1alpha1.StackClassStatus{Name: p.Class.Name, Pool: p.Name, NodeSelector: selector})
 		}
 	}
 	st.PoolNames = strings.Join(names, ",")
