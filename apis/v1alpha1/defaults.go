@@ -57,20 +57,28 @@ func (s *XKarpenterIsolationSpec) Default() {
 	if s.Isolation == "" {
 		s.Isolation = DefaultXKarpenterIsolationSpecIsolation
 	}
-	if s.NodeClassRef.APIVersion == "" {
-		s.NodeClassRef.APIVersion = DefaultNodeClassReferenceAPIVersion
-	}
-	if s.NodeClassRef.Kind == "" {
-		s.NodeClassRef.Kind = DefaultNodeClassReferenceKind
-	}
+	s.NodeClassRef.Default()
 	if s.NodeRole == "" {
 		s.NodeRole = DefaultXKarpenterIsolationSpecNodeRole
+	}
+	for i := range s.Classes {
+		s.Classes[i].NodeClassRef.Default()
 	}
 	if s.Placement != nil && s.Placement.Enforce == nil {
 		s.Placement.Enforce = ptr.To(DefaultPlacementEnforce)
 	}
 	if s.Placement != nil && s.Placement.Mode == "" {
 		s.Placement.Mode = DefaultPlacementMode
+	}
+}
+
+// Default sets the NodeClass reference's API version and kind its markers default.
+func (r *NodeClassReference) Default() {
+	if r.APIVersion == "" {
+		r.APIVersion = DefaultNodeClassReferenceAPIVersion
+	}
+	if r.Kind == "" {
+		r.Kind = DefaultNodeClassReferenceKind
 	}
 }
 

@@ -67,6 +67,24 @@ type XKarpenterIsolationSpec struct {
 	// values.
 	Pool *PoolSettings `json:"pool,omitempty"`
 
+	// Classes are kinds of capacity the organization gets besides its default class (spec.nodeClassRef,
+	// spec.nodePoolRef and spec.pool), e.g. gpu or arm64, each cloned from a reference pair of its own with pool
+	// settings of its own. In organization isolation the organization gets a pool per class
+	// (kiso.<organization>.<class>), in stack isolation each stack a pool per class it uses
+	// (kiso.<organization>.<stack>.<class>, see stacks[].classes). A pod picks a class as Karpenter's users do:
+	// by the labels and taints its reference NodePool gives its nodes, or by the node label <keyDomain>/class.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=map
+	// +listMapKey=name
+	Classes []CapacityClass `json:"classes,omitempty"`
+
+	// Limits bound the organization's capacity summed over all its pools and classes (cpu, memory, nodes,
+	// ...). kiso sets each pool's Karpenter limit to what the organization has left, from what Karpenter counts
+	// its other pools hold, and recomputes it whenever Karpenter's count changes. A pool's own limits (spec.pool,
+	// stacks[].pool, classes[].pool) may not be higher.
+	// +kubebuilder:validation:MaxProperties=20
+	Limits map[string]intstr.IntOrString `json:"limits,omitempty"`
+
 	// Tags are extra cost-allocation tags for the organization's EC2 instances, volumes and instance profiles
 	// (EC2NodeClass only), of at most 256 characters each.
 	// +kubebuilder:validation:MaxProperties=40
@@ -162,7 +180,44 @@ type Stack struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 
 	// Pool overrides spec.pool for this stack's own pool (stack isolation only). Unset fields keep spec.pool's,
-	// then the reference NodePool's, values.
+	// then the reference NodePool's, values. It applies to the stack's pool of the default class.
+	Pool *PoolSettings `json:"pool,omitempty"`
+
+	// Classes are the classes (spec.classes) the stack gets a pool of, besides the default class's (stack
+	// isolation only). Unset, every class; [] none.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Classes []string `json:"classes,omitempty"`
+}
+
+// DefaultClassName names, in status and messages, the class spec.nodeClassRef and spec.nodePoolRef give: no
+// class of spec.classes may take it.
+const DefaultClassName = "default"
+
+// A CapacityClass is a kind of capacity of the organization: a reference pair of its own, and the settings of
+// its pools.
+// +kubebuilder:validation:XValidation:rule="self.name != '{{DefaultClassName}}'",message="{{DefaultClassName}} names the class spec.nodeClassRef and spec.nodePoolRef give",fieldPath=".name"
+type CapacityClass struct {
+	// Name is unique within the organization; a DNS-1123 label. It names the class's pools and is the value of
+	// the node label <keyDomain>/class on their nodes.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// NodeClassRef is the cluster-scoped reference NodeClass the class's pools clone.
+	// +kubebuilder:validation:Required
+	NodeClassRef NodeClassReference `json:"nodeClassRef"`
+
+	// NodePoolRef is the reference karpenter.sh/v1 NodePool the class's pools clone.
+	// +kubebuilder:validation:Required
+	NodePoolRef NodePoolReference `json:"nodePoolRef"`
+
+	// Pool is the settings of the class's pools. Unset fields keep the class's reference NodePool's values;
+	// spec.pool and stacks[].pool apply to the default class only.
 	Pool *PoolSettings `json:"pool,omitempty"`
 }
 
@@ -273,6 +328,11 @@ type XKarpenterIsolationStatus struct {
 	// they hold, against the sum of its pools' limits.
 	Usage *Usage `json:"usage,omitempty"`
 
+	// Classes sums, per class, what its pools report, for kubectl get: the class, its nodes, and its CPUs
+	// against the most its pools may hold now, e.g. default(2n,cpu=3/4),gpu(1n,cpu=1/4). Set when the spec names
+	// classes.
+	Classes string `json:"classes,omitempty"`
+
 	// WarnedPods is, in placement mode Warn, how many pods in the organization's namespaces select none of its
 	// pools: the pods Enforce would refuse. Switch to Enforce once it is 0.
 	WarnedPods *int32 `json:"warnedPods,omitempty"`
@@ -292,7 +352,8 @@ type Usage struct {
 	// Resources sums the pools' resources (cpu, memory).
 	Resources map[string]string `json:"resources,omitempty"`
 
-	// Limits sums the pools' limits, for each resource every pool caps.
+	// Limits sums the pools' limits, for each resource every pool caps; spec.limits, for each resource it
+	// bounds.
 	Limits map[string]string `json:"limits,omitempty"`
 }
 
@@ -302,6 +363,9 @@ type PoolStatus struct {
 	NodeClass string   `json:"nodeClass"`
 	Stacks    []string `json:"stacks,omitempty"`
 	Ready     bool     `json:"ready"`
+
+	// Class is the pool's class (spec.classes); unset for the default class.
+	Class string `json:"class,omitempty"`
 
 	// Nodes is how many nodes the pool has, as Karpenter counts them in its
 	// NodePool's status.
@@ -327,6 +391,19 @@ type StackStatus struct {
 	Namespaces   []string          `json:"namespaces"`
 	NodeSelector map[string]string `json:"nodeSelector"`
 	Tolerations  []Toleration      `json:"tolerations"`
+
+	// Classes say, in stack isolation, per class the stack has a pool of, what its pods select to run there:
+	// the stack's node selector and the class's label; the taints of the class's reference NodePool, if any,
+	// they tolerate too. Pool and NodeSelector above are the default class's. In organization isolation every
+	// stack has every class (status.pools): its pods add <keyDomain>/class=<class> to NodeSelector.
+	Classes []StackClassStatus `json:"classes,omitempty"`
+}
+
+// StackClassStatus is what a stack's pods need to land on its pool of one class.
+type StackClassStatus struct {
+	Name         string            `json:"name"`
+	Pool         string            `json:"pool"`
+	NodeSelector map[string]string `json:"nodeSelector"`
 }
 
 // Toleration is the subset of a core/v1 Toleration kiso hands out.

@@ -8,6 +8,10 @@ const (
 	PatternBudgetNodes = "^((100|[0-9]{1,2})%|[0-9]+)$"
 	// PatternBudgetDuration is Budget.duration's kubebuilder:validation:Pattern.
 	PatternBudgetDuration = "^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$"
+	// PatternCapacityClassName is CapacityClass.name's kubebuilder:validation:Pattern.
+	PatternCapacityClassName = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	// MaxLengthCapacityClassName is CapacityClass.name's kubebuilder:validation:MaxLength.
+	MaxLengthCapacityClassName = 63
 	// DefaultChartInstallVersion is ChartInstall.version's kubebuilder:default.
 	DefaultChartInstallVersion = "1.15.0"
 	// PatternChartInstallVersion is ChartInstall.version's kubebuilder:validation:Pattern.
@@ -96,6 +100,12 @@ const (
 	ItemMaxLengthStackNamespaces = 63
 	// MaxItemsStackNamespaces is Stack.namespaces's kubebuilder:validation:MaxItems.
 	MaxItemsStackNamespaces = 100
+	// ItemPatternStackClasses is Stack.classes's kubebuilder:validation:items:Pattern.
+	ItemPatternStackClasses = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	// ItemMaxLengthStackClasses is Stack.classes's kubebuilder:validation:items:MaxLength.
+	ItemMaxLengthStackClasses = 63
+	// MaxItemsStackClasses is Stack.classes's kubebuilder:validation:MaxItems.
+	MaxItemsStackClasses = 10
 	// MaxItemsWaveOrganizations is Wave.organizations's kubebuilder:validation:MaxItems.
 	MaxItemsWaveOrganizations = 100
 	// MinimumWavePercent is Wave.percent's kubebuilder:validation:Minimum.
@@ -136,6 +146,10 @@ const (
 	DefaultXKarpenterIsolationSpecIsolation = "organization"
 	// MaxItemsXKarpenterIsolationSpecStacks is XKarpenterIsolationSpec.stacks's kubebuilder:validation:MaxItems.
 	MaxItemsXKarpenterIsolationSpecStacks = 1000
+	// MaxItemsXKarpenterIsolationSpecClasses is XKarpenterIsolationSpec.classes's kubebuilder:validation:MaxItems.
+	MaxItemsXKarpenterIsolationSpecClasses = 10
+	// MaxPropertiesXKarpenterIsolationSpecLimits is XKarpenterIsolationSpec.limits's kubebuilder:validation:MaxProperties.
+	MaxPropertiesXKarpenterIsolationSpecLimits = 20
 	// MaxPropertiesXKarpenterIsolationSpecTags is XKarpenterIsolationSpec.tags's kubebuilder:validation:MaxProperties.
 	MaxPropertiesXKarpenterIsolationSpecTags = 40
 	// DefaultXKarpenterIsolationSpecNodeRole is XKarpenterIsolationSpec.nodeRole's kubebuilder:default.

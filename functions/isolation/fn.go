@@ -106,8 +106,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	draining := drainingPools(pools, observed)
 	poolReady := readyPools(pools, observed, draining)
-	status := buildStatus(spec, pools, poolReady)
-	reportUsage(&status, observed, pools)
+	status := buildStatus(spec, pools, poolReady, keys)
+	reportUsage(&status, spec, observed, pools)
 
 	var rendered map[resource.Name]*resource.DesiredComposed
 	switch {
@@ -115,7 +115,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		rendered = keepObserved(observed.ReadAll(), keys)
 		unresolved(rsp, dxr, found, wl, observed.Len())
 	default:
-		if errs := validateFound(spec, found, observed, in, claim, keys); len(errs) > 0 {
+		if errs := validateFound(spec, pools, found, observed, in, claim, keys); len(errs) > 0 {
 			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
 			return rsp, nil
 		}
@@ -181,7 +181,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // ConfigMap by which it holds the organization, its dedicated node identity
 // if it has one, each pool's NodeClass and NodePool, and the placement Role and ConfigMap of each namespace the
 // platform gives it.
-func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, rr referenceRollout, observed fnstate.Observed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
+func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, pools []pool, stacks []v1alpha1.StackStatus, found lookup, rr referenceRollouts, observed fnstate.Observed, keys placement.Keys) (map[resource.Name]*resource.DesiredComposed, error) {
 	objects := make(map[resource.Name]*composed.Unstructured, 4*len(pools)+12)
 	objects[organizationLockResource] = renderOrganizationLock(spec, in, claim, keys)
 	var identity *nodeidentity.Identity
@@ -199,8 +199,9 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 		}
 	}
 
-	gvk := nodeClassGVK(spec.NodeClassRef)
+	limit := newOrganizationLimit(spec, observed)
 	for _, p := range pools {
+		gvk := nodeClassGVK(p.Class.NodeClassRef)
 		src := rr.Sources[p.Name]
 		if src.Keep {
 			for name, dc := range keepObserved(observedPool(observed, p), keys) {
@@ -215,8 +216,9 @@ func renderOrganization(spec v1alpha1.XKarpenterIsolationSpec, in Input, claim c
 			if err != nil {
 				return nil, err
 			}
-			annotate(nc, spec, src, rr, keys)
-			annotate(np, spec, src, rr, keys)
+			limit.limit(np, p)
+			annotate(nc, spec, src, keys)
+			annotate(np, spec, src, keys)
 			if err := markNodeClass(np, observedNodePool(observed.Get(nodePoolResourceName(p))), nc, keys); err != nil {
 				return nil, err
 			}

@@ -66,6 +66,11 @@ func handSeeds(t testing.TB) []fntest.Seed {
 		}
 	}
 	seeds = append(seeds, fntest.Seed{XR: xr(stackSwitch), Cluster: objects(refNodeClass, refNodePool), Observed: fntest.ToJSON(t, retiring)})
+	// Classes bounded by one limit, beside a NodePool whose counts are not quantities.
+	seeds = append(seeds, fntest.Seed{XR: xr(classLimitSpec), Cluster: objects(refNodeClass, refNodePool, gpuNodeClass, gpuNodePool), Observed: fntest.ToJSON(t, map[string]any{
+		"nodepool-kiso.acme.gpu": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "kiso.acme.gpu"},
+			"spec": map[string]any{"limits": "x"}, "status": map[string]any{"nodes": "x", "resources": map[string]any{"cpu": "lots", "nodes": -3}}},
+	})})
 	for i := range seeds {
 		seeds[i].Input = input
 		if seeds[i].Observed == "" {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -20,11 +21,20 @@ import (
 // (requirements) and what it reads back from the answers (resolve, into a
 // lookup). Nothing here decides what to render.
 
-// Names of the required resources this function asks Crossplane for.
+// Names of the required resources this function asks Crossplane for: the default class's reference pair;
+// a class's are these names, "-" and the class's name.
 const (
 	requireReferenceNodeClass = "reference-nodeclass"
 	requireReferenceNodePool  = "reference-nodepool"
 )
+
+// referenceRequirements names the required resources of a class's reference NodeClass and NodePool.
+func referenceRequirements(c capacityClass) (nodeClass, nodePool string) {
+	if c.Name == "" {
+		return requireReferenceNodeClass, requireReferenceNodePool
+	}
+	return requireReferenceNodeClass + "-" + c.Name, requireReferenceNodePool + "-" + c.Name
+}
 
 var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
@@ -35,9 +45,11 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 // and, for every object kiso is about to create, for whatever already holds
 // its name.
 func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, at site, keys placement.Keys) *fnv1.Requirements {
-	rs := map[string]*fnv1.ResourceSelector{
-		requireReferenceNodeClass: ownership.ByName(nodeClassGVK(spec.NodeClassRef), "", spec.NodeClassRef.Name),
-		requireReferenceNodePool:  ownership.ByName(nodePoolGVK, "", spec.NodePoolRef.Name),
+	rs := map[string]*fnv1.ResourceSelector{}
+	for _, c := range classesOf(spec) {
+		nc, np := referenceRequirements(c)
+		rs[nc] = ownership.ByName(nodeClassGVK(c.NodeClassRef), "", c.NodeClassRef.Name)
+		rs[np] = ownership.ByName(nodePoolGVK, "", c.NodePoolRef.Name)
 	}
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterview.GVK, "", clusterview.Name(spec.ClusterRef.Name))
@@ -59,8 +71,8 @@ type lookup struct {
 	// Waiting is true until Crossplane has resolved every requirement.
 	Waiting bool
 
-	NodeClass *unstructured.Unstructured
-	NodePool  *unstructured.Unstructured
+	// References are each class's reference pair, by class name ("" for the default class), once found.
+	References map[string]referencePair
 
 	// Missing describes each reference that does not exist.
 	Missing []string
@@ -102,28 +114,51 @@ type lookup struct {
 	ClaimNamespaceGiven *bool
 }
 
+// A referencePair is the reference NodeClass and NodePool a class's pools clone.
+type referencePair struct {
+	NodeClass, NodePool *unstructured.Unstructured
+}
+
+// pair returns the reference pair of a class, as found.
+func (l lookup) pair(c capacityClass) referencePair { return l.References[c.Name] }
+
+// classPath is the field of the spec that holds what a class names: spec for the default class,
+// spec.classes[i] for the others.
+func classPath(c capacityClass) *field.Path {
+	if c.Index < 0 {
+		return field.NewPath("spec")
+	}
+	return field.NewPath("spec", "classes").Index(c.Index)
+}
+
 // resolve reads the required resources from the request.
 func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, at site, keys placement.Keys) (lookup, error) {
-	l := lookup{}
-	refs := []struct {
-		name  string
-		field string
-		ref   ownership.Object
-		into  **unstructured.Unstructured
-	}{
-		{requireReferenceNodeClass, "spec.nodeClassRef", ownership.Object{GVK: nodeClassGVK(spec.NodeClassRef), Name: spec.NodeClassRef.Name}, &l.NodeClass},
-		{requireReferenceNodePool, "spec.nodePoolRef", ownership.Object{GVK: nodePoolGVK, Name: spec.NodePoolRef.Name}, &l.NodePool},
-	}
-	for _, r := range refs {
-		found, resolved := fnstate.Required(req, r.name)
-		switch {
-		case !resolved:
-			l.Waiting = true
-		case len(found) == 0:
-			l.Missing = append(l.Missing, fmt.Sprintf("%s: reference %s not found", r.field, r.ref))
-		default:
-			*r.into = found[0].Resource
+	l := lookup{References: map[string]referencePair{}}
+	for _, c := range classesOf(spec) {
+		var pair referencePair
+		ncName, npName := referenceRequirements(c)
+		path := classPath(c)
+		refs := []struct {
+			name  string
+			field *field.Path
+			ref   ownership.Object
+			into  **unstructured.Unstructured
+		}{
+			{ncName, path.Child("nodeClassRef"), ownership.Object{GVK: nodeClassGVK(c.NodeClassRef), Name: c.NodeClassRef.Name}, &pair.NodeClass},
+			{npName, path.Child("nodePoolRef"), ownership.Object{GVK: nodePoolGVK, Name: c.NodePoolRef.Name}, &pair.NodePool},
 		}
+		for _, r := range refs {
+			found, resolved := fnstate.Required(req, r.name)
+			switch {
+			case !resolved:
+				l.Waiting = true
+			case len(found) == 0:
+				l.Missing = append(l.Missing, fmt.Sprintf("%s: reference %s not found", r.field, r.ref))
+			default:
+				*r.into = found[0].Resource
+			}
+		}
+		l.References[c.Name] = pair
 	}
 	if spec.ClusterRef != nil {
 		if err := l.resolveCluster(req, spec.ClusterRef.Name); err != nil {

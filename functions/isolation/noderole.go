@@ -32,7 +32,7 @@ func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, t
 		awsTags[k] = &v
 	}
 	return nodeidentity.Identity{
-		ObjectName:          names.Join(names.MaxLabelValue, poolName(spec.Organization, ""), "node"),
+		ObjectName:          names.Join(names.MaxLabelValue, poolName(spec.Organization, "", ""), "node"),
 		RoleName:            name,
 		ProfileName:         name,
 		Path:                c.Status.NodeRolePath,

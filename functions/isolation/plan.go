@@ -21,10 +21,13 @@ type pool struct {
 	// Stack is the stack the pool belongs to in stack isolation, else empty.
 	Stack string
 
+	// Class is the class of capacity the pool is of, and the reference pair it clones.
+	Class capacityClass
+
 	// Stacks whose pods land on this pool.
 	Stacks []string
 
-	// Settings are spec.pool with the stack's own overrides applied.
+	// Settings are spec.pool with the stack's own overrides applied (the default class), or the class's own.
 	Settings v1alpha1.PoolSettings
 
 	// Labels are the identity labels of its objects, its EC2 resources'
@@ -54,13 +57,18 @@ type taint struct {
 // already there, so adding a taint never disrupts running workloads.
 const taintEffect = "NoSchedule"
 
-// planPools returns the organization's pools in spec order.
+// planPools returns the organization's pools in spec order: in organization isolation one per class, in
+// stack isolation per stack its pool of the default class, then one per class it uses.
 func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) []pool {
+	classes := classesOf(spec)
 	if spec.Isolation == v1alpha1.IsolationStack {
 		pools := make([]pool, 0, len(spec.Stacks))
 		for _, s := range spec.Stacks {
 			settings := mergeSettings(spec.Pool, s.Pool)
-			pools = append(pools, newPool(spec, keys, s.Name, []string{s.Name}, settings))
+			pools = append(pools, newPool(spec, keys, s.Name, []string{s.Name}, classes[0], settings))
+			for _, c := range stackClasses(spec, s) {
+				pools = append(pools, newPool(spec, keys, s.Name, []string{s.Name}, c, mergeSettings(c.Pool, nil)))
+			}
 		}
 		return pools
 	}
@@ -68,13 +76,18 @@ func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) []poo
 	for _, s := range spec.Stacks {
 		stacks = append(stacks, s.Name)
 	}
-	return []pool{newPool(spec, keys, "", stacks, mergeSettings(spec.Pool, nil))}
+	pools := make([]pool, 0, len(classes))
+	for _, c := range classes {
+		pools = append(pools, newPool(spec, keys, "", stacks, c, mergeSettings(c.Pool, nil)))
+	}
+	return pools
 }
 
-func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack string, stacks []string, settings v1alpha1.PoolSettings) pool {
+func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack string, stacks []string, class capacityClass, settings v1alpha1.PoolSettings) pool {
 	p := pool{
-		Name:     poolName(spec.Organization, stack),
+		Name:     poolName(spec.Organization, stack, class.Name),
 		Stack:    stack,
+		Class:    class,
 		Stacks:   stacks,
 		Settings: settings,
 		Labels:   map[string]string{keys.Organization: spec.Organization},
@@ -91,7 +104,11 @@ func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack s
 	if spec.Customer != "" {
 		p.Labels[keys.Customer] = spec.Customer
 	}
-	if isEC2NodeClass(spec.NodeClassRef) {
+	// A class's label is for pods to pick the class by and for cost reports; no policy reads it.
+	if class.Name != "" {
+		p.Labels[keys.Class] = class.Name
+	}
+	if isEC2NodeClass(class.NodeClassRef) {
 		p.Tags = make(map[string]string, len(spec.Tags)+len(p.Labels))
 		for k, v := range spec.Tags {
 			p.Tags[k] = v
@@ -127,16 +144,27 @@ const shortenedPoolPrefix = poolNamePrefix + "--"
 const poolHashLen = 16
 
 // poolName is kiso-<organization> for an organization's pool and
-// kiso-<organization>.<stack> for a stack's. Organization and stack are
-// DNS-1123 labels, which hold no ".", so two different organization/stack
-// pairs never share a name: with "-" organization acme's stack web-x and
-// organization acme-web's stack x would. A name longer than a label value
-// may be (it is also the karpenter.sh/nodepool label's value) is cut and
-// becomes kiso--<cut>-<hash>, which no full name can be.
-func poolName(organization, stack string) string {
-	name := poolNamePrefix + "-" + organization
+// kiso-<organization>.<stack> for a stack's, of the default class; a pool of
+// a class is kiso.<organization>.<class> or kiso.<organization>.<stack>.<class>.
+// Organization, stack and class are DNS-1123 labels, which hold no ".", so
+// two different organization/stack/class triples never share a name: with
+// "-" organization acme's stack web-x and organization acme-web's stack x
+// would. A default class's name starts with kiso- and a class's with kiso.,
+// and a class's name has one "." more than a default class's of the same
+// isolation. A name longer than a label value may be (it is also the
+// karpenter.sh/nodepool label's value) is cut and becomes
+// kiso--<cut>-<hash>, which no full name can be.
+func poolName(organization, stack, class string) string {
+	sep := "-"
+	if class != "" {
+		sep = "."
+	}
+	name := poolNamePrefix + sep + organization
 	if stack != "" {
 		name += "." + stack
+	}
+	if class != "" {
+		name += "." + class
 	}
 	if len(name) <= names.MaxLabelValue {
 		return name

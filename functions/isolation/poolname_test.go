@@ -7,84 +7,139 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
+// owner is who a pool belongs to: an organization, its stack in stack isolation, its class of capacity.
+type owner struct{ organization, stack, class string }
+
+func (o owner) poolName() string { return poolName(o.organization, o.stack, o.class) }
+
 func TestPoolNamesNeverShared(t *testing.T) {
 	cases := map[string]struct {
 		reason string
-		a, b   [2]string // organization, stack
+		a, b   owner
 	}{
 		"HyphenInStackOrOrganization": {
 			reason: "organization acme's stack web-x and organization acme-web's stack x must not share a pool name",
-			a:      [2]string{"acme", "web-x"}, b: [2]string{"acme-web", "x"},
+			a:      owner{"acme", "web-x", ""}, b: owner{"acme-web", "x", ""},
 		},
 		"StackPoolAndOrganizationPool": {
 			reason: "a stack's pool never takes the name of another organization's shared pool",
-			a:      [2]string{"acme", "web"}, b: [2]string{"acme-web", ""},
+			a:      owner{"acme", "web", ""}, b: owner{"acme-web", "", ""},
 		},
 		"ShortenedNameIsNoOnesWholeName": {
 			reason: "a 60-character organization's shortened pool name must not be the whole name of the organization named like it",
 			// kiso- + 49 a + -370f05a1 was both the cut name of the first and the whole name of the second.
-			a: [2]string{strings.Repeat("a", 60), ""}, b: [2]string{strings.Repeat("a", 49) + "-370f05a1", ""},
+			a: owner{strings.Repeat("a", 60), "", ""}, b: owner{strings.Repeat("a", 49) + "-370f05a1", "", ""},
 		},
 		"LongNamesCutAtTheSamePlace": {
 			reason: "two long names that share their first 54 characters still differ (hash of the whole name)",
-			a:      [2]string{strings.Repeat("a", 50), strings.Repeat("b", 20)}, b: [2]string{strings.Repeat("a", 50), strings.Repeat("b", 21)},
+			a:      owner{strings.Repeat("a", 50), strings.Repeat("b", 20), ""}, b: owner{strings.Repeat("a", 50), strings.Repeat("b", 21), ""},
+		},
+		"ClassPoolAndStackPool": {
+			reason: "organization acme's pool of class gpu is not its stack gpu's pool",
+			a:      owner{"acme", "", "gpu"}, b: owner{"acme", "gpu", ""},
+		},
+		"StackClassPoolAndClassPool": {
+			reason: "stack web's pool of class gpu is not the organization's pool of a class named like them",
+			a:      owner{"acme", "web", "gpu"}, b: owner{"acme", "", "web"},
+		},
+		"ClassPoolAndAnotherOrganizationsPool": {
+			reason: "acme's pool of class gpu is never organization acme-gpu's pool",
+			a:      owner{"acme", "", "gpu"}, b: owner{"acme-gpu", "", ""},
+		},
+		"StackAndClassSwapped": {
+			reason: "stack web's class gpu and stack gpu's class web differ",
+			a:      owner{"acme", "web", "gpu"}, b: owner{"acme", "gpu", "web"},
+		},
+		"LongClassNamesCutAtTheSamePlace": {
+			reason: "two long class pool names that share their cut still differ (hash of the whole name)",
+			a:      owner{strings.Repeat("a", 40), "web", strings.Repeat("c", 30)}, b: owner{strings.Repeat("a", 40), "web", strings.Repeat("c", 31)},
+		},
+		"ShortenedClassNameAndShortenedStackName": {
+			reason: "a class pool and a stack pool cut to the same head still differ (hash of the whole name)",
+			a:      owner{strings.Repeat("a", 60), "", "b"}, b: owner{strings.Repeat("a", 60), "b", ""},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			a, b := poolName(tc.a[0], tc.a[1]), poolName(tc.b[0], tc.b[1])
+			a, b := tc.a.poolName(), tc.b.poolName()
 			if a == b {
-				t.Errorf("%s\npoolName(%q, %q) == poolName(%q, %q) == %q", tc.reason, tc.a[0], tc.a[1], tc.b[0], tc.b[1], a)
+				t.Errorf("%s\npoolName(%+v) == poolName(%+v) == %q", tc.reason, tc.a, tc.b, a)
 			}
 		})
 	}
 }
 
-// asWholeName reads a pool name as the whole, uncut name of a pair, and
-// reports whether it is one.
-func asWholeName(name string) (org, stack string, ok bool) {
-	rest, found := strings.CutPrefix(name, poolNamePrefix+"-")
+// asWholeName reads a pool name as the whole, uncut name of an owner, and reports whether it is one:
+// kiso-<o>[.<s>] of the default class, kiso.<o>[.<s>].<c> of a class.
+func asWholeName(name string) (owner, bool) {
+	label := func(v string) bool { return len(validation.IsDNS1123Label(v)) == 0 }
+	if rest, found := strings.CutPrefix(name, poolNamePrefix+"-"); found {
+		org, stack, hasStack := strings.Cut(rest, ".")
+		if !label(org) || hasStack && (!label(stack) || strings.Contains(stack, ".")) {
+			return owner{}, false
+		}
+		return owner{org, stack, ""}, true
+	}
+	rest, found := strings.CutPrefix(name, poolNamePrefix+".")
 	if !found {
-		return "", "", false
+		return owner{}, false
 	}
-	org, stack, _ = strings.Cut(rest, ".")
-	if len(validation.IsDNS1123Label(org)) > 0 || strings.Contains(stack, ".") || stack != "" && len(validation.IsDNS1123Label(stack)) > 0 {
-		return "", "", false
+	parts := strings.Split(rest, ".")
+	for _, p := range parts {
+		if !label(p) {
+			return owner{}, false
+		}
 	}
-	return org, stack, true
+	switch len(parts) {
+	case 2:
+		return owner{parts[0], "", parts[1]}, true
+	case 3:
+		return owner{parts[0], parts[1], parts[2]}, true
+	}
+	return owner{}, false
 }
 
 func TestPoolNameIsStable(t *testing.T) {
-	for _, tc := range []struct{ organization, stack, want string }{
-		{"acme", "", "kiso-acme"},
-		{"acme", "web", "kiso-acme.web"},
-		{"acme-web", "x", "kiso-acme-web.x"},
+	for _, tc := range []struct {
+		owner owner
+		want  string
+	}{
+		{owner{"acme", "", ""}, "kiso-acme"},
+		{owner{"acme", "web", ""}, "kiso-acme.web"},
+		{owner{"acme-web", "x", ""}, "kiso-acme-web.x"},
+		{owner{"acme", "", "gpu"}, "kiso.acme.gpu"},
+		{owner{"acme", "web", "gpu"}, "kiso.acme.web.gpu"},
 	} {
-		if got := poolName(tc.organization, tc.stack); got != tc.want {
-			t.Errorf("poolName(%q, %q): want %q, got %q", tc.organization, tc.stack, tc.want, got)
+		if got := tc.owner.poolName(); got != tc.want {
+			t.Errorf("poolName(%+v): want %q, got %q", tc.owner, tc.want, got)
 		}
 	}
 }
 
-// FuzzPoolName checks what a pool name promises for any valid organization
-// and stack: it fits a label value and a DNS-1123 subdomain (a NodePool's
-// name is both), two different pairs never share it, and no pair's name is
-// the whole name of another pair: a name read as kiso-<o>[.<s>] is o and s'
-// own (a shortened name taken by an organization named like it would let
-// one tenant deny another its pool).
+// FuzzPoolName checks what a pool name promises for any valid organization,
+// stack and class: it fits a label value and a DNS-1123 subdomain (a
+// NodePool's name is both), two different owners never share it, and no
+// owner's name is the whole name of another: a name read as kiso-<o>[.<s>]
+// or kiso.<o>[.<s>].<c> is o's, s' and c's own (a shortened name taken by
+// an organization named like it would let one tenant deny another its pool).
 func FuzzPoolName(f *testing.F) {
-	f.Add("acme", "web-x", "acme-web", "x")
-	f.Add("acme", "", "acme", "web")
-	f.Add(strings.Repeat("a", 63), strings.Repeat("b", 63), strings.Repeat("a", 63), strings.Repeat("b", 62))
-	f.Add(strings.Repeat("a", 60), "", "x", "")
-	f.Fuzz(func(t *testing.T, org1, stack1, org2, stack2 string) {
-		valid := func(org, stack string) bool {
-			return len(validation.IsDNS1123Label(org)) == 0 && (stack == "" || len(validation.IsDNS1123Label(stack)) == 0)
+	f.Add("acme", "web-x", "", "acme-web", "x", "")
+	f.Add("acme", "", "", "acme", "web", "")
+	f.Add(strings.Repeat("a", 63), strings.Repeat("b", 63), "", strings.Repeat("a", 63), strings.Repeat("b", 62), "")
+	f.Add(strings.Repeat("a", 60), "", "", "x", "", "")
+	f.Add("acme", "", "gpu", "acme", "gpu", "")
+	f.Add("acme", "web", "gpu", "acme", "gpu", "web")
+	f.Add(strings.Repeat("a", 63), strings.Repeat("b", 63), strings.Repeat("c", 63), strings.Repeat("a", 63), strings.Repeat("b", 63), strings.Repeat("c", 62))
+	f.Fuzz(func(t *testing.T, org1, stack1, class1, org2, stack2, class2 string) {
+		valid := func(o owner) bool {
+			label := func(v string) bool { return v == "" || len(validation.IsDNS1123Label(v)) == 0 }
+			return o.organization != "" && label(o.organization) && label(o.stack) && label(o.class)
 		}
-		if !valid(org1, stack1) || !valid(org2, stack2) {
+		o1, o2 := owner{org1, stack1, class1}, owner{org2, stack2, class2}
+		if !valid(o1) || !valid(o2) {
 			t.Skip()
 		}
-		n1, n2 := poolName(org1, stack1), poolName(org2, stack2)
+		n1, n2 := o1.poolName(), o2.poolName()
 		for _, n := range []string{n1, n2} {
 			if errs := validation.IsValidLabelValue(n); len(errs) > 0 {
 				t.Fatalf("pool name %q is not a label value: %v", n, errs)
@@ -93,13 +148,16 @@ func FuzzPoolName(f *testing.F) {
 				t.Fatalf("pool name %q is not a DNS-1123 subdomain: %v", n, errs)
 			}
 		}
-		for _, p := range [][3]string{{n1, org1, stack1}, {n2, org2, stack2}} {
-			if o, st, whole := asWholeName(p[0]); whole && (o != p[1] || st != p[2]) {
-				t.Fatalf("pool name %q of (%q, %q) is the whole pool name of (%q, %q)", p[0], p[1], p[2], o, st)
+		for _, p := range []struct {
+			name  string
+			owner owner
+		}{{n1, o1}, {n2, o2}} {
+			if o, whole := asWholeName(p.name); whole && o != p.owner {
+				t.Fatalf("pool name %q of %+v is the whole pool name of %+v", p.name, p.owner, o)
 			}
 		}
-		if n1 == n2 && (org1 != org2 || stack1 != stack2) {
-			t.Fatalf("(%q, %q) and (%q, %q) share the pool name %q", org1, stack1, org2, stack2, n1)
+		if n1 == n2 && o1 != o2 {
+			t.Fatalf("%+v and %+v share the pool name %q", o1, o2, n1)
 		}
 	})
 }

@@ -59,13 +59,18 @@ var nodePoolFields = []referenceField{
 // reference field and the reference's own field, and nothing is rendered
 // from them.
 func validateReferenceShapes(spec v1alpha1.XKarpenterIsolationSpec, found lookup) field.ErrorList {
-	sp := field.NewPath("spec")
-	nodeClassFields := []referenceField{{path: "spec", shape: shapeObject, required: true}}
-	if isEC2NodeClass(spec.NodeClassRef) {
-		nodeClassFields = append(nodeClassFields, referenceField{path: "spec.tags", shape: shapeStringMap})
+	classes := classesOf(spec)
+	errs := make(field.ErrorList, 0, len(classes))
+	for _, c := range classes {
+		path, pair := classPath(c), found.pair(c)
+		nodeClassFields := []referenceField{{path: "spec", shape: shapeObject, required: true}}
+		if isEC2NodeClass(c.NodeClassRef) {
+			nodeClassFields = append(nodeClassFields, referenceField{path: "spec.tags", shape: shapeStringMap})
+		}
+		errs = append(errs, referenceShape(path.Child("nodeClassRef"), pair.NodeClass, nodeClassGVK(c.NodeClassRef), nodeClassFields)...)
+		errs = append(errs, referenceShape(path.Child("nodePoolRef"), pair.NodePool, nodePoolGVK, nodePoolFields)...)
 	}
-	errs := referenceShape(sp.Child("nodeClassRef"), found.NodeClass, nodeClassGVK(spec.NodeClassRef), nodeClassFields)
-	return append(errs, referenceShape(sp.Child("nodePoolRef"), found.NodePool, nodePoolGVK, nodePoolFields)...)
+	return errs
 }
 
 // referenceShape checks one reference object; it stops at its first bad

@@ -22,6 +22,8 @@ import (
 // pair, or nothing new (Keep) when the pool waits for its wave and the
 // cluster keeps no snapshot of the revision it is on.
 type poolSource struct {
+	// Reference is the reference pair of the pool's class, as rollout.Reference writes it.
+	Reference           string
 	Revision            string
 	NodeClass, NodePool *unstructured.Unstructured
 
@@ -36,8 +38,41 @@ type poolSource struct {
 	New bool
 }
 
+// referenceRollouts are where an organization stands in its cluster's rollout of each class's reference
+// pair, and what each pool is rendered from.
+type referenceRollouts struct {
+	// Classes are the rollouts of the classes that have pools, in spec order.
+	Classes []referenceRollout
+	// Sources are every pool's, by pool name.
+	Sources map[string]poolSource
+}
+
+// poolSources decides, per class, which revision of the class's reference pair each of its pools is rendered
+// from (classSources).
+func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollouts, error) {
+	out := referenceRollouts{Sources: make(map[string]poolSource, len(pools))}
+	for _, c := range classesOf(spec) {
+		var of []pool
+		for _, p := range pools {
+			if p.Class.Name == c.Name {
+				of = append(of, p)
+			}
+		}
+		if len(of) == 0 {
+			continue
+		}
+		rr, err := classSources(spec, c, found, of, observed, keys)
+		if err != nil {
+			return out, err
+		}
+		out.Classes = append(out.Classes, rr)
+		maps.Copy(out.Sources, rr.Sources)
+	}
+	return out, nil
+}
+
 // referenceRollout is where an organization stands in its cluster's rollout
-// of its reference pair.
+// of one class's reference pair.
 type referenceRollout struct {
 	Reference string
 	Current   string
@@ -53,7 +88,7 @@ type referenceRollout struct {
 	Sources map[string]poolSource
 }
 
-// poolSources decides, per pool, which revision of the reference pair it is
+// classSources decides, per pool of a class, which revision of the class's reference pair it is
 // rendered from. A pool moves to the current revision at once unless the
 // organization's cluster stages rollouts and the organization's wave is not
 // open yet for it: then the pool stays on the revision it was rendered from,
@@ -62,14 +97,16 @@ type referenceRollout struct {
 // revisions or whose organization switched to another reference) starts on
 // the revision the organization's other pools are on, else on the last one
 // the cluster released (newPoolSource).
-func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollout, error) {
-	ref := rollout.ReferenceOf(spec).String()
-	current, err := rollout.Current(found.NodeClass, found.NodePool)
+func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollout, error) {
+	pair := found.pair(class)
+	reference := rollout.ReferenceOf(class.NodeClassRef, class.NodePoolRef)
+	ref := reference.String()
+	current, err := rollout.Current(pair.NodeClass, pair.NodePool)
 	if err != nil {
 		return referenceRollout{}, err
 	}
 	rr := referenceRollout{Reference: ref, Current: current.ID, Sources: make(map[string]poolSource, len(pools))}
-	moved := poolSource{Revision: current.ID, NodeClass: found.NodeClass, NodePool: found.NodePool}
+	moved := poolSource{Reference: ref, Revision: current.ID, NodeClass: pair.NodeClass, NodePool: pair.NodePool}
 
 	var state *v1alpha1.ReferenceRollout
 	if c := found.Cluster; c != nil && c.Spec.Rollout != nil {
@@ -97,9 +134,9 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 		case !rr.Staged || on[p.Name] == current.ID || (rr.Wave <= rr.Open && !rr.Skipped):
 			rr.Sources[p.Name] = moved
 		case on[p.Name] != "":
-			rr.Sources[p.Name] = waitingSource(state, on[p.Name], rollout.ReferenceOf(spec))
+			rr.Sources[p.Name] = waitingSource(state, on[p.Name], reference)
 		default:
-			rr.Sources[p.Name] = newPoolSource(state, own, rr, moved, rollout.ReferenceOf(spec))
+			rr.Sources[p.Name] = newPoolSource(state, own, rr, moved, reference)
 		}
 	}
 	return rr, nil
@@ -156,17 +193,17 @@ func waitingSource(state *v1alpha1.ReferenceRollout, on string, ref rollout.Refe
 				break
 			}
 			nc, np := r.Objects(ref)
-			return poolSource{Revision: on, NodeClass: nc, NodePool: np, Waiting: true}
+			return poolSource{Reference: ref.String(), Revision: on, NodeClass: nc, NodePool: np, Waiting: true}
 		}
 	}
-	return poolSource{Revision: on, Waiting: true, Keep: true}
+	return poolSource{Reference: ref.String(), Revision: on, Waiting: true, Keep: true}
 }
 
 // annotate marks a pool's rendered NodeClass or NodePool with the revision it
 // is rendered from, and the cluster whose rollout it follows.
-func annotate(u *unstructured.Unstructured, spec v1alpha1.XKarpenterIsolationSpec, src poolSource, rr referenceRollout, keys placement.Keys) {
+func annotate(u *unstructured.Unstructured, spec v1alpha1.XKarpenterIsolationSpec, src poolSource, keys placement.Keys) {
 	a := rollout.NewAnnotations(keys.Domain)
-	annotations := map[string]string{a.Reference: rr.Reference, a.Revision: src.Revision}
+	annotations := map[string]string{a.Reference: src.Reference, a.Revision: src.Revision}
 	if spec.ClusterRef != nil {
 		annotations[a.Cluster] = spec.ClusterRef.Name
 	}
@@ -225,8 +262,8 @@ func (rr referenceRollout) message() string {
 }
 
 // reportRevisions says on the claim which revision each pool is on and
-// whether the organization waits for a wave.
-func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsolationStatus, rr referenceRollout) {
+// whether the organization waits for a wave, for each class's reference pair.
+func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsolationStatus, rr referenceRollouts) {
 	revisions := make([]string, 0, 1)
 	for i := range st.Pools {
 		st.Pools[i].Reference = rr.Sources[st.Pools[i].Name].Revision
@@ -236,9 +273,15 @@ func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsola
 	}
 	slices.Sort(revisions)
 	st.Revisions = strings.Join(revisions, ",")
-	if len(rr.waiting()) == 0 {
-		response.ConditionTrue(rsp, TypeReferenceCurrent, ReasonCurrent).WithMessage(rr.message()).TargetCompositeAndClaim()
+	messages := make([]string, 0, len(rr.Classes))
+	waiting := false
+	for _, c := range rr.Classes {
+		messages = append(messages, c.message())
+		waiting = waiting || len(c.waiting()) > 0
+	}
+	if !waiting {
+		response.ConditionTrue(rsp, TypeReferenceCurrent, ReasonCurrent).WithMessage(strings.Join(messages, "; ")).TargetCompositeAndClaim()
 		return
 	}
-	response.ConditionFalse(rsp, TypeReferenceCurrent, ReasonWaitingForWave).WithMessage(rr.message()).TargetCompositeAndClaim()
+	response.ConditionFalse(rsp, TypeReferenceCurrent, ReasonWaitingForWave).WithMessage(strings.Join(messages, "; ")).TargetCompositeAndClaim()
 }

@@ -33,6 +33,23 @@ func TestForeignObjectWithAPoolNameIsNeverAdopted(t *testing.T) {
 	assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict, want)
 }
 
+func TestForeignObjectWithAClassPoolNameIsNeverAdopted(t *testing.T) {
+	for name, foreign := range map[string]string{
+		"NodePool":  `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kiso.acme.gpu","uid":"platform"},"spec":{"template":{"spec":{}}}}`,
+		"NodeClass": `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"kiso.acme.gpu","uid":"platform"},"spec":{}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(orgSpecWith(gpuClass)), nil), cluster{refNodeClass, refNodePool, gpuNodeClass, gpuNodePool, foreign})
+			kind := map[string]string{"NodePool": "NodePool", "NodeClass": "EC2NodeClass"}[name]
+			want := kind + ` "kiso.acme.gpu" already exists and is not composed by this XKarpenterIsolation; kiso never adopts or overwrites an object it did not create`
+			assertFatal(t, rsp, want)
+			if n := len(rsp.GetDesired().GetResources()); n != 0 {
+				t.Errorf("rendered %d resources over a foreign object; want none", n)
+			}
+		})
+	}
+}
+
 func TestObjectThisXRControlsIsNotAConflict(t *testing.T) {
 	// Crossplane can lose track of a composed resource (e.g. its resource
 	// reference was not yet recorded); the object's controller reference

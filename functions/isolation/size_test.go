@@ -32,9 +32,14 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 		isolation  string
 		stacks     int
 		namespaces int
+		// classes are the organization's classes besides the default one, each of every stack.
+		classes int
 	}{
 		"StackIsolation":        {isolation: "stack", stacks: maxStackedStacks, namespaces: maxStackedNamespaces},
 		"OrganizationIsolation": {isolation: "organization", stacks: maxStacks, namespaces: maxNamespaces},
+		// A pool per stack and class: as many pools as stack isolation allows, in the most classes.
+		"StackIsolationWithClasses":        {isolation: "stack", stacks: maxStackedStacks / (1 + maxClasses), namespaces: maxStackedNamespaces, classes: maxClasses},
+		"OrganizationIsolationWithClasses": {isolation: "organization", stacks: maxStacks, namespaces: maxNamespaces, classes: maxClasses},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -51,11 +56,17 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 				}
 				stacks = append(stacks, map[string]any{"name": stack, "namespaces": nss})
 			}
+			classes := make([]any, 0, tc.classes)
+			for i := range tc.classes {
+				classes = append(classes, map[string]any{"name": fmt.Sprintf("%s-%02d", strings.Repeat("k", 60), i),
+					"nodeClassRef": map[string]any{"name": "default"}, "nodePoolRef": map[string]any{"name": "default"}})
+			}
 			spec, err := json.Marshal(map[string]any{
 				"organization": org, "customer": strings.Repeat("c", 63), "isolation": tc.isolation, "stacks": stacks,
 				"clusterRef": map[string]any{"name": "prod"}, "nodeRole": "Dedicated", "placement": map[string]any{"inject": true},
 				"nodeClassRef": map[string]any{"name": "default"}, "nodePoolRef": map[string]any{"name": "default"},
-				"tags": map[string]any{"cost-center": strings.Repeat("4", 64)},
+				"tags": map[string]any{"cost-center": strings.Repeat("4", 64)}, "classes": classes,
+				"limits": map[string]any{"cpu": 1000, "memory": "4000Gi", "nodes": 100},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -71,8 +82,8 @@ func TestLargestOrganizationFitsOneResponse(t *testing.T) {
 					placed[kind]++
 				}
 			}
-			if placed["ConfigMap"] != tc.namespaces || placed["Role"] != tc.namespaces {
-				t.Fatalf("rendered %d placement ConfigMaps and %d Roles; want one of each in each of the %d namespaces", placed["ConfigMap"], placed["Role"], tc.namespaces)
+			if want := tc.namespaces / tc.stacks * tc.stacks; placed["ConfigMap"] != want || placed["Role"] != want {
+				t.Fatalf("rendered %d placement ConfigMaps and %d Roles; want one of each in each of the %d namespaces", placed["ConfigMap"], placed["Role"], want)
 			}
 			size := proto.Size(rsp)
 			t.Logf("%d resources, %d bytes (%.0f%% of the limit): %s", len(rsp.GetDesired().GetResources()), size, 100*float64(size)/grpcMessageLimit, sizes(byKind))

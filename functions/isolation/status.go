@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // tolerationOperator matches the taint's value exactly, so a stack's pods
@@ -17,18 +19,29 @@ const tolerationOperator = "Equal"
 
 // buildStatus tells a tenant, per stack, which pool its pods land on and the
 // node selector and tolerations they must carry (or that admission adds).
-func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[string]bool) v1alpha1.XKarpenterIsolationStatus {
+func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[string]bool, keys placement.Keys) v1alpha1.XKarpenterIsolationStatus {
 	st := v1alpha1.XKarpenterIsolationStatus{
 		Pools:  make([]v1alpha1.PoolStatus, 0, len(pools)),
 		Stacks: make([]v1alpha1.StackStatus, 0, len(spec.Stacks)),
 	}
 	poolOf := make(map[string]pool, len(spec.Stacks))
+	classesOfStack := map[string][]v1alpha1.StackClassStatus{}
 	names := make([]string, 0, len(pools))
 	for _, p := range pools {
-		st.Pools = append(st.Pools, v1alpha1.PoolStatus{Name: p.Name, NodeClass: p.Name, Stacks: p.Stacks, Ready: ready[p.Name]})
+		st.Pools = append(st.Pools, v1alpha1.PoolStatus{Name: p.Name, NodeClass: p.Name, Stacks: p.Stacks, Ready: ready[p.Name], Class: p.Class.Name})
 		names = append(names, p.Name)
 		for _, s := range p.Stacks {
-			poolOf[s] = p
+			switch {
+			case p.Class.Name == "":
+				poolOf[s] = p
+			case p.Stack != "":
+				// A pod picks the class by its label, besides what it selects for its stack. Only in stack
+				// isolation, where a stack has pools of the classes it uses: in organization isolation every
+				// stack has every class, and a thousand stacks times ten classes would not fit the response.
+				selector := maps.Clone(p.Selector)
+				selector[keys.Class] = p.Class.Name
+				classesOfStack[s] = append(classesOfStack[s], v1alpha1.StackClassStatus{Name: p.Class.Name, Pool: p.Name, NodeSelector: selector})
+			}
 		}
 	}
 	st.PoolNames = strings.Join(names, ",")
@@ -50,6 +63,7 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 		for _, t := range p.Taints {
 			ss.Tolerations = append(ss.Tolerations, v1alpha1.Toleration{Key: t.Key, Operator: tolerationOperator, Value: t.Value, Effect: t.Effect})
 		}
+		ss.Classes = classesOfStack[s.Name]
 		st.Stacks = append(st.Stacks, ss)
 	}
 	return st
@@ -63,7 +77,7 @@ var usageResources = []string{"cpu", "memory"}
 // hold, from the observed NodePool's status.nodes and status.resources, and
 // the limits the NodePool caps them at. A pool whose NodePool is not observed
 // yet, or that Karpenter has not counted yet, reports nothing.
-func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, observed fnstate.Observed, pools []pool) {
+func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpenterIsolationSpec, observed fnstate.Observed, pools []pool) {
 	for i, p := range pools {
 		oc, ok := observed.Get(nodePoolResourceName(p))
 		if !ok || i >= len(st.Pools) || st.Pools[i].Name != p.Name {
@@ -96,6 +110,53 @@ func reportUsage(st *v1alpha1.XKarpenterIsolationStatus, observed fnstate.Observ
 		}
 	}
 	st.Usage = totalUsage(st.Pools)
+	newOrganizationLimit(spec, observed).reportLimits(st.Usage)
+	if len(spec.Classes) > 0 {
+		st.Classes = classUsage(spec, st)
+	}
+}
+
+// classUsage sums, per class, its pools' nodes and CPUs against the most they may hold now (the sum of their
+// limits, at most spec.limits), for the CLASSES column: default(2n,cpu=3/4),gpu(1n,cpu=1/4). A class whose
+// pools Karpenter has not counted yet shows what it has counted; one whose pools do not all cap cpu shows no
+// limit.
+func classUsage(spec v1alpha1.XKarpenterIsolationSpec, st *v1alpha1.XKarpenterIsolationStatus) string {
+	parts := make([]string, 0, 1+len(spec.Classes))
+	for _, c := range classesOf(spec) {
+		var nodes int64
+		var used, limit k8sresource.Quantity
+		pools, capped := 0, 0
+		for _, p := range st.Pools {
+			if p.Class != c.Name {
+				continue
+			}
+			pools++
+			if p.Nodes != nil {
+				nodes += *p.Nodes
+			}
+			if q, err := k8sresource.ParseQuantity(p.Resources["cpu"]); err == nil {
+				used.Add(q)
+			}
+			if q, err := k8sresource.ParseQuantity(p.Limits["cpu"]); err == nil {
+				limit.Add(q)
+				capped++
+			}
+		}
+		if pools == 0 {
+			continue
+		}
+		cpu := used.String()
+		if capped == pools {
+			if v, ok := spec.Limits["cpu"]; ok {
+				if org, err := k8sresource.ParseQuantity(v.String()); err == nil && org.Cmp(limit) < 0 {
+					limit = org
+				}
+			}
+			cpu += "/" + limit.String()
+		}
+		parts = append(parts, fmt.Sprintf("%s(%dn,cpu=%s)", c.display(), nodes, cpu))
+	}
+	return strings.Join(parts, ",")
 }
 
 // totalUsage sums the pools' usage, so that one column can show an

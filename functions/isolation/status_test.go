@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/function-sdk-go/resource"
@@ -71,7 +73,7 @@ func TestReportUsage(t *testing.T) {
 				}
 			}
 			st := v1alpha1.XKarpenterIsolationStatus{Pools: []v1alpha1.PoolStatus{{Name: "kiso-acme.api"}, {Name: "kiso-acme.web"}}}
-			reportUsage(&st, fnstate.ObservedOf(observed), pools)
+			reportUsage(&st, v1alpha1.XKarpenterIsolationSpec{}, fnstate.ObservedOf(observed), pools)
 			if diff := cmp.Diff(tc.want, st.Pools); diff != "" {
 				t.Errorf("%s\nreportUsage() pools: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -79,5 +81,36 @@ func TestReportUsage(t *testing.T) {
 				t.Errorf("%s\nreportUsage() usage: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestClassesAndTheOrganizationsLimitAreReported(t *testing.T) {
+	spec := v1alpha1.XKarpenterIsolationSpec{
+		Classes: []v1alpha1.CapacityClass{{Name: "gpu"}, {Name: "arm"}},
+		Limits:  map[string]intstr.IntOrString{"cpu": intstr.FromInt32(16), "nodes": intstr.FromInt32(6)},
+	}
+	pools := []pool{{Name: "kiso-acme"}, {Name: "kiso.acme.gpu", Class: capacityClass{Name: "gpu"}}}
+	nodePool := func(limitCPU string, nodes int64, cpu string) *composed.Unstructured {
+		u := composed.New()
+		u.Object = map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+			"spec":   map[string]any{"limits": map[string]any{"cpu": limitCPU, "memory": "64Gi"}},
+			"status": map[string]any{"nodes": nodes, "resources": map[string]any{"cpu": cpu, "memory": "8Gi", "nodes": fmt.Sprint(nodes)}}}
+		return u
+	}
+	observed := fnstate.ObservedOf(map[resource.Name]resource.ObservedComposed{
+		nodePoolResourceName(pools[0]): {Resource: nodePool("14", 2, "4")},
+		nodePoolResourceName(pools[1]): {Resource: nodePool("12", 1, "2")},
+	})
+	st := v1alpha1.XKarpenterIsolationStatus{Pools: []v1alpha1.PoolStatus{{Name: "kiso-acme"}, {Name: "kiso.acme.gpu", Class: "gpu"}}}
+	reportUsage(&st, spec, observed, pools)
+	// The organization's total against its limit: spec.limits, not the sum of the pools' limits, which each
+	// count what the organization has left.
+	want := &v1alpha1.Usage{Nodes: 3, Resources: map[string]string{"cpu": "6", "memory": "16Gi"}, Limits: map[string]string{"cpu": "16", "memory": "128Gi", "nodes": "6"}}
+	if diff := cmp.Diff(want, st.Usage); diff != "" {
+		t.Errorf("status.usage: -want, +got:\n%s", diff)
+	}
+	// Each class's nodes and CPUs, against the most its pools may hold now; a class without pools is left out.
+	if want := "default(2n,cpu=4/14),gpu(1n,cpu=2/12)"; st.Classes != want {
+		t.Errorf("status.classes = %q, want %q", st.Classes, want)
 	}
 }

@@ -59,6 +59,8 @@ func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) fi
 	if spec.Pool != nil {
 		errs = append(errs, validatePool(sp.Child("pool"), *spec.Pool)...)
 	}
+	errs = append(errs, validateClasses(sp.Child("classes"), spec)...)
+	errs = append(errs, validateLimits(sp, spec)...)
 	errs = append(errs, validateTags(sp.Child("tags"), spec, keys)...)
 	errs = append(errs, validateNodeRole(sp, spec)...)
 	errs = append(errs, validatePlacement(sp.Child("placement"), spec.Placement)...)
@@ -92,6 +94,11 @@ func validateNodeRole(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) fie
 		}
 		if !isEC2NodeClass(spec.NodeClassRef) {
 			errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("a Dedicated node role needs an EC2NodeClass; %s has no IAM identity", spec.NodeClassRef.Kind)))
+		}
+		for i, c := range spec.Classes {
+			if !isEC2NodeClass(c.NodeClassRef) {
+				errs = append(errs, field.Forbidden(sp.Child("classes").Index(i).Child("nodeClassRef", "kind"), fmt.Sprintf("a Dedicated node role needs an EC2NodeClass for every class; %s has no IAM identity", c.NodeClassRef.Kind)))
+			}
 		}
 	default:
 		errs = append(errs, field.NotSupported(sp.Child("nodeRole"), spec.NodeRole, v1alpha1.EnumXKarpenterIsolationSpecNodeRole))
@@ -132,6 +139,7 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 		}
 		seen[s.Name] = true
 		errs = append(errs, validateStackNamespaces(p.Child("namespaces"), spec.Organization, s, organizationValid && len(nameErrs) == 0, namespaceOf)...)
+		errs = append(errs, validateStackClasses(p.Child("classes"), spec, s)...)
 		if s.Pool == nil {
 			continue
 		}
@@ -140,6 +148,127 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 			continue
 		}
 		errs = append(errs, validatePool(p.Child("pool"), *s.Pool)...)
+	}
+	if spec.Isolation == v1alpha1.IsolationStack && len(spec.Stacks) <= maxStackedStacks {
+		if pools := stackedPools(spec); pools > maxStackedStacks {
+			errs = append(errs, field.Invalid(path, pools, fmt.Sprintf("stack isolation renders a pool per stack and per class each stack uses: %d pools, at most %d fit one organization's desired state", pools, maxStackedStacks)))
+		}
+	}
+	return errs
+}
+
+// stackedPools counts the pools of stack isolation: one per stack, and one per class it uses.
+func stackedPools(spec v1alpha1.XKarpenterIsolationSpec) int {
+	n := 0
+	for _, s := range spec.Stacks {
+		n += 1 + len(stackClasses(spec, s))
+	}
+	return n
+}
+
+// validateStackClasses checks the classes a stack names: each a class of spec.classes, once, and only in stack
+// isolation, where a stack has pools of its own.
+func validateStackClasses(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, s v1alpha1.Stack) field.ErrorList {
+	if s.Classes == nil {
+		return nil
+	}
+	if spec.Isolation != v1alpha1.IsolationStack {
+		return field.ErrorList{field.Forbidden(path, "per-stack classes need spec.isolation: stack; in organization isolation every stack shares the organization's pool of each class")}
+	}
+	var errs field.ErrorList
+	if len(s.Classes) > maxClasses {
+		errs = append(errs, field.TooMany(path, len(s.Classes), maxClasses))
+	}
+	names := make([]string, 0, len(spec.Classes))
+	for _, c := range spec.Classes {
+		if !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for j, name := range s.Classes {
+		switch {
+		case seen[name]:
+			errs = append(errs, field.Duplicate(path.Index(j), name))
+		case !slices.Contains(names, name):
+			errs = append(errs, field.NotSupported(path.Index(j), name, names))
+		}
+		seen[name] = true
+	}
+	return errs
+}
+
+// maxClasses bounds an organization's classes: each is a pool more per stack in stack isolation.
+const maxClasses = v1alpha1.MaxItemsXKarpenterIsolationSpecClasses
+
+// validateClasses checks each class of capacity: a unique DNS-1123 label other than the default class's name,
+// a reference pair, and its pool settings.
+func validateClasses(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+	var errs field.ErrorList
+	if len(spec.Classes) > maxClasses {
+		errs = append(errs, field.TooMany(path, len(spec.Classes), maxClasses))
+	}
+	seen := map[string]bool{}
+	for i, c := range spec.Classes {
+		p := path.Index(i)
+		nameErrs := dnsLabel(p.Child("name"), c.Name)
+		errs = append(errs, nameErrs...)
+		switch {
+		case len(nameErrs) > 0:
+		case c.Name == v1alpha1.DefaultClassName:
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, v1alpha1.DefaultClassName+" names the class spec.nodeClassRef and spec.nodePoolRef give"))
+		case seen[c.Name]:
+			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+		}
+		seen[c.Name] = true
+		errs = append(errs, validateNodeClassRef(p.Child("nodeClassRef"), c.NodeClassRef)...)
+		errs = append(errs, dnsSubdomain(p.Child("nodePoolRef", "name"), c.NodePoolRef.Name)...)
+		if c.Pool != nil {
+			errs = append(errs, validatePool(p.Child("pool"), *c.Pool)...)
+		}
+	}
+	return errs
+}
+
+// validateLimits checks the organization's limits, and that no pool's own limit is above one: the
+// organization's would make it meaningless, and it is most likely a typo.
+func validateLimits(sp *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+	var errs field.ErrorList
+	limits := map[string]resource.Quantity{}
+	for _, k := range slices.Sorted(maps.Keys(spec.Limits)) {
+		v := spec.Limits[k]
+		q, err := resource.ParseQuantity(v.String())
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(sp.Child("limits").Key(k), v.String(), "must be a quantity, e.g. 100 or 400Gi"))
+		case q.Sign() < 0:
+			errs = append(errs, field.Invalid(sp.Child("limits").Key(k), v.String(), "must not be negative"))
+		default:
+			limits[k] = q
+		}
+	}
+	if len(limits) == 0 {
+		return errs
+	}
+	check := func(p *field.Path, s *v1alpha1.PoolSettings) {
+		if s == nil {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
+			v := s.Limits[k]
+			org, bounded := limits[k]
+			q, err := resource.ParseQuantity(v.String())
+			if bounded && err == nil && q.Cmp(org) > 0 {
+				errs = append(errs, field.Invalid(p.Child("limits").Key(k), v.String(), fmt.Sprintf("above the organization's limit (spec.limits.%s: %s), which bounds all its pools together", k, org.String())))
+			}
+		}
+	}
+	check(sp.Child("pool"), spec.Pool)
+	for i, s := range spec.Stacks {
+		check(sp.Child("stacks").Index(i).Child("pool"), s.Pool)
+	}
+	for i, c := range spec.Classes {
+		check(sp.Child("classes").Index(i).Child("pool"), c.Pool)
 	}
 	return errs
 }
@@ -218,7 +347,7 @@ func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys 
 	if len(spec.Tags) == 0 {
 		return nil
 	}
-	if !isEC2NodeClass(spec.NodeClassRef) {
+	if !slices.ContainsFunc(classesOf(spec), func(c capacityClass) bool { return isEC2NodeClass(c.NodeClassRef) }) {
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("tags apply only to EC2NodeClass; %s has no tags", spec.NodeClassRef.Kind))}
 	}
 	errs := awstags.Validate(path, spec.Tags)

@@ -198,3 +198,120 @@ func TestValidateSpec(t *testing.T) {
 		},
 	})
 }
+
+func TestValidateClassesAndLimits(t *testing.T) {
+	gpu := func(name string) v1alpha1.CapacityClass {
+		return v1alpha1.CapacityClass{Name: name, NodeClassRef: v1alpha1.NodeClassReference{Name: "gpu"}, NodePoolRef: v1alpha1.NodePoolReference{Name: "gpu"}}
+	}
+	limits := func(kv ...string) map[string]intstr.IntOrString {
+		out := map[string]intstr.IntOrString{}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]] = intstr.FromString(kv[i+1])
+		}
+		return out
+	}
+	testValidateSpec(t, map[string]specCase{
+		"ClassesAndLimitsPass": {
+			reason: "Classes, stacks naming them, and pool limits within the organization's have no errors.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu"), gpu("arm")}
+				s.Stacks[0].Classes = []string{"arm"}
+				s.Stacks[1].Classes = []string{}
+				s.Limits = limits("cpu", "64", "nodes", "10")
+				s.Pool = &v1alpha1.PoolSettings{Limits: limits("cpu", "64")}
+				s.Classes[0].Pool = &v1alpha1.PoolSettings{Limits: limits("cpu", "16", "memory", "1Ti")}
+			},
+		},
+		"ClassWithoutAReference": {
+			reason: "A class is cloned from a reference pair of its own.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Classes = []v1alpha1.CapacityClass{{Name: "gpu", NodePoolRef: v1alpha1.NodePoolReference{Name: "gpu"}}, {Name: "arm"}}
+			},
+			want: []string{"spec.classes[0].nodeClassRef.name: Required value", "spec.classes[1].nodeClassRef.name: Required value", "spec.classes[1].nodePoolRef.name: Required value"},
+		},
+		"TwoClassesOfOneName": {
+			reason: "A class's name names its pools: two would share them.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu"), gpu("gpu")}
+			},
+			want: []string{`spec.classes[1].name: Duplicate value: "gpu"`},
+		},
+		"ClassNameNotADNSLabel": {
+			reason: "A class's name is part of its pools' names and a node label's value.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Classes = []v1alpha1.CapacityClass{gpu("GPU.large")} },
+			want:   []string{`spec.classes[0].name: Invalid value: "GPU.large": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+		},
+		"ClassNamedDefault": {
+			reason: "default names the class spec.nodeClassRef and spec.nodePoolRef give, in status and columns.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Classes = []v1alpha1.CapacityClass{gpu("default")} },
+			want:   []string{`spec.classes[0].name: Invalid value: "default": default names the class spec.nodeClassRef and spec.nodePoolRef give`},
+		},
+		"StackNamesAClassThatDoesNotExist": {
+			reason: "A stack gets pools of the organization's classes only, each once.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu"), gpu("arm")}
+				s.Stacks[0].Classes = []string{"gpu", "fpga", "gpu"}
+			},
+			want: []string{`spec.stacks[0].classes[1]: Unsupported value: "fpga": supported values: "gpu", "arm"`, `spec.stacks[0].classes[2]: Duplicate value: "gpu"`},
+		},
+		"StackClassesNeedStackIsolation": {
+			reason: "In organization isolation the stacks share the organization's pool of each class.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Isolation = v1alpha1.IsolationOrganization
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu")}
+				s.Stacks[0].Classes = []string{"gpu"}
+			},
+			want: []string{"spec.stacks[0].classes: Forbidden: per-stack classes need spec.isolation: stack; in organization isolation every stack shares the organization's pool of each class"},
+		},
+		"PoolLimitAboveTheOrganizations": {
+			reason: "spec.limits bounds every pool together, so no pool's own limit may be above it.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu")}
+				s.Limits = limits("cpu", "64", "memory", "256Gi")
+				s.Pool = &v1alpha1.PoolSettings{Limits: limits("memory", "512Gi")}
+				s.Stacks[1].Pool = &v1alpha1.PoolSettings{Limits: limits("cpu", "65")}
+				s.Classes[0].Pool = &v1alpha1.PoolSettings{Limits: limits("cpu", "64", "nodes", "100")}
+			},
+			want: []string{
+				`spec.pool.limits[memory]: Invalid value: "512Gi": above the organization's limit (spec.limits.memory: 256Gi), which bounds all its pools together`,
+				`spec.stacks[1].pool.limits[cpu]: Invalid value: "65": above the organization's limit (spec.limits.cpu: 64), which bounds all its pools together`,
+			},
+		},
+		"OrganizationLimitNotAQuantity": {
+			reason: "spec.limits are quantities, as a NodePool's are.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) { s.Limits = limits("cpu", "lots", "memory", "-1Gi") },
+			want: []string{
+				`spec.limits[cpu]: Invalid value: "lots": must be a quantity, e.g. 100 or 400Gi`,
+				`spec.limits[memory]: Invalid value: "-1Gi": must not be negative`,
+			},
+		},
+		"TooManyPoolsInStackIsolation": {
+			reason: "Stack isolation renders a pool per stack and class: the whole must fit one response.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu"), gpu("arm"), gpu("spot")}
+				s.Stacks = nil
+				for i := range 60 {
+					s.Stacks = append(s.Stacks, v1alpha1.Stack{Name: fmt.Sprintf("s%d", i)})
+				}
+			},
+			want: []string{"spec.stacks: Invalid value: 240: stack isolation renders a pool per stack and per class each stack uses: 240 pools, at most 200 fit one organization's desired state"},
+		},
+		"DedicatedNeedsEC2ForEveryClass": {
+			reason: "An organization's own IAM identity is an EC2NodeClass's; a class of another provider has none.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.NodeRole = v1alpha1.NodeRoleDedicated
+				s.ClusterRef = &v1alpha1.ClusterReference{Name: "prod"}
+				s.Classes = []v1alpha1.CapacityClass{{Name: "sim", NodeClassRef: v1alpha1.NodeClassReference{APIVersion: "karpenter.kwok.sh/v1alpha1", Kind: "KWOKNodeClass", Name: "k"}, NodePoolRef: v1alpha1.NodePoolReference{Name: "k"}}}
+			},
+			want: []string{"spec.classes[0].nodeClassRef.kind: Forbidden: a Dedicated node role needs an EC2NodeClass for every class; KWOKNodeClass has no IAM identity"},
+		},
+		"TagsNeedAnEC2NodeClassOfSomeClass": {
+			reason: "Tags go on the EC2NodeClasses of an organization's classes: one of them is enough.",
+			mutate: func(s *v1alpha1.XKarpenterIsolationSpec) {
+				s.NodeClassRef = v1alpha1.NodeClassReference{APIVersion: "karpenter.rackspace.com/v1", Kind: "RackspaceSpotNodeClass", Name: "spot"}
+				s.Classes = []v1alpha1.CapacityClass{gpu("gpu")}
+				s.Tags = map[string]string{"team": "a"}
+			},
+		},
+	})
+}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crossplane/function-sdk-go/resource"
+
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
@@ -25,55 +27,35 @@ func referenceLabel(keys placement.Keys) string { return keys.Domain + "/referen
 // tenants (a privileged role, another team's subnets) must not be cloned.
 func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys placement.Keys) field.ErrorList {
 	var errs field.ErrorList
-	for _, r := range []struct {
-		path   *field.Path
-		kind   string
-		obj    *unstructured.Unstructured
-		listed []string
-	}{
-		{field.NewPath("spec", "nodeClassRef", "name"), spec.NodeClassRef.Kind, found.NodeClass, in.References.NodeClasses},
-		{field.NewPath("spec", "nodePoolRef", "name"), nodePoolKind, found.NodePool, in.References.NodePools},
-	} {
-		if r.obj == nil || r.obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(r.listed, r.obj.GetName()) {
-			continue
+	for _, c := range classesOf(spec) {
+		path, pair := classPath(c), found.pair(c)
+		for _, r := range []struct {
+			path   *field.Path
+			kind   string
+			obj    *unstructured.Unstructured
+			listed []string
+		}{
+			{path.Child("nodeClassRef", "name"), c.NodeClassRef.Kind, pair.NodeClass, in.References.NodeClasses},
+			{path.Child("nodePoolRef", "name"), nodePoolKind, pair.NodePool, in.References.NodePools},
+		} {
+			if r.obj == nil || r.obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(r.listed, r.obj.GetName()) {
+				continue
+			}
+			errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
+				r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
 		}
-		errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
-			r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
 	}
 	return errs
 }
 
 // validateAgainstReferences returns spec errors that only show once the
 // reference NodePool and the pools already composed are known.
-func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed fnstate.Observed) field.ErrorList {
+func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed fnstate.Observed) field.ErrorList {
 	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
 		return errs
 	}
-	var errs field.ErrorList
 	sp := field.NewPath("spec")
-
-	// A static NodePool (spec.replicas) allows only limits.nodes and no
-	// weight; say so on the claim rather than fail every clone's apply.
-	if _, static, _ := unstructured.NestedFieldNoCopy(found.NodePool.Object, "spec", "replicas"); static {
-		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
-			if s == nil {
-				return
-			}
-			if s.Weight != nil {
-				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", found.NodePool.GetName())))
-			}
-			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
-				if k != "nodes" {
-					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", found.NodePool.GetName())))
-				}
-			}
-		}
-		check(sp.Child("pool"), spec.Pool)
-		for i := range spec.Stacks {
-			check(sp.Child("stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
-		}
-	}
-
+	errs := validateStaticReferences(spec, found)
 	errs = append(errs, validateKarpenterNamespace(spec, found.Cluster)...)
 
 	// Only a cluster whose controller may pass per-organization roles can
@@ -81,16 +63,70 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
 		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
 	}
+	return append(errs, validateNodeClassKinds(spec, pools, observed)...)
+}
 
-	// Karpenter forbids changing a NodePool's nodeClassRef group or kind.
-	want := nodeClassGVK(spec.NodeClassRef).GroupKind()
+// validateStaticReferences refuses what Karpenter refuses on a static NodePool (spec.replicas): any limit but
+// limits.nodes, and a weight; say so on the claim rather than fail every clone's apply.
+func validateStaticReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup) field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range classesOf(spec) {
+		np := found.pair(c).NodePool
+		if _, static, _ := unstructured.NestedFieldNoCopy(np.Object, "spec", "replicas"); !static {
+			continue
+		}
+		check := func(p *field.Path, s *v1alpha1.PoolSettings) {
+			if s == nil {
+				return
+			}
+			if s.Weight != nil {
+				errs = append(errs, field.Forbidden(p.Child("weight"), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows no weight on it", np.GetName())))
+			}
+			for _, k := range slices.Sorted(maps.Keys(s.Limits)) {
+				if k != nodesResource {
+					errs = append(errs, field.Forbidden(p.Child("limits").Key(k), fmt.Sprintf("reference NodePool %q is static (spec.replicas); Karpenter allows only limits.nodes on it", np.GetName())))
+				}
+			}
+		}
+		check(classPath(c).Child("pool"), c.Pool)
+		if c.Name != "" {
+			continue
+		}
+		for i := range spec.Stacks {
+			check(field.NewPath("spec", "stacks").Index(i).Child("pool"), spec.Stacks[i].Pool)
+		}
+	}
+	return errs
+}
+
+// validateNodeClassKinds refuses a change of a NodePool's nodeClassRef group or kind, which Karpenter forbids: a
+// pool the spec renders keeps its class's, and one it no longer renders (kept until its replacement is Ready)
+// the kind of one of the spec's classes.
+func validateNodeClassKinds(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, observed fnstate.Observed) field.ErrorList {
+	var errs field.ErrorList
+	classes := classesOf(spec)
+	classOf := map[resource.Name]capacityClass{}
+	for _, p := range pools {
+		classOf[nodePoolResourceName(p)] = p.Class
+	}
 	for _, name := range observed.Names() {
 		if h, _ := observed.Head(name); h.GVK.Kind != nodePoolKind {
 			continue
 		}
 		oc, _ := observed.Get(name)
-		if got, ok := observedNodeClassRef(oc); ok && got != want {
-			errs = append(errs, field.Forbidden(sp.Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
+		got, ok := observedNodeClassRef(oc)
+		if !ok {
+			continue
+		}
+		c, planned := classOf[name]
+		if !planned && slices.ContainsFunc(classes, func(c capacityClass) bool { return nodeClassGVK(c.NodeClassRef).GroupKind() == got }) {
+			continue
+		}
+		if !planned {
+			c = classes[0]
+		}
+		if got != nodeClassGVK(c.NodeClassRef).GroupKind() {
+			errs = append(errs, field.Forbidden(classPath(c).Child("nodeClassRef"), fmt.Sprintf("NodePool %q uses a %s and Karpenter forbids changing a NodePool's NodeClass kind; remove the organization's pools first or keep %s", oc.Resource.GetName(), got, got)))
 		}
 	}
 	return errs
@@ -99,8 +135,8 @@ func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, found look
 // validateFound returns the spec errors that only show once what the spec
 // names has been fetched: the references, the cluster, the namespaces the
 // platform gives the organization and the claim's own namespace.
-func validateFound(spec v1alpha1.XKarpenterIsolationSpec, found lookup, observed fnstate.Observed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
-	errs := validateAgainstReferences(spec, found, observed)
+func validateFound(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed fnstate.Observed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
+	errs := validateAgainstReferences(spec, pools, found, observed)
 	errs = append(errs, validateReferences(spec, found, in, keys)...)
 	errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
 	return append(errs, validateClaimedOrganization(spec, claim, found, keys)...)

@@ -135,7 +135,7 @@ var apis = []api{
 					Served:        true,
 					Referenceable: true,
 					// The organization's nodes and what they hold in all, as Karpenter counts them, against
-					// its pools' limits; status.pools has them per pool.
+					// its pools' limits (or spec.limits); status.pools has them per pool, CLASSES per class.
 					AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
 						column("ORGANIZATION", ".spec.organization", 0),
 						column("ISOLATION", ".spec.isolation", 0),
@@ -147,6 +147,8 @@ var apis = []api{
 						column("CPU-LIMIT", ".status.usage.limits.cpu", 0),
 						column("MEMORY", ".status.usage.resources.memory", 1),
 						column("MEMORY-LIMIT", ".status.usage.limits.memory", 1),
+						column("NODE-LIMIT", ".status.usage.limits.nodes", 1),
+						column("CLASSES", ".status.classes", 1),
 						column("REVISION", ".status.revisions", 1),
 						column("REFERENCE", ".status.conditions[?(@.type=='ReferenceCurrent')].reason", 1),
 					},

@@ -41,6 +41,9 @@ type Keys struct {
 	Organization string
 	Stack        string
 	Customer     string
+	// Class is the node label and tag of a pool of a class (spec.classes): a pod may select it to pick the
+	// class. It is no identity: a pool of the default class has none, and no policy reads it.
+	Class string
 	// NodeOrganization and NodeStack are the node labels pods select: in
 	// node-restriction.kubernetes.io/, which a kubelet may not set on its
 	// own Node, so no node can give itself an organization's identity.
@@ -74,6 +77,7 @@ func NewKeys(domain string) Keys {
 		Organization:     domain + "/organization",
 		Stack:            domain + "/stack",
 		Customer:         domain + "/customer",
+		Class:            domain + "/class",
 		NodeOrganization: NodeRestrictionDomain + "/" + domain + nodeOrganizationSuffix,
 		NodeStack:        NodeRestrictionDomain + "/" + domain + nodeStackSuffix,
 		InstanceProfile:  domain + "/instance-profile",
@@ -83,7 +87,7 @@ func NewKeys(domain string) Keys {
 // Managed returns every key kiso owns: on a cloned object these are the only
 // keys kiso upserts or removes.
 func (k Keys) Managed() []string {
-	return []string{k.Organization, k.Stack, k.Customer, k.NodeOrganization, k.NodeStack}
+	return []string{k.Organization, k.Stack, k.Customer, k.Class, k.NodeOrganization, k.NodeStack}
 }
 
 // Group is the virtual API group of the grants.

@@ -94,12 +94,12 @@ func ParseReference(s string) (Reference, error) {
 	return Reference{NodeClass: schema.GroupVersionKind{Group: parts[2], Version: parts[1], Kind: parts[0]}, NodeClassRef: ncName, NodePool: npName}, nil
 }
 
-// ReferenceOf is the pair an organization's spec names.
-func ReferenceOf(spec v1alpha1.XKarpenterIsolationSpec) Reference {
+// ReferenceOf is the pair a class of an organization's spec names.
+func ReferenceOf(nodeClass v1alpha1.NodeClassReference, nodePool v1alpha1.NodePoolReference) Reference {
 	return Reference{
-		NodeClass:    schema.FromAPIVersionAndKind(spec.NodeClassRef.APIVersion, spec.NodeClassRef.Kind),
-		NodeClassRef: spec.NodeClassRef.Name,
-		NodePool:     spec.NodePoolRef.Name,
+		NodeClass:    schema.FromAPIVersionAndKind(nodeClass.APIVersion, nodeClass.Kind),
+		NodeClassRef: nodeClass.Name,
+		NodePool:     nodePool.Name,
 	}
 }
 
