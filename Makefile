@@ -101,7 +101,8 @@ FLEET_AUDIT ?=
 # FLEET_DIRECT=1 applies each organization as an XKarpenterIsolation without a claim, to measure what claims cost.
 FLEET_DIRECT ?=
 # FLEET_CLUSTER=bound binds every organization to a cluster (clusterRef); FLEET_CLUSTER=rollout also gives that
-# cluster a rollout in waves.
+# cluster a rollout in waves; FLEET_CLUSTER=remote binds them to a workload cluster's XKarpenterCluster, served
+# through provider-kubernetes and provider-helm, and adds the workload cluster's and the providers' figures.
 FLEET_CLUSTER ?=
 
 .PHONY: bench-fleet

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,4 +65,56 @@ func WaitForListener(ctx context.Context, srv *Server, address string, timeout t
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// ListeningPorts returns the TCP ports the process pid listens on, for a server that picks its own port and does
+// not say which: its sockets (/proc/<pid>/fd) matched against the listening sockets of its network namespace
+// (/proc/<pid>/net/tcp and tcp6).
+func ListeningPorts(pid int) ([]int, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the sockets of process %d: %w", pid, err)
+	}
+	sockets := map[string]bool{}
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if inode, ok := strings.CutPrefix(target, "socket:["); err == nil && ok {
+			sockets[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	var ports []int
+	for _, table := range []string{"tcp", "tcp6"} {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the sockets of process %d: %w", pid, err)
+		}
+		ports = append(ports, listening(string(data), sockets)...)
+	}
+	slices.Sort(ports)
+	return slices.Compact(ports), nil
+}
+
+// tcpListen is the state of a listening socket in /proc/net/tcp.
+const tcpListen = "0A"
+
+// listening reads a /proc/net/tcp table: the local ports of the listening sockets among inodes. A line is
+// "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ...", an address
+// being HEXADDR:HEXPORT.
+func listening(table string, inodes map[string]bool) []int {
+	var ports []int
+	for _, line := range strings.Split(table, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[3] != tcpListen || !inodes[f[9]] {
+			continue
+		}
+		_, hexPort, ok := strings.Cut(f[1], ":")
+		port, err := strconv.ParseInt(hexPort, 16, 32)
+		if ok && err == nil {
+			ports = append(ports, int(port))
+		}
+	}
+	return ports
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -36,6 +37,8 @@ const (
 	// fleetClusterEnv binds every organization to the placement cluster (clusterRef) when "bound", and also
 	// gives that cluster a rollout when "rollout": the topology of a platform whose organizations get their
 	// node role and controller permissions from kiso's XKarpenterCluster, and stage reference changes in waves.
+	// With "remote" the organizations are bound to a workload cluster's XKarpenterCluster: everything they
+	// compose and read there goes through provider-kubernetes (see fleet_remote_test.go).
 	fleetClusterEnv = "KISO_FLEET_CLUSTER"
 	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
 	fleetIdle = time.Minute
@@ -72,19 +75,23 @@ func TestFleetBenchmark(t *testing.T) {
 		applied = "an XR each, no claim"
 	}
 	bound := fleetBindingT(t, os.Getenv(fleetClusterEnv))
-	waitForPlacementClusterComposedT(t)
-	if bound != unbound {
-		readyPlacementClusterAsProviderAWSWouldT(t)
+	waitForClusterComposedT(t, bound)
+	if bound.name != "" {
+		readyClusterAsProviderAWSWouldT(t, bound.name)
 	}
-	fmt.Printf("\nFleet: organization isolation, one stack each, %s, %s; Crossplane polls every %s; %d cores\n", applied, bound, crossplanePollInterval(), runtime.NumCPU())
+	fmt.Printf("\nFleet: organization isolation, one stack each, %s, %s; Crossplane polls every %s; %d cores\n", applied, bound.binding, crossplanePollInterval(), runtime.NumCPU())
 	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
-	var requests, onboarding, writes, bindings []string
+	var requests, onboarding, writes, bindings, remote []string
 	summary := fleetSummary{mode: fleetMode(os.Getenv(fleetClusterEnv)), poll: crossplanePollInterval(), cores: runtime.NumCPU()}
 	created := 0
 	for _, n := range steps {
-		before := usageByServer(env.servers.Usage())
+		// The platform gives each organization its namespace in the workload cluster before it claims it there.
+		bound.giveNamespacesT(t, created, n)
+		usage := usageNow()
+		before := usage.management()
 		breakerBefore := breakerT(t)
 		onboardingFrom := fleetRequestsT(t)
+		remoteFrom := bound.remoteReadingT(t)
 		callsFrom := functionCallsT(t)
 		start := time.Now()
 		// The apiserver is profiled over the first onboardingProfiled of onboarding, while it is busiest.
@@ -97,20 +104,22 @@ func TestFleetBenchmark(t *testing.T) {
 		// In batches of fleetBatch organizations, one kubectl apply each, as a platform's pipeline would.
 		for from := created; from < n; from += fleetBatch {
 			to := min(from+fleetBatch, n)
-			if out := env.TryT(t, fleetManifest(from, to, direct, bound != unbound), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
+			if out := env.TryT(t, fleetManifest(from, to, direct, bound.name), "apply", "--server-side", "-f", "-"); out.ExitCode != 0 {
 				t.Fatalf("kubectl apply of organizations %d..%d: %s", from, to-1, out.Stderr)
 			}
 		}
 		applied := time.Since(start)
 		waitForFleetReadyT(t, n)
 		ready := time.Since(start)
-		onboarded := usageByServer(env.servers.Usage())
+		onboardedUsage := usageNow()
+		onboarded := onboardedUsage.management()
 		objects := composedPerOrganizationT(t)
 		// Idle starts once every organization waits on nothing and Crossplane has no reconcile queued.
-		waitForFleetSettledT(t, n, bound != unbound)
+		waitForFleetSettledT(t, n, bound)
 		settled := time.Since(start)
 		onboardingTop := onboardingProfile()
 		onboardingEnd := fleetRequestsT(t)
+		remoteSettled := bound.remoteReadingT(t)
 		onboarding = append(onboarding, onboardingEnd.since(onboardingFrom, n, perOrganization(n-created))+
 			fmt.Sprintf("\n%-6s isolation function calls %.1f/org", "", float64(functionCallsT(t)-callsFrom)/float64(n-created))+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the first %s of onboarding:\n%s", "", onboardingProfiled, onboardingTop))
@@ -121,8 +130,10 @@ func TestFleetBenchmark(t *testing.T) {
 		eventsWritten := time.Since(start)
 		breaker := breakerT(t).since(breakerBefore)
 
-		idleFrom := usageByServer(env.servers.Usage())
+		idleFromUsage := usageNow()
+		idleFrom := idleFromUsage.management()
 		requestsFrom := fleetRequestsT(t)
+		remoteIdleFrom := bound.remoteReadingT(t)
 		idleCallsFrom := functionCallsT(t)
 		eventsFrom := readEventsT(t)
 		idleStart := time.Now()
@@ -132,10 +143,12 @@ func TestFleetBenchmark(t *testing.T) {
 		karpenterProfile := profileKarpenterT(t, fleetIdle-10*time.Second)
 		apiserverTop := apiserverProfile()
 		time.Sleep(time.Until(idleStart.Add(fleetIdle)))
-		idle := usageByServer(env.servers.Usage())
+		idleUsage := usageNow()
+		idle := idleUsage.management()
 		elapsed := time.Since(idleStart).Seconds()
 		events := readEventsT(t).since(eventsFrom)
 		idleEnd := fleetRequestsT(t)
+		remoteIdleEnd := bound.remoteReadingT(t)
 		requests = append(requests, idleEnd.since(requestsFrom, n, perMinute(elapsed))+
 			fmt.Sprintf("\n%-6s isolation function calls %.0f/min", "", float64(functionCallsT(t)-idleCallsFrom)*60/elapsed)+
 			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, perMinute(elapsed)))+
@@ -143,7 +156,7 @@ func TestFleetBenchmark(t *testing.T) {
 			fmt.Sprintf("\n%-6s Karpenter's CPU profile over the idle minute:\n%s", "", karpenterProfile)+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the idle minute:\n%s", "", apiserverTop))
 
-		summary.add(fleetRow{
+		row := fleetRow{
 			orgs: n, added: n - created, applied: applied, ready: ready, settled: settled, objects: objects,
 			onboardingCPU:      cpuSeconds(before, onboarded) / float64(n-created),
 			onboardingRequests: onboardingEnd.apiserver.since(onboardingFrom.apiserver).total() / float64(n-created),
@@ -152,11 +165,25 @@ func TestFleetBenchmark(t *testing.T) {
 			idleCores:          cpuSeconds(idleFrom, idle) / elapsed,
 			idleAPIServer:      (idle["kube-apiserver"].CPUSeconds - idleFrom["kube-apiserver"].CPUSeconds) / elapsed,
 			idleKarpenter:      (idle["karpenter"].CPUSeconds - idleFrom["karpenter"].CPUSeconds) / elapsed,
-		})
-		binding := pendingPodBoundT(t, fleetOrganization(n-1))
+		}
+		if bound.workload != nil {
+			r := remoteStep{
+				orgs: n, added: n - created, ready: ready, idleSeconds: elapsed,
+				before: usage, onboarded: onboardedUsage, idleFrom: idleFromUsage, idle: idleUsage,
+				requestsFrom: remoteFrom, requestsSettled: remoteSettled, requestsIdleFrom: remoteIdleFrom, requestsIdle: remoteIdleEnd,
+				resources: managedResourcesT(t, bound.name),
+			}
+			row.remote = r.row()
+			remote = append(remote, r.String())
+		}
+		summary.add(row)
+		binding := bound.pendingPodBoundT(t, fleetOrganization(n-1))
 		bindings = append(bindings, fmt.Sprintf("%-6d %s", n, binding))
 		fmt.Printf("%-6d %10s %12s %9s %9s %9.1f %-40s %-40s %-40s %10s\n", n, applied.Round(time.Second), ready.Round(time.Second), settled.Round(time.Second), eventsWritten.Round(time.Second), objects,
 			perServer(before, onboarded, float64(n-created)), perServer(idleFrom, idle, elapsed), peakRSS(env.servers.Usage()), binding.Bound().Round(100*time.Millisecond))
+		if bound.workload != nil {
+			fmt.Println(remote[len(remote)-1])
+		}
 		created = n
 	}
 	fmt.Println("\nRequests per new organization while onboarding (until settled): the apiserver's by verb and resource, and each client's by method")
@@ -177,13 +204,21 @@ func TestFleetBenchmark(t *testing.T) {
 	for _, r := range requests {
 		fmt.Println(r)
 	}
+	if len(remote) > 0 {
+		fmt.Println("\nThe workload cluster and the providers, per step: managed resources, CPU, memory, requests (while onboarding per new organization, idle per minute)")
+		for _, r := range remote {
+			fmt.Println(r)
+		}
+	}
 	fmt.Println()
 	summary.publishT(t)
 }
 
-// waitForFleetSettledT waits until n organizations' latest function calls asked for the settled TTL and
-// Crossplane's XR controllers have nothing queued or running.
-func waitForFleetSettledT(t *testing.T, n int, bound bool) {
+// waitForFleetSettledT waits until n organizations' latest function calls asked for the settled TTL, and so did
+// the cluster they are bound to (if any), and Crossplane's XR controllers have nothing queued or running. In a
+// workload cluster Crossplane may never be idle: something there may wake the organizations at every provider
+// poll (see waitForRemoteIdleT); it is given remoteIdleGrace, and the step goes on without it, saying why.
+func waitForFleetSettledT(t *testing.T, n int, bound fleetCluster) {
 	t.Helper()
 	waitForT(t, fleetReadyTimeout, fmt.Sprintf("%d organizations settled", n), func(ctx context.Context) (bool, string, error) {
 		settled, all, err := env.SettledXRs(isolationFunction)
@@ -196,17 +231,23 @@ func waitForFleetSettledT(t *testing.T, n int, bound bool) {
 		// The cluster organizations are bound to settles too: after a burst of events (its own creation, or
 		// organizations arriving) it asks to be called every 25 seconds while Crossplane's watch circuit breaker may
 		// drop its events, re-applying everything it composes each time, which no idle fleet pays.
-		if bound {
+		if bound.name != "" {
 			ttls, err := env.latestTTLs(clusterFunction)
 			if err != nil {
 				return false, "", err
 			}
-			if ttl := ttls[placementCluster]; ttl != settledTTL {
+			if ttl := ttls[bound.name]; ttl != settledTTL {
 				return false, fmt.Sprintf("the cluster's latest call asked for a TTL of %q, not the settled one", ttl), nil
 			}
 		}
+		if bound.workload != nil {
+			return true, "", nil
+		}
 		return crossplaneIdle(ctx)
 	})
+	if bound.workload != nil {
+		waitForRemoteIdleT(t)
+	}
 }
 
 // clusterFunction is the cluster function as Crossplane installs it, and as the harness names its log.
@@ -450,50 +491,75 @@ func fleetOrganization(i int) string { return fmt.Sprintf("fleet-%04d", i) }
 
 // How the fleet's organizations are bound to a cluster (fleetClusterEnv).
 const (
-	unbound        = "no clusterRef"
-	boundToCluster = "clusterRef to the placement cluster"
-	boundInWaves   = "clusterRef to the placement cluster, which has a rollout"
+	unbound         = "no clusterRef"
+	boundToCluster  = "clusterRef to the placement cluster"
+	boundInWaves    = "clusterRef to the placement cluster, which has a rollout"
+	boundInWorkload = "clusterRef to a workload cluster's, served through provider-kubernetes and provider-helm"
 )
 
+// fleetCluster is what the fleet's organizations are bound to.
+type fleetCluster struct {
+	// binding says so, in the benchmark's first line.
+	binding string
+	// name is the XKarpenterCluster they are bound to, "" for none.
+	name string
+	// workload is the workload cluster they run in, nil when they run in the management cluster.
+	workload *WorkloadCluster
+}
+
 // fleetBindingT reads fleetClusterEnv and applies the placement cluster, with a rollout for "rollout": two waves
-// (half, then everyone) that soak a minute each. A cluster organizations are bound to stays: it would be deleted
-// only after every organization, and the control plane goes with the benchmark.
-func fleetBindingT(t *testing.T, v string) string {
+// (half, then everyone) that soak a minute each; for "remote" it starts the workload cluster, applies the
+// platform's references there and the XKarpenterCluster that serves it (installing Karpenter's chart there). A
+// cluster organizations are bound to stays, and so do the references: it would be deleted only after every
+// organization, and the control planes go with the benchmark.
+func fleetBindingT(t *testing.T, v string) fleetCluster {
 	t.Helper()
 	switch v {
 	case "":
 		usePlacementClusterT(t)
-		return unbound
+		return fleetCluster{binding: unbound}
 	case "bound":
 		env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
-		return boundToCluster
+		return fleetCluster{binding: boundToCluster, name: placementCluster}
 	case "rollout":
 		env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
 		patchClusterT(t, `{"spec":{"rollout":{"waves":[{"percent":50},{"percent":100}],"soak":"1m"}}}`)
-		return boundInWaves
+		return fleetCluster{binding: boundInWaves, name: placementCluster}
+	case fleetRemoteMode:
+		wl := env.Workload(t)
+		if err := wl.Kubectl.Apply(t.Context(), readTestdataT(t, "workload", "references.yaml")); err != nil {
+			t.Fatalf("cannot apply the workload cluster's references: %v", err)
+		}
+		env.ApplyT(t, workloadClusterManifestT(t, wl))
+		return fleetCluster{binding: boundInWorkload, name: remoteClusterXR, workload: wl}
 	}
-	t.Fatalf("%s=%q: want bound or rollout", fleetClusterEnv, v)
-	return ""
+	t.Fatalf("%s=%q: want bound, rollout or %s", fleetClusterEnv, v, fleetRemoteMode)
+	return fleetCluster{}
 }
 
-// waitForPlacementClusterComposedT waits until the placement cluster has composed what its organizations read: its
-// admission policies, type-checked by the apiserver, and its view for organizations. The clock starts after it:
-// the benchmark measures onboarding organizations, not the cluster (with the cluster applied a moment before, the
-// first organizations waited for its view and were composed again once it came).
-func waitForPlacementClusterComposedT(t *testing.T) {
+// waitForClusterComposedT waits until the cluster organizations are bound to (the placement cluster when none) has
+// composed what its organizations read: its admission policies where their pods run, type-checked by that
+// apiserver, and its view for organizations. The clock starts after it: the benchmark measures onboarding
+// organizations, not the cluster (with the cluster applied a moment before, the first organizations waited for
+// its view and were composed again once it came).
+func waitForClusterComposedT(t *testing.T, bound fleetCluster) {
 	t.Helper()
-	waitForTypeCheckedT(t, placementPolicy)
-	waitForTypeCheckedT(t, poolsPolicy)
-	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterViewKind, "", clusterViewName(placementCluster), func(*unstructured.Unstructured) (bool, string) { return true, "" })
+	cluster, name := env.Cluster, placementCluster
+	if bound.workload != nil {
+		cluster, name = bound.workload.Cluster, bound.name
+	}
+	waitForTypeCheckedInT(t, cluster, name, placementPolicy)
+	waitForTypeCheckedInT(t, cluster, name, poolsPolicy)
+	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterViewKind, "", clusterViewName(name), func(*unstructured.Unstructured) (bool, string) { return true, "" })
 }
 
-// readyPlacementClusterAsProviderAWSWouldT marks every AWS managed resource the placement cluster composes Ready and
-// Synced, as provider-aws does once AWS holds them, and waits until the cluster is Ready. No provider-aws runs
-// here; without this the cluster would wait on AWS for ever and ask to be composed every minute, a cost a cluster
-// deployed with provider-aws pays only until AWS has its resources.
-func readyPlacementClusterAsProviderAWSWouldT(t *testing.T) {
+// readyClusterAsProviderAWSWouldT marks every AWS managed resource the cluster composes Ready and Synced, as
+// provider-aws does once AWS holds them, and waits until the cluster is Ready. No provider-aws runs here; without
+// this the cluster would wait on AWS for ever and ask to be composed every minute, a cost a cluster deployed with
+// provider-aws pays only until AWS has its resources.
+func readyClusterAsProviderAWSWouldT(t *testing.T, name string) {
 	t.Helper()
-	xr := env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", placementCluster, func(xr *unstructured.Unstructured) (bool, string) {
+	xr := env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", name, func(xr *unstructured.Unstructured) (bool, string) {
 		c, _ := Condition(xr, "Synced")
 		return c.Status == "True", "not Synced: " + c.Message
 	})
@@ -514,9 +580,9 @@ func readyPlacementClusterAsProviderAWSWouldT(t *testing.T) {
 		}
 	}
 	if marked == 0 {
-		t.Fatalf("the placement cluster composes no AWS managed resource (resourceRefs %v)", refs)
+		t.Fatalf("cluster %s composes no AWS managed resource (resourceRefs %v)", name, refs)
 	}
-	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", placementCluster, "Ready")
+	env.Cluster.WaitForConditionT(t, xrSettleTimeout, ClusterKind, "", name, "Ready")
 }
 
 // functionCallsT counts the isolation function's calls so far.
@@ -530,8 +596,8 @@ func functionCallsT(t *testing.T) int {
 }
 
 // fleetManifest is organizations from..to-1: each a namespace <org>-web the platform gives the organization,
-// holding its claim, or (direct) beside its XR; bound to the placement cluster if bound.
-func fleetManifest(from, to int, direct, bound bool) []byte {
+// holding its claim, or (direct) beside its XR; bound to the cluster named, if any.
+func fleetManifest(from, to int, direct bool, cluster string) []byte {
 	var b strings.Builder
 	for i := from; i < to; i++ {
 		org := fleetOrganization(i)
@@ -565,8 +631,8 @@ metadata:
   nodePoolRef: {name: kwok-reference}
   pool: {limits: {cpu: 4}}
 `, org)
-		if bound {
-			fmt.Fprintf(&b, "  clusterRef: {name: %s}\n", rolloutCluster)
+		if cluster != "" {
+			fmt.Fprintf(&b, "  clusterRef: {name: %s}\n", cluster)
 		}
 	}
 	return []byte(b.String())
@@ -615,24 +681,37 @@ func composedPerOrganizationT(t *testing.T) float64 {
 	return float64(total) / float64(len(xrs))
 }
 
-// pendingPodBoundT creates a pod of an organization, placed as its claim says, and returns when each step of its
-// binding on a new node (Karpenter launches one for it) was seen.
-func pendingPodBoundT(t *testing.T, org string) podTimeline {
+// pendingPodBoundT creates a pod of an organization where its pods run, placed as its claim says, as that cluster's
+// administrator, and returns when each step of its binding on a new node (Karpenter launches one for it) was seen.
+func (bound fleetCluster) pendingPodBoundT(t *testing.T, org string) podTimeline {
 	t.Helper()
+	cluster, kubectl := env.Cluster, env.Kubectl
+	if bound.workload != nil {
+		cluster, kubectl = bound.workload.Cluster, bound.workload.Kubectl
+	}
 	ns := org + "-web"
-	waitForDefaultServiceAccountT(t, ns)
+	waitForT(t, 30*time.Second, "service account "+ns+"/default", func(ctx context.Context) (bool, string, error) {
+		_, err := cluster.Typed.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
 	pod := newPod("bound-probe", ns, selectStack(org, ""),
 		corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: org, Effect: corev1.TaintEffectNoSchedule})
-	seen := watchBindingT(t, ns, pod.Name, "kiso-"+org)
-	createPodT(t, pod)
+	seen := watchBindingT(t, cluster, ns, pod.Name, "kiso-"+org)
+	manifest, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl.Try(t.Context(), manifest, "create", "-f", "-"); err != nil || out.ExitCode != 0 {
+		t.Fatalf("kubectl create pod %s/%s: %v %s", ns, pod.Name, err, strings.TrimSpace(out.Stderr))
+	}
 	t.Cleanup(func() {
-		_ = env.Cluster.Typed.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
+		_ = cluster.Typed.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
 	})
 	waitForT(t, landTimeout, "pod "+ns+"/"+pod.Name+" bound", func(ctx context.Context) (bool, string, error) {
 		if _, bound := seen.at(stepBound); bound {
 			return true, "", nil
 		}
-		p, err := env.Cluster.Typed.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		p, err := cluster.Typed.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
@@ -698,15 +777,16 @@ func (p podTimeline) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// watchBindingT watches the pod, and the NodeClaims and nodes of its pool, until the test ends, and marks each
-// step as an event shows it: with watches, each step is timed when it reaches the client, not at the next poll.
-func watchBindingT(t *testing.T, ns, pod, pool string) *bindingSteps {
+// watchBindingT watches the pod, and the NodeClaims and nodes of its pool, in the cluster given until the test
+// ends, and marks each step as an event shows it: with watches, each step is timed when it reaches the client,
+// not at the next poll.
+func watchBindingT(t *testing.T, cluster *Cluster, ns, pod, pool string) *bindingSteps {
 	t.Helper()
 	b := &bindingSteps{start: time.Now(), seen: map[string]time.Duration{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	inPool := metav1.ListOptions{LabelSelector: nodePoolLabel + "=" + pool}
-	claims, err := env.Cluster.Resource(NodeClaimKind, "")
+	claims, err := cluster.Resource(NodeClaimKind, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,7 +795,7 @@ func watchBindingT(t *testing.T, ns, pod, pool string) *bindingSteps {
 		mark  func(kruntime.Object)
 	}{
 		{func() (watch.Interface, error) { return claims.Watch(ctx, inPool) }, func(kruntime.Object) { b.mark(stepNodeClaim) }},
-		{func() (watch.Interface, error) { return env.Cluster.Typed.CoreV1().Nodes().Watch(ctx, inPool) }, func(o kruntime.Object) {
+		{func() (watch.Interface, error) { return cluster.Typed.CoreV1().Nodes().Watch(ctx, inPool) }, func(o kruntime.Object) {
 			node, ok := o.(*corev1.Node)
 			if !ok {
 				return
@@ -731,7 +811,7 @@ func watchBindingT(t *testing.T, ns, pod, pool string) *bindingSteps {
 			}
 		}},
 		{func() (watch.Interface, error) {
-			return env.Cluster.Typed.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod})
+			return cluster.Typed.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod})
 		}, func(o kruntime.Object) {
 			if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 				b.mark(stepBound)

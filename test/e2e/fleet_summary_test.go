@@ -22,6 +22,19 @@ type fleetRow struct {
 	idleRequests, idleCrossplane float64 // a minute
 	idleCores                    float64 // every server
 	idleAPIServer, idleKarpenter float64
+	// remote is what a step in a workload cluster adds; nil in the other modes.
+	remote *remoteRow
+}
+
+// remoteRow is a remote step's own columns: the management cluster's servers above include the providers, which
+// run there.
+type remoteRow struct {
+	resources                               managedResources
+	onboardingProviders, onboardingWorkload float64 // CPU-seconds per new organization
+	idleProviders, idleWorkload             float64 // cores
+	// idleProvidersManagement is the providers' requests to the management apiserver a minute, idle; the workload
+	// apiserver's, and the providers' part of them, follow.
+	idleProvidersManagement, idleWorkloadRequests, idleProvidersWorkload float64
 }
 
 // fleetSummary is the benchmark's result as docs/scale.md shows it: one table per mode, dated,
@@ -57,6 +70,10 @@ func (s fleetSummary) markdown(commit string, day time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "`make bench-fleet FLEET_CLUSTER=%s`, %s at %s, %d cores, Crossplane polling every %s (written by the benchmark):\n\n",
 		strings.TrimPrefix(s.mode, "unbound"), day.Format("2006-01-02"), commit, s.cores, s.poll)
+	if s.mode == fleetRemoteMode {
+		s.remoteTable(&b)
+		return b.String()
+	}
 	b.WriteString("| organizations | kubectl apply | → every pool Ready | → settled | objects per organization | apiserver requests per new organization | CPU-s per new organization, all servers | idle requests a minute (Crossplane's) | idle cores, all servers (apiserver, Karpenter) |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range s.rows {
@@ -69,6 +86,26 @@ func (s fleetSummary) markdown(commit string, day time.Time) string {
 			r.onboardingRequests, r.onboardingCPU, r.idleRequests, r.idleCrossplane, r.idleCores, r.idleAPIServer, r.idleKarpenter)
 	}
 	return b.String()
+}
+
+// remoteTable renders a remote run's table: the management cluster's columns with the providers counted in it,
+// the providers' share in parentheses, and the workload cluster's.
+func (s fleetSummary) remoteTable(b *strings.Builder) {
+	b.WriteString("| organizations | kubectl apply | first claim → every pool Ready | → settled | managed resources per organization (written, observe-only, collections, members) | management apiserver requests per new organization | CPU-s per new organization: management cluster and providers (providers; workload cluster) | idle requests a minute: management apiserver (Crossplane's, providers') | idle requests a minute: workload apiserver (providers') | idle cores: management cluster and providers (providers; workload cluster) |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range s.rows {
+		orgs := fmt.Sprintf("%d", r.orgs)
+		if r.added != r.orgs {
+			orgs += fmt.Sprintf(" (+%d)", r.added)
+		}
+		rr, m := r.remote, r.remote.resources
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f (%.1f, %.1f, %.1f, %.1f) | %.1f | %.2f (%.2f; %.2f) | %.0f (%.0f, %.0f) | %.0f (%.0f) | %.2f (%.2f; %.2f) |\n", orgs,
+			r.applied.Round(time.Second), r.ready.Round(time.Second), r.settled.Round(time.Second),
+			m.per(m.total()), m.per(m.written), m.per(m.observed), m.per(m.collections), m.per(m.members),
+			r.onboardingRequests, r.onboardingCPU, rr.onboardingProviders, rr.onboardingWorkload,
+			r.idleRequests, r.idleCrossplane, rr.idleProvidersManagement, rr.idleWorkloadRequests, rr.idleProvidersWorkload,
+			r.idleCores, rr.idleProviders, rr.idleWorkload)
+	}
 }
 
 // publishT prints the summary, writes it to _output, and puts it in docs/scale.md between the mode's markers

@@ -19,12 +19,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The workload cluster scenario's cluster XR, and what kiso names after it.
-const (
-	remoteClusterXR = "e2e-remote"
-	remoteRelease   = "remote-eu-karpenter-release" // <clusterName>-karpenter-release
-)
-
 // TestOneControlPlaneServesAWorkloadCluster is one management cluster (Crossplane, kiso's functions,
 // provider-kubernetes and provider-helm) serving a workload cluster (its own apiserver, scheduler, Karpenter with
 // its KWOK provider, kwok): an XKarpenterCluster with spec.workloadCluster installs Karpenter's CRD chart there,
@@ -42,20 +36,9 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 	activation := readRepoFileT(t, "examples/install/activation-policy.yaml")
 	env.ApplyT(t, activation)
 	t.Cleanup(func() { deleteAtCleanup(t, activation) })
-	platform := readTestdataT(t, "workload", "workload.yaml")
-	if err := wl.Kubectl.Apply(t.Context(), platform); err != nil {
-		t.Fatalf("cannot apply the workload cluster's references and namespaces: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := wl.Kubectl.Delete(context.Background(), platform, true); err != nil {
-			t.Errorf("cannot clean up the workload cluster: %v", err)
-		}
-	})
-	cluster := []byte(strings.NewReplacer(
-		"WORKLOAD_PROVIDER_CONFIG", WorkloadProviderConfig,
-		"CHART_REPOSITORY", wl.KarpenterChart.Repository,
-		"CHART_VERSION", wl.KarpenterChart.Version,
-	).Replace(string(readTestdataT(t, "workload", "cluster.yaml"))))
+	applyInWorkloadT(t, wl, readTestdataT(t, "workload", "references.yaml"))
+	applyInWorkloadT(t, wl, readTestdataT(t, "workload", "namespaces.yaml"))
+	cluster := workloadClusterManifestT(t, wl)
 	env.ApplyT(t, cluster)
 	t.Cleanup(func() { deleteAtCleanup(t, cluster) })
 

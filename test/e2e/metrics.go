@@ -71,6 +71,11 @@ func (e *Environment) scrapeMetrics(ctx context.Context, server string) (map[str
 			return nil, fmt.Errorf("cannot read the metrics of %s: %w", server, err)
 		}
 	}
+	return parseMetrics(server, text)
+}
+
+// parseMetrics parses a server's metrics in Prometheus' text format.
+func parseMetrics(server string, text []byte) (map[string]*dto.MetricFamily, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {

@@ -22,10 +22,12 @@ import (
 )
 
 // The managed resources by which the management cluster acts in the workload cluster: provider-kubernetes'
-// and provider-helm's cluster-scoped kinds, and the ProviderConfigs they name.
+// and provider-helm's cluster-scoped kinds (a collection makes an observe-only Object per object it matches there),
+// and the ProviderConfigs they name.
 var (
 	ObjectKind                   = schema.GroupVersionKind{Group: "kubernetes.crossplane.io", Version: "v1alpha2", Kind: "Object"}
 	ReleaseKind                  = schema.GroupVersionKind{Group: "helm.crossplane.io", Version: "v1beta1", Kind: "Release"}
+	ObservedObjectCollectionKind = schema.GroupVersionKind{Group: "kubernetes.crossplane.io", Version: "v1alpha1", Kind: "ObservedObjectCollection"}
 	kubernetesProviderConfigKind = schema.GroupVersionKind{Group: "kubernetes.crossplane.io", Version: "v1alpha1", Kind: "ProviderConfig"}
 	helmProviderConfigKind       = schema.GroupVersionKind{Group: "helm.crossplane.io", Version: "v1beta1", Kind: "ProviderConfig"}
 )
@@ -89,7 +91,8 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 }
 
 // startProviderHelm runs provider-helm for the management cluster. It serves no webhook and no health probe; its
-// metrics server listens on a free loopback port its build sets (tools/provider-helm/build.env).
+// metrics server listens on a free loopback port its build sets (tools/provider-helm/build.env), which the
+// harness finds among its sockets.
 func startProviderHelm(ctx context.Context, servers *process.Group, mgmt *Environment, dir string) (provider, error) {
 	pr := provider{
 		name:           "provider-helm",
@@ -104,8 +107,49 @@ func startProviderHelm(ctx context.Context, servers *process.Group, mgmt *Enviro
 	if err != nil {
 		return pr, err
 	}
-	_, err = pr.start(ctx, servers, mgmt, installed.Args, nil, dir)
-	return pr, err
+	srv, err := pr.start(ctx, servers, mgmt, installed.Args, nil, dir)
+	if err != nil {
+		return pr, err
+	}
+	metrics, err := metricsOnAPortItPicked(ctx, srv)
+	if err != nil {
+		return pr, err
+	}
+	mgmt.Metrics.set(pr.name, metrics)
+	return pr, nil
+}
+
+// metricsOnAPortItPicked finds the URL of the metrics a server serves on a loopback port it picked itself: the
+// port of its listening sockets that answers /metrics.
+func metricsOnAPortItPicked(ctx context.Context, srv *process.Server) (string, error) {
+	var url string
+	err := waitFor(ctx, serverStartTimeout, srv.Name+"'s metrics on a port it picked", func(ctx context.Context) (bool, string, error) {
+		if err := srv.Running(); err != nil {
+			return false, "", err
+		}
+		ports, err := process.ListeningPorts(srv.PID())
+		if err != nil {
+			return false, "", err
+		}
+		for _, port := range ports {
+			candidate := "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, candidate, nil)
+			if err != nil {
+				return false, "", err
+			}
+			rsp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				continue
+			}
+			_ = rsp.Body.Close()
+			if rsp.StatusCode == http.StatusOK {
+				url = candidate
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("none of the ports it listens on (%v) serves /metrics", ports), nil
+	})
+	return url, err
 }
 
 // installed reads what the install file gives the provider and applies the RBAC it grants the provider's service

@@ -51,8 +51,8 @@ func TestReadsAtScaleBenchmark(t *testing.T) {
 	env.ApplyT(t, readTestdataT(t, "karpenter", "references.yaml"))
 	env.ApplyT(t, readTestdataT(t, "admission", "cluster.yaml"))
 	patchClusterT(t, `{"spec":{"rollout":{"waves":[{"percent":100}],"soak":"1m"}}}`)
-	waitForPlacementClusterComposedT(t)
-	env.ApplyT(t, fleetManifest(0, 1, false, true))
+	waitForClusterComposedT(t, fleetCluster{name: rolloutCluster})
+	env.ApplyT(t, fleetManifest(0, 1, false, rolloutCluster))
 	waitForFleetReadyT(t, 1)
 	org := fleetOrganization(0)
 	namespace := org + "-web"

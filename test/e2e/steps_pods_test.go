@@ -32,16 +32,23 @@ func selectStack(organization, stack string) map[string]string {
 // warning: a warning means an expression refers to something a Pod does not have.
 func waitForTypeCheckedT(t *testing.T, name string) {
 	t.Helper()
-	api := env.Cluster.Typed.AdmissionregistrationV1()
+	waitForTypeCheckedInT(t, env.Cluster, placementCluster, name)
+}
+
+// waitForTypeCheckedInT is waitForTypeCheckedT for the apiserver of cluster, where the XKarpenterCluster xr
+// composes the policy.
+func waitForTypeCheckedInT(t *testing.T, cluster *Cluster, xr, name string) {
+	t.Helper()
+	api := cluster.Typed.AdmissionregistrationV1()
 	var policy *admissionregistrationv1.ValidatingAdmissionPolicy
 	waitForT(t, 90*time.Second, "ValidatingAdmissionPolicy "+name+" type-checked by the apiserver", func(ctx context.Context) (bool, string, error) {
 		p, err := api.ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			// Why the cluster has not composed it, if it says.
-			xr, _ := env.Cluster.Get(ctx, ClusterKind, "", placementCluster)
-			if xr != nil {
-				synced, _ := Condition(xr, "Synced")
-				return false, err.Error() + "; XKarpenterCluster " + placementCluster + ": " + conditionSummary(xr) + ": " + synced.Message, nil
+			u, _ := env.Cluster.Get(ctx, ClusterKind, "", xr)
+			if u != nil {
+				synced, _ := Condition(u, "Synced")
+				return false, err.Error() + "; XKarpenterCluster " + xr + ": " + conditionSummary(u) + ": " + synced.Message, nil
 			}
 			return false, err.Error(), nil
 		}
