@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 // Steps every scenario shares: waiting on a condition, reading a scenario's manifests, cleaning up, the
@@ -122,6 +123,26 @@ func deleteLocalClusterAtCleanup(t *testing.T, cluster []byte) {
 	t.Helper()
 	deleteAtCleanup(t, cluster)
 	waitForPlacementPoliciesGone(t)
+	waitForClusterViewGone(t, cluster)
+}
+
+// waitForClusterViewGone waits until the view a deleted cluster composed for its organizations is gone. The
+// garbage collector deletes it after the XR; a cluster applied again under the same name meanwhile finds the old
+// view, which then goes, and its organizations read no view until the new cluster composes its own again.
+func waitForClusterViewGone(t *testing.T, cluster []byte) {
+	t.Helper()
+	var xr struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(cluster, &xr); err != nil || xr.Metadata.Name == "" {
+		t.Errorf("cannot read the cluster's name from its manifest: %v", err)
+		return
+	}
+	if err := env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, ClusterViewKind, "", clusterViewName(xr.Metadata.Name)); err != nil {
+		t.Errorf("the view of cluster %s outlived it: %v", xr.Metadata.Name, err)
+	}
 }
 
 // waitForPlacementPoliciesGone waits until the admission policies a local XKarpenterCluster composes under fixed
