@@ -286,26 +286,49 @@ func assertClusterView(t *testing.T, view, xr *unstructured.Unstructured) {
 	}
 }
 
-// assertAlerts checks the PrometheusRule carries kiso's six Karpenter alerts, and that the one a held rollout wave
-// raises reads the series the rollout scenario sees Karpenter export for a node it does not replace.
+// assertAlerts checks the PrometheusRule carries Karpenter's six alerts, kiso's own three and its recording rules per
+// organization, each with an expression, every alert with a runbook; and that the alert a held rollout wave raises
+// reads the series the rollout scenario sees Karpenter export for a node it does not replace.
 func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
 	t.Helper()
 	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
-	var alerts []string
+	var alerts, records []string
 	for _, g := range groups {
 		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
 		for _, r := range rules {
-			alert := r.(map[string]any)["alert"].(string)
+			fields, _ := r.(map[string]any)
+			expr, _ := fields["expr"].(string)
+			alert, _ := fields["alert"].(string)
+			record, _ := fields["record"].(string)
+			switch {
+			case expr == "":
+				t.Errorf("rule %v of PrometheusRule %s has no expression", fields, rule.GetName())
+			case record != "":
+				records = append(records, record)
+				continue
+			case alert == "":
+				t.Errorf("rule %v of PrometheusRule %s is neither an alert nor a recording rule", fields, rule.GetName())
+				continue
+			}
 			alerts = append(alerts, alert)
-			if expr, _ := r.(map[string]any)["expr"].(string); alert == driftedNodeAlert && !strings.Contains(expr, driftedNodeClaimsSeries) {
+			if runbook, _, _ := unstructured.NestedString(fields, "annotations", "runbook_url"); runbook == "" {
+				t.Errorf("alert %s has no runbook_url", alert)
+			}
+			if alert == driftedNodeAlert && !strings.Contains(expr, driftedNodeClaimsSeries) {
 				t.Errorf("alert %s's expression %q does not read %s", alert, expr, driftedNodeClaimsSeries)
 			}
 		}
 	}
 	sort.Strings(alerts)
-	want := []string{"KarpenterCloudProviderErrors", "KarpenterDriftedNodeNotReplaced", "KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNearLimit", "KarpenterNodePoolNotReady", "KarpenterPodsUnschedulable"}
+	want := []string{
+		"KarpenterCloudProviderErrors", "KarpenterDriftedNodeNotReplaced", "KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNearLimit", "KarpenterNodePoolNotReady", "KarpenterPodsUnschedulable",
+		"KisoOrganizationNotReady", "KisoRolloutBlocked", "KisoWarnModeWouldRefusePods",
+	}
 	if diff := cmp.Diff(want, alerts); diff != "" {
 		t.Errorf("PrometheusRule %s/%s alerts: -want, +got:\n%s", rule.GetNamespace(), rule.GetName(), diff)
+	}
+	if !slices.Contains(records, "kiso:organization_nodes:count") || !slices.Contains(records, "kiso:organization_usage:sum") {
+		t.Errorf("PrometheusRule %s/%s records %v; want kiso's recording rules per organization", rule.GetNamespace(), rule.GetName(), records)
 	}
 }
 
