@@ -601,3 +601,69 @@ func snapshotRevisions(r v1alpha1.ReferenceRollout) []string {
 	}
 	return out
 }
+
+// TestEachReferencePairOfAnOrganizationRollsOutOnItsOwn: an organization with two classes of capacity has a pool
+// per reference pair, and a change of one pair rolls out wave by wave across that pair's pools only: the other
+// pair's pools, the same organizations', stay done on their revision and hold nothing.
+func TestEachReferencePairOfAnOrganizationRollsOutOnItsOwn(t *testing.T) {
+	const gpuRef = "EC2NodeClass.v1.karpenter.k8s.aws/gpu,NodePool/gpu"
+	v1, v2 := twoRevisions(t)
+	spec := canaryThenHalfThenAll()
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	view := func(gpuOn map[string]string) rolloutView {
+		v := fleet(allOn(v1.ID), nil)
+		for org, rev := range gpuOn {
+			v.Pools[gpuRef] = append(v.Pools[gpuRef], trackedPool{Name: "kiso." + org + ".gpu", Organization: org, Revision: rev})
+		}
+		// The platform changed the GPU pair only.
+		v.Current[testRef], v.Current[gpuRef] = v1, v2
+		return v
+	}
+	state := []v1alpha1.ReferenceRollout{
+		{Reference: gpuRef, Revision: v1.ID, Wave: 4, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}},
+		{Reference: testRef, Revision: v1.ID, Wave: 4, Snapshots: []v1alpha1.ReferenceSnapshot{mustSnapshot(t, v1)}},
+	}
+	byRef := func(res rolloutResult) map[string]v1alpha1.ReferenceRollout {
+		out := map[string]v1alpha1.ReferenceRollout{}
+		for _, r := range res.Rollouts {
+			out[r.Reference] = r
+		}
+		return out
+	}
+
+	res, err := advance(spec, state, view(allOn(v1.ID)), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byRef(res)
+	if gpu := got[gpuRef]; gpu.Revision != v2.ID || gpu.Wave != 0 || !strings.Contains(gpu.HeldBy, "canary") {
+		t.Errorf("the GPU pair's rollout %+v: want revision %s, wave 0, held by the canary", gpu, v2.ID)
+	}
+	if general := got[testRef]; general.Revision != v1.ID || general.HeldBy != "" || general.Waiting != 0 {
+		t.Errorf("the general pair's rollout %+v: want it done on %s, holding nothing, while only the GPU pair changed", general, v1.ID)
+	}
+
+	// The canary's GPU pool moved and its nodes are replaced; once the wave has soaked, the next wave opens for
+	// the GPU pair, and the general pair is still done, untouched.
+	state = res.Rollouts
+	canaryMoved := allOn(v1.ID)
+	canaryMoved["canary"] = v2.ID
+	res, err = advance(spec, state, view(canaryMoved), now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gpu := byRef(res)[gpuRef]; gpu.Wave != 0 || gpu.WaveDoneAt == "" {
+		t.Errorf("the GPU pair's rollout %+v: want the canary's wave done, soaking", gpu)
+	}
+	res, err = advance(spec, res.Rollouts, view(canaryMoved), now.Add(20*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = byRef(res)
+	if gpu := got[gpuRef]; gpu.Wave < 1 {
+		t.Errorf("the GPU pair's rollout %+v: want its next wave open once the canary's GPU pool is done and soaked", gpu)
+	}
+	if general := got[testRef]; general.Revision != v1.ID || general.HeldBy != "" || general.Waiting != 0 {
+		t.Errorf("the general pair's rollout %+v: want it done on %s throughout", general, v1.ID)
+	}
+}
