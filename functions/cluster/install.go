@@ -114,11 +114,17 @@ func notDeployed(observed fnstate.Observed, name resource.Name, chart string, in
 // GetGeneration does not read (a float64).
 func generationOf(u *unstructured.Unstructured) int64 {
 	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "generation")
-	switch g := v.(type) {
+	return wholeNumber(v)
+}
+
+// wholeNumber reads a number of an observed object: a float64 as Crossplane's request holds it, an int64 as Go
+// code builds it; anything else is 0.
+func wholeNumber(v any) int64 {
+	switch n := v.(type) {
 	case int64:
-		return g
+		return n
 	case float64:
-		return int64(g)
+		return int64(n)
 	}
 	return 0
 }

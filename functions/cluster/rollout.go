@@ -213,13 +213,7 @@ func condition(u *unstructured.Unstructured, typ string) (map[string]any, int64)
 		if !ok || m["type"] != typ {
 			continue
 		}
-		switch g := m["observedGeneration"].(type) {
-		case int64:
-			return m, g
-		case float64:
-			return m, int64(g)
-		}
-		return m, 0
+		return m, wholeNumber(m["observedGeneration"])
 	}
 	return nil, 0
 }
