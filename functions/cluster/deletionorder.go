@@ -10,10 +10,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
-	"github.com/kiso-dev/kiso/functions/internal/rollout"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
 
@@ -68,7 +66,7 @@ func newDeletionOrder(cluster string, remoteProviderConfig string, domain string
 	return deletionOrder{
 		Cluster:                   cluster,
 		ProviderConfig:            remoteProviderConfig,
-		ClusterAnnotation:         rollout.NewAnnotations(domain).Cluster,
+		ClusterAnnotation:         placement.NewRolloutAnnotations(domain).Cluster,
 		InstanceProfileAnnotation: placement.NewKeys(domain).InstanceProfile,
 	}
 }
@@ -228,7 +226,7 @@ func deleteOf(groups []string, resources ...string) []admissionv1.NamedRuleWithO
 }
 
 func managedByKiso() *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchLabels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{placement.ManagedByLabel: placement.ManagedByValue}}
 }
 
 // paramsBinding binds the policy of that name with every object of its param kind kiso composes as params,
@@ -253,7 +251,7 @@ func composedPolicies(objects map[resource.Name]runtime.Object) (map[resource.Na
 		if err != nil {
 			return nil, errors.Wrapf(err, "cannot convert %s", name)
 		}
-		cd.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
+		cd.SetLabels(map[string]string{placement.ManagedByLabel: placement.ManagedByValue})
 		out[name] = cd
 	}
 	return out, nil

@@ -18,17 +18,14 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
-	"github.com/kiso-dev/kiso/functions/internal/refusal"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Function renders Karpenter's AWS prerequisites for one EKS cluster.
@@ -41,7 +38,7 @@ type Function struct {
 // RunFunction renders one XKarpenterCluster. It never returns an error:
 // failures are Fatal results and a condition on the XR.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, requeue.Settling)
+	rsp := response.To(req, fncall.TTLSettling)
 
 	in, err := getInput(req)
 	if err != nil {
@@ -72,12 +69,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		observed = fnstate.ObservedOf(answered)
 	}
 	if errs := validateSpec(spec); len(errs) > 0 {
-		xrcondition.InvalidSpec(rsp, errs, xrcondition.Composite)
+		fncall.InvalidSpec(rsp, errs, fncall.Composite)
 		return rsp, nil
 	}
 	// While the API server refuses Crossplane what this XR needs, stop and
 	// say so on the claim: Crossplane alone would only tell the XR.
-	if refusal.Apply(rsp, oxr, time.Now()) {
+	if fncall.ApplyRefusal(rsp, oxr, time.Now()) {
 		return rsp, nil
 	}
 
@@ -119,10 +116,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	verdict := ownership.Verify(req, planned, composedIdx, v1alpha1.ClusterKind, oxr.Resource.GetUID())
 	if len(verdict.Conflicts) > 0 {
-		xrcondition.NameConflicts(rsp, verdict.Messages(), xrcondition.Composite)
+		fncall.NameConflicts(rsp, verdict.Messages(), fncall.Composite)
 		return rsp, nil
 	}
-	xrcondition.NamesAvailable(rsp, xrcondition.Composite)
+	fncall.NamesAvailable(rsp, fncall.Composite)
 
 	notReady := compose(desired, objects, reads, observed, verdict.Waiting)
 	// An object the spec no longer asks for that a Usage still names goes once Crossplane can delete it.
@@ -131,7 +128,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
 	}
-	if err := xrfields.SetStatus(dxr, status); err != nil {
+	if err := fnstate.SetStatus(dxr, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
@@ -139,11 +136,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil
 	}
-	xrcondition.SpecValid(rsp, xrcondition.Composite)
+	fncall.SpecValid(rsp, fncall.Composite)
 	reportPlatformNamespaces(rsp, req, platform)
 	alerts.report(rsp)
 	install.report(rsp)
-	requeue.After(rsp, oxr, notReady == 0 && len(inUse) == 0 && !verdict.Waiting && !staged.InProgress)
+	fncall.RequeueAfter(rsp, oxr, notReady == 0 && len(inUse) == 0 && !verdict.Waiting && !staged.InProgress)
 	staged.requeue(rsp)
 	log.Debug("rendered", "resources", len(objects), "notReady", notReady, "keptInUse", len(inUse))
 	return rsp, nil

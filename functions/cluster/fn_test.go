@@ -14,8 +14,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const podIdentitySpec = `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","tags":{"team":"platform"}}`
@@ -140,7 +140,7 @@ func TestPodIdentityClusterRendersEverything(t *testing.T) {
 	if diff := cmp.Diff(wantStatus, fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"]); diff != "" {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
-	assertCondition(t, rsp, xrcondition.TypeSpecValid, fnv1.Status_STATUS_CONDITION_TRUE, xrcondition.ReasonValid, "")
+	assertCondition(t, rsp, fncall.TypeSpecValid, fnv1.Status_STATUS_CONDITION_TRUE, fncall.ReasonValid, "")
 }
 
 func TestEveryManagedResourceCarriesProviderConfigAndTags(t *testing.T) {
@@ -282,7 +282,7 @@ func TestInvalidSpecIsFatalAndRendersNothing(t *testing.T) {
 	if diff := cmp.Diff(wantResults, rsp.GetResults(), protocmp.Transform()); diff != "" {
 		t.Errorf("results: -want, +got:\n%s", diff)
 	}
-	assertCondition(t, rsp, xrcondition.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonInvalidSpec, want)
+	assertCondition(t, rsp, fncall.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonInvalidSpec, want)
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {
 		t.Errorf("rendered %d resources for an invalid spec; want none", n)
 	}

@@ -9,9 +9,10 @@ import (
 
 	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
 
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // renderIAM returns the controller's role, its six policies (five without
@@ -59,7 +60,7 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 
 // role is an IAM role kiso creates, under the permissions boundary if the
 // spec names one.
-func role(p plan, objectName, awsName string, trust awsiam.PolicyDocument) *iamv1beta1.Role {
+func role(p plan, objectName, awsName string, trust aws.PolicyDocument) *iamv1beta1.Role {
 	r := &iamv1beta1.Role{
 		ObjectMeta: ownership.ObjectMeta(objectName, awsName, nil),
 		Spec: iamv1beta1.RoleSpec{
@@ -104,7 +105,7 @@ func nodeIdentity(p plan) nodeidentity.Identity {
 		ClusterName:         p.Cluster,
 		ProviderConfigName:  p.Spec.ProviderConfigName,
 		Tags:                p.Tags,
-		Labels:              map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue},
+		Labels:              map[string]string{placement.ManagedByLabel: placement.ManagedByValue},
 		Orphan:              p.TakeOver,
 	}
 }

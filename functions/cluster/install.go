@@ -16,9 +16,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/keep"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
-	"github.com/kiso-dev/kiso/functions/internal/rollout"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -73,7 +71,7 @@ func keptRelease(observed fnstate.Observed) *composed.Unstructured {
 	if !ok || oc.Resource == nil {
 		return nil
 	}
-	return keep.AsRendered(oc, []string{meta.AnnotationKeyExternalName})
+	return fnstate.AsRendered(oc, []string{meta.AnnotationKeyExternalName})
 }
 
 // notDeployed says why provider-helm has not deployed the Release observed under name at spec.karpenter.install's
@@ -212,7 +210,7 @@ func newReleaseUsers(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterClust
 		return releaseUsers{}
 	}
 	u := releaseUsers{read: true, inUse: usage.InUse(&xr.Resource.Unstructured)}
-	annotation := rollout.NewAnnotations(domain).Cluster
+	annotation := placement.NewRolloutAnnotations(domain).Cluster
 	for _, key := range []string{requireReleaseNodePools, requireReleaseNodeClasses} {
 		pools, resolved := fnstate.Required(req, key)
 		// Until Crossplane answers, the Release stays.
@@ -228,7 +226,7 @@ func (u releaseUsers) require(rs map[string]*fnv1.ResourceSelector) {
 	if !u.read {
 		return
 	}
-	kiso := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}}}
+	kiso := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{placement.ManagedByLabel: placement.ManagedByValue}}}
 	rs[requireReleaseNodePools] = &fnv1.ResourceSelector{ApiVersion: nodePoolParam.APIVersion, Kind: nodePoolParam.Kind, Match: kiso}
 	rs[requireReleaseNodeClasses] = &fnv1.ResourceSelector{ApiVersion: ec2NodeClassParam.APIVersion, Kind: ec2NodeClassParam.Kind, Match: kiso}
 }

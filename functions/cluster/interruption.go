@@ -13,7 +13,7 @@ import (
 	eventsv1beta2 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta2"
 	sqsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/sqs/v1beta1"
 
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
@@ -27,7 +27,7 @@ const (
 
 // queueSenders may send to the queue: EventBridge, and SQS itself. AWS's
 // template names them so in every partition.
-var queueSenders = awsiam.Values{"events.amazonaws.com", "sqs.amazonaws.com"}
+var queueSenders = aws.Values{"events.amazonaws.com", "sqs.amazonaws.com"}
 
 // A rule is one of the EventBridge rules of AWS's template: the events
 // Karpenter's interruption controller has a parser for.
@@ -61,11 +61,11 @@ func (r rule) eventPattern() string {
 
 // queuePolicy lets EventBridge send to the queue and denies every action
 // without TLS, as AWS's template does.
-func queuePolicy(queueARN string) awsiam.PolicyDocument {
-	return awsiam.PolicyDocument{Version: awsiam.PolicyVersion, ID: queuePolicyID, Statement: []awsiam.Statement{
-		{Effect: awsiam.Allow, Principal: &awsiam.Principal{Service: queueSenders}, Action: awsiam.Values{"sqs:SendMessage"}, Resource: awsiam.Values{queueARN}},
-		{Sid: "DenyHTTP", Effect: awsiam.Deny, Principal: &awsiam.Principal{Everyone: true}, Action: awsiam.Values{"sqs:*"}, Resource: awsiam.Values{queueARN},
-			Condition: awsiam.Condition{"Bool": {"aws:SecureTransport": {"false"}}}},
+func queuePolicy(queueARN string) aws.PolicyDocument {
+	return aws.PolicyDocument{Version: aws.PolicyVersion, ID: queuePolicyID, Statement: []aws.Statement{
+		{Effect: aws.Allow, Principal: &aws.Principal{Service: queueSenders}, Action: aws.Values{"sqs:SendMessage"}, Resource: aws.Values{queueARN}},
+		{Sid: "DenyHTTP", Effect: aws.Deny, Principal: &aws.Principal{Everyone: true}, Action: aws.Values{"sqs:*"}, Resource: aws.Values{queueARN},
+			Condition: aws.Condition{"Bool": {"aws:SecureTransport": {"false"}}}},
 	}}
 }
 

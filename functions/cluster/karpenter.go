@@ -12,7 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
@@ -106,7 +106,7 @@ func newRelease(p plan, name, chart, helmRelease string, forProvider map[string]
 			"forProvider":       forProvider,
 		},
 	}
-	r.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
+	r.SetLabels(map[string]string{placement.ManagedByLabel: placement.ManagedByValue})
 	r.SetAnnotations(map[string]string{meta.AnnotationKeyExternalName: helmRelease})
 	return r
 }

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/server"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 	"github.com/kiso-dev/kiso/monitoring"
 )
 
@@ -21,7 +21,7 @@ var metrics = server.Metrics{Families: monitoring.ClusterFamilies, Report: newCl
 // rolloutReadEvery bounds what the rollout's series cost a cluster judging a wave. Reading its pools and
 // NodeClaims again costs most of what the call did (2,000 NodeClaims: about 110 ms against 150), and Crossplane
 // calls the cluster at each change of one; so a call within rolloutReadEvery of the last one that read them,
-// and that asks to be called again within requeue.Settling, leaves the states as that one said. The call before
+// and that asks to be called again within fncall.TTLSettling, leaves the states as that one said. The call before
 // a longer wait (a rollout done asks for the hour) always reads them.
 const rolloutReadEvery = 30 * time.Second
 
@@ -60,7 +60,7 @@ func (r *clusterReporter) readsRollout(cluster string, c server.Call) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	maps.DeleteFunc(r.rolloutRead, func(_ string, at time.Time) bool { return c.Now.Sub(at) >= rolloutReadEvery })
-	if _, recent := r.rolloutRead[cluster]; recent && c.Rsp.GetMeta().GetTtl().AsDuration() <= requeue.Settling {
+	if _, recent := r.rolloutRead[cluster]; recent && c.Rsp.GetMeta().GetTtl().AsDuration() <= fncall.TTLSettling {
 		return false
 	}
 	r.rolloutRead[cluster] = c.Now
@@ -73,13 +73,13 @@ func (r *clusterReporter) readsRollout(cluster string, c server.Call) bool {
 func rolloutStates(c server.Call) (map[string]string, bool) {
 	var spec v1alpha1.XKarpenterClusterSpec
 	var status v1alpha1.XKarpenterClusterStatus
-	if err := xrfields.Decode(map[string]any{"spec": c.Spec().AsMap()}, "spec", &spec); err != nil {
+	if err := fnstate.Decode(map[string]any{"spec": c.Spec().AsMap()}, "spec", &spec); err != nil {
 		return nil, false
 	}
 	if spec.Rollout == nil {
 		return nil, true
 	}
-	if err := xrfields.Decode(map[string]any{"status": c.Status().AsMap()}, "status", &status); err != nil {
+	if err := fnstate.Decode(map[string]any{"status": c.Status().AsMap()}, "status", &status); err != nil {
 		return nil, false
 	}
 	in, err := getInput(c.Req)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/monitoring"
 )
 
@@ -29,7 +29,7 @@ func renderPrometheusRule(p plan) (*unstructured.Unstructured, error) {
 	for k, v := range p.Spec.Monitoring.Labels {
 		labels[k] = v
 	}
-	labels[ownership.ManagedByLabel] = ownership.ManagedByValue
+	labels[placement.ManagedByLabel] = placement.ManagedByValue
 	obj := map[string]any{
 		"apiVersion": prometheusRuleAPIVersion,
 		"kind":       prometheusRuleKind,

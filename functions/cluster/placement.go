@@ -162,7 +162,7 @@ func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured
 		if err != nil {
 			return nil, errors.Wrapf(err, "cannot convert %s", name)
 		}
-		cd.SetLabels(map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue})
+		cd.SetLabels(map[string]string{placement.ManagedByLabel: placement.ManagedByValue})
 		if name == crPlacementInjectPolicy || name == crPlacementInjectBinding {
 			cd.SetAPIVersion(pp.InjectAPIVersion)
 		}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 )
 
 // A managedPolicy is one of the six controller policies of Karpenter's
@@ -11,12 +11,12 @@ type managedPolicy struct {
 	Key string
 	// Name is the part of AWS's name KarpenterController<Name>Policy-<cluster>.
 	Name     string
-	Document awsiam.PolicyDocument
+	Document aws.PolicyDocument
 }
 
 // passedToEC2 are the services the controller may pass a node role to:
 // exactly AWS's list, which names the China endpoint in every partition.
-var passedToEC2 = awsiam.Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
+var passedToEC2 = aws.Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
 
 // controllerPolicies returns Karpenter's controller policies, statement for
 // statement as in AWS's template, in AWS's order, with the cluster, region,
@@ -26,43 +26,43 @@ var passedToEC2 = awsiam.Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
 // interruption is enabled.
 func controllerPolicies(p plan) []managedPolicy {
 	part, region, account, cluster := p.Partition, p.Region, p.Account, p.Cluster
-	ec2 := func(resource string) string { return awsiam.ARN(part, "ec2", region, "*", resource) }
-	ec2NoAccount := func(resource string) string { return awsiam.ARN(part, "ec2", region, "", resource) }
-	instanceProfiles := awsiam.ARN(part, "iam", "", account, "instance-profile/*")
-	clusterARN := awsiam.ARN(part, "eks", region, account, "cluster/"+cluster)
+	ec2 := func(resource string) string { return aws.ARN(part, "ec2", region, "*", resource) }
+	ec2NoAccount := func(resource string) string { return aws.ARN(part, "ec2", region, "", resource) }
+	instanceProfiles := aws.ARN(part, "iam", "", account, "instance-profile/*")
+	clusterARN := aws.ARN(part, "eks", region, account, "cluster/"+cluster)
 
 	owned := "kubernetes.io/cluster/" + cluster
-	taggedResources := awsiam.Values{ec2("fleet/*"), ec2("instance/*"), ec2("volume/*"), ec2("network-interface/*"), ec2("launch-template/*"), ec2("spot-instances-request/*")}
+	taggedResources := aws.Values{ec2("fleet/*"), ec2("instance/*"), ec2("volume/*"), ec2("network-interface/*"), ec2("launch-template/*"), ec2("spot-instances-request/*")}
 
-	deletion := awsiam.Values{"ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"}
+	deletion := aws.Values{"ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"}
 	if p.Spec.Features.RebootForRepair {
-		deletion = awsiam.Values{"ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"}
+		deletion = aws.Values{"ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"}
 	}
 
 	policies := []managedPolicy{
-		{Key: "node-lifecycle", Name: "NodeLifecycle", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
-			awsiam.AllowStatement("AllowScopedEC2InstanceAccessActions",
-				awsiam.Values{"ec2:RunInstances", "ec2:CreateFleet"},
-				awsiam.Values{ec2NoAccount("image/*"), ec2NoAccount("snapshot/*"), ec2("security-group/*"), ec2("subnet/*"), ec2("capacity-reservation/*"), ec2("placement-group/*")},
+		{Key: "node-lifecycle", Name: "NodeLifecycle", Document: aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{
+			aws.AllowStatement("AllowScopedEC2InstanceAccessActions",
+				aws.Values{"ec2:RunInstances", "ec2:CreateFleet"},
+				aws.Values{ec2NoAccount("image/*"), ec2NoAccount("snapshot/*"), ec2("security-group/*"), ec2("subnet/*"), ec2("capacity-reservation/*"), ec2("placement-group/*")},
 				nil),
-			awsiam.AllowStatement("AllowScopedEC2LaunchTemplateAccessActions",
-				awsiam.Values{"ec2:RunInstances", "ec2:CreateFleet"},
-				awsiam.Values{ec2("launch-template/*")},
-				awsiam.Condition{
+			aws.AllowStatement("AllowScopedEC2LaunchTemplateAccessActions",
+				aws.Values{"ec2:RunInstances", "ec2:CreateFleet"},
+				aws.Values{ec2("launch-template/*")},
+				aws.Condition{
 					"StringEquals": {"aws:ResourceTag/" + owned: {"owned"}},
 					"StringLike":   {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
 				}),
-			awsiam.AllowStatement("AllowScopedEC2InstanceActionsWithTags",
-				awsiam.Values{"ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"},
+			aws.AllowStatement("AllowScopedEC2InstanceActionsWithTags",
+				aws.Values{"ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"},
 				taggedResources,
-				awsiam.Condition{
+				aws.Condition{
 					"StringEquals": {"aws:RequestTag/" + owned: {"owned"}, "aws:RequestTag/eks:eks-cluster-name": {cluster}},
 					"StringLike":   {"aws:RequestTag/karpenter.sh/nodepool": {"*"}},
 				}),
-			awsiam.AllowStatement("AllowScopedResourceCreationTagging",
-				awsiam.Values{"ec2:CreateTags"},
+			aws.AllowStatement("AllowScopedResourceCreationTagging",
+				aws.Values{"ec2:CreateTags"},
 				taggedResources,
-				awsiam.Condition{
+				aws.Condition{
 					"StringEquals": {
 						"aws:RequestTag/" + owned:             {"owned"},
 						"aws:RequestTag/eks:eks-cluster-name": {cluster},
@@ -70,32 +70,32 @@ func controllerPolicies(p plan) []managedPolicy {
 					},
 					"StringLike": {"aws:RequestTag/karpenter.sh/nodepool": {"*"}},
 				}),
-			awsiam.AllowStatement("AllowScopedResourceTagging",
-				awsiam.Values{"ec2:CreateTags"},
-				awsiam.Values{ec2("instance/*")},
-				awsiam.Condition{
+			aws.AllowStatement("AllowScopedResourceTagging",
+				aws.Values{"ec2:CreateTags"},
+				aws.Values{ec2("instance/*")},
+				aws.Condition{
 					"StringEquals":              {"aws:ResourceTag/" + owned: {"owned"}},
 					"StringLike":                {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
 					"StringEqualsIfExists":      {"aws:RequestTag/eks:eks-cluster-name": {cluster}},
 					"ForAllValues:StringEquals": {"aws:TagKeys": {"eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"}},
 				}),
-			awsiam.AllowStatement("AllowScopedDeletion",
+			aws.AllowStatement("AllowScopedDeletion",
 				deletion,
-				awsiam.Values{ec2("instance/*"), ec2("launch-template/*")},
-				awsiam.Condition{
+				aws.Values{ec2("instance/*"), ec2("launch-template/*")},
+				aws.Condition{
 					"StringEquals": {"aws:ResourceTag/" + owned: {"owned"}},
 					"StringLike":   {"aws:ResourceTag/karpenter.sh/nodepool": {"*"}},
 				}),
 		}}},
-		{Key: "iam-integration", Name: "IAMIntegration", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
-			awsiam.AllowStatement("AllowPassingInstanceRole",
-				awsiam.Values{"iam:PassRole"},
+		{Key: "iam-integration", Name: "IAMIntegration", Document: aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{
+			aws.AllowStatement("AllowPassingInstanceRole",
+				aws.Values{"iam:PassRole"},
 				p.PassRoleResources,
-				awsiam.Condition{"StringEquals": {"iam:PassedToService": passedToEC2}}),
-			awsiam.AllowStatement("AllowScopedInstanceProfileCreationActions",
-				awsiam.Values{"iam:CreateInstanceProfile"},
-				awsiam.Values{instanceProfiles},
-				awsiam.Condition{
+				aws.Condition{"StringEquals": {"iam:PassedToService": passedToEC2}}),
+			aws.AllowStatement("AllowScopedInstanceProfileCreationActions",
+				aws.Values{"iam:CreateInstanceProfile"},
+				aws.Values{instanceProfiles},
+				aws.Condition{
 					"StringEquals": {
 						"aws:RequestTag/" + owned:                      {"owned"},
 						"aws:RequestTag/eks:eks-cluster-name":          {cluster},
@@ -103,10 +103,10 @@ func controllerPolicies(p plan) []managedPolicy {
 					},
 					"StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": {"*"}},
 				}),
-			awsiam.AllowStatement("AllowScopedInstanceProfileTagActions",
-				awsiam.Values{"iam:TagInstanceProfile"},
-				awsiam.Values{instanceProfiles},
-				awsiam.Condition{
+			aws.AllowStatement("AllowScopedInstanceProfileTagActions",
+				aws.Values{"iam:TagInstanceProfile"},
+				aws.Values{instanceProfiles},
+				aws.Condition{
 					"StringEquals": {
 						"aws:ResourceTag/" + owned:                      {"owned"},
 						"aws:ResourceTag/topology.kubernetes.io/region": {region},
@@ -119,10 +119,10 @@ func controllerPolicies(p plan) []managedPolicy {
 						"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass":  {"*"},
 					},
 				}),
-			awsiam.AllowStatement("AllowScopedInstanceProfileActions",
-				awsiam.Values{"iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"},
-				awsiam.Values{instanceProfiles},
-				awsiam.Condition{
+			aws.AllowStatement("AllowScopedInstanceProfileActions",
+				aws.Values{"iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"},
+				aws.Values{instanceProfiles},
+				aws.Condition{
 					"StringEquals": {
 						"aws:ResourceTag/" + owned:                      {"owned"},
 						"aws:ResourceTag/topology.kubernetes.io/region": {region},
@@ -130,38 +130,38 @@ func controllerPolicies(p plan) []managedPolicy {
 					"StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": {"*"}},
 				}),
 		}}},
-		{Key: "eks-integration", Name: "EKSIntegration", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
-			awsiam.AllowStatement("AllowAPIServerEndpointDiscovery", awsiam.Values{"eks:DescribeCluster"}, awsiam.Values{clusterARN}, nil),
+		{Key: "eks-integration", Name: "EKSIntegration", Document: aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{
+			aws.AllowStatement("AllowAPIServerEndpointDiscovery", aws.Values{"eks:DescribeCluster"}, aws.Values{clusterARN}, nil),
 		}}},
 	}
 	if p.Interruption {
-		policies = append(policies, managedPolicy{Key: "interruption", Name: "Interruption", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
-			awsiam.AllowStatement("AllowInterruptionQueueActions",
-				awsiam.Values{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
-				awsiam.Values{p.QueueARN},
+		policies = append(policies, managedPolicy{Key: "interruption", Name: "Interruption", Document: aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{
+			aws.AllowStatement("AllowInterruptionQueueActions",
+				aws.Values{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
+				aws.Values{p.QueueARN},
 				nil),
 		}}})
 	}
 	return append(policies,
-		managedPolicy{Key: "zonal-shift", Name: "ZonalShift", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
-			awsiam.AllowStatement("AllowZonalShiftStatusReadOnly",
-				awsiam.Values{"arc-zonal-shift:GetManagedResource"},
-				awsiam.Values{"*"},
-				awsiam.Condition{"StringEquals": {"arc-zonal-shift:ResourceIdentifier": {clusterARN}}}),
+		managedPolicy{Key: "zonal-shift", Name: "ZonalShift", Document: aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{
+			aws.AllowStatement("AllowZonalShiftStatusReadOnly",
+				aws.Values{"arc-zonal-shift:GetManagedResource"},
+				aws.Values{"*"},
+				aws.Condition{"StringEquals": {"arc-zonal-shift:ResourceIdentifier": {clusterARN}}}),
 		}}},
-		managedPolicy{Key: "resource-discovery", Name: "ResourceDiscovery", Document: awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{
-			awsiam.AllowStatement("AllowRegionalReadActions",
-				awsiam.Values{
+		managedPolicy{Key: "resource-discovery", Name: "ResourceDiscovery", Document: aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{
+			aws.AllowStatement("AllowRegionalReadActions",
+				aws.Values{
 					"ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceStatus",
 					"ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
 					"ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
 				},
-				awsiam.Values{"*"},
-				awsiam.Condition{"StringEquals": {"aws:RequestedRegion": {region}}}),
-			awsiam.AllowStatement("AllowSSMReadActions", awsiam.Values{"ssm:GetParameter"}, awsiam.Values{awsiam.ARN(part, "ssm", region, "", "parameter/aws/service/*")}, nil),
-			awsiam.AllowStatement("AllowPricingReadActions", awsiam.Values{"pricing:GetProducts"}, awsiam.Values{"*"}, nil),
-			awsiam.AllowStatement("AllowUnscopedInstanceProfileListAction", awsiam.Values{"iam:ListInstanceProfiles"}, awsiam.Values{"*"}, nil),
-			awsiam.AllowStatement("AllowInstanceProfileReadActions", awsiam.Values{"iam:GetInstanceProfile"}, awsiam.Values{instanceProfiles}, nil),
+				aws.Values{"*"},
+				aws.Condition{"StringEquals": {"aws:RequestedRegion": {region}}}),
+			aws.AllowStatement("AllowSSMReadActions", aws.Values{"ssm:GetParameter"}, aws.Values{aws.ARN(part, "ssm", region, "", "parameter/aws/service/*")}, nil),
+			aws.AllowStatement("AllowPricingReadActions", aws.Values{"pricing:GetProducts"}, aws.Values{"*"}, nil),
+			aws.AllowStatement("AllowUnscopedInstanceProfileListAction", aws.Values{"iam:ListInstanceProfiles"}, aws.Values{"*"}, nil),
+			aws.AllowStatement("AllowInstanceProfileReadActions", aws.Values{"iam:GetInstanceProfile"}, aws.Values{instanceProfiles}, nil),
 		}}},
 	)
 }
@@ -169,9 +169,9 @@ func controllerPolicies(p plan) []managedPolicy {
 // passRoleResources are the roles the controller may pass to EC2: the
 // cluster's node role and every role under the organizations' path, or
 // with an existing instance profile that profile's role only.
-func passRoleResources(p plan) awsiam.Values {
+func passRoleResources(p plan) aws.Values {
 	if p.Spec.NodeRole.ExistingInstanceProfile != nil {
-		return awsiam.Values{p.NodeRoleARN}
+		return aws.Values{p.NodeRoleARN}
 	}
-	return awsiam.Values{p.NodeRoleARN, awsiam.ARN(p.Partition, "iam", "", p.Account, "role"+p.NodeRolePath+"*")}
+	return aws.Values{p.NodeRoleARN, aws.ARN(p.Partition, "iam", "", p.Account, "role"+p.NodeRolePath+"*")}
 }

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/refusal"
 )
 
 // Without examples/rbac/crossplane-karpenter.yaml, Crossplane may not apply the placement policies: its error
@@ -20,13 +20,13 @@ func TestRefusedCrossplaneStopsAndChangesNothing(t *testing.T) {
 	x := strings.TrimSuffix(xr(podIdentitySpec), "}") + `,"status":{"conditions":[{"type":"Synced","status":"False","reason":"ReconcileError","message":"` + forbidden + `","lastTransitionTime":"2026-12-01T12:00:00Z"}]}}`
 	rsp := run(t, newRequest(t, x, observed))
 
-	want := refusal.Refusal{User: "system:serviceaccount:crossplane-system:crossplane", Verb: "patch", Resource: "validatingadmissionpolicies", Group: "admissionregistration.k8s.io"}.Message()
+	want := fncall.Refusal{User: "system:serviceaccount:crossplane-system:crossplane", Verb: "patch", Resource: "validatingadmissionpolicies", Group: "admissionregistration.k8s.io"}.Message()
 	fntest.AssertChangesNothing(t, rsp, want, observed)
 	conditions := map[string]string{}
 	for _, c := range rsp.GetConditions() {
 		conditions[c.GetType()] = c.GetStatus().String() + " " + c.GetReason()
 	}
-	if got := conditions[refusal.TypePermitted]; got != "STATUS_CONDITION_FALSE "+refusal.ReasonForbidden {
-		t.Errorf("%s condition %q, want False %s", refusal.TypePermitted, got, refusal.ReasonForbidden)
+	if got := conditions[fncall.TypePermitted]; got != "STATUS_CONDITION_FALSE "+fncall.ReasonForbidden {
+		t.Errorf("%s condition %q, want False %s", fncall.TypePermitted, got, fncall.ReasonForbidden)
 	}
 }

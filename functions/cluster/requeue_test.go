@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 )
 
 // A cluster whose every object is observed Ready is left alone for an hour (Crossplane reconciles it when any
@@ -34,11 +34,11 @@ func TestAClusterIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 		readyForSeconds bool
 		want            time.Duration
 	}{
-		"EveryObjectReady": {observed: observed(), want: requeue.Settled},
-		// Crossplane may have stopped a watch the cluster needs while it just turned Ready (requeue.After).
-		"EveryObjectReadyForSeconds": {observed: observed(), readyForSeconds: true, want: requeue.Settling},
-		"TheQueueIsNotReadyYet":      {observed: observed("queue"), want: requeue.Settling},
-		"NothingComposedYet":         {want: requeue.Settling},
+		"EveryObjectReady": {observed: observed(), want: fncall.TTLSettled},
+		// Crossplane may have stopped a watch the cluster needs while it just turned Ready (fncall.RequeueAfter).
+		"EveryObjectReadyForSeconds": {observed: observed(), readyForSeconds: true, want: fncall.TTLSettling},
+		"TheQueueIsNotReadyYet":      {observed: observed("queue"), want: fncall.TTLSettling},
+		"NothingComposedYet":         {want: fncall.TTLSettling},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

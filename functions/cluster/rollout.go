@@ -24,7 +24,6 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // A staged rollout, seen from the cluster: which revision of each reference
@@ -68,13 +67,13 @@ func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpent
 		return
 	}
 	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: rollout.NodePoolGVK.GroupVersion().String(), Kind: rollout.NodePoolGVK.Kind, Match: &fnv1.ResourceSelector_MatchLabels{
-		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}},
+		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{placement.ManagedByLabel: placement.ManagedByValue}},
 	}}
 	if staged.JudgesNodes {
 		rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
 	}
 	pools, _ := fnstate.Required(req, requirePools)
-	a := rollout.NewAnnotations(keys.Domain)
+	a := placement.NewRolloutAnnotations(keys.Domain)
 	for _, np := range pools {
 		an := np.Resource.GetAnnotations()
 		if an[a.Cluster] != xrName || an[a.Reference] == "" {
@@ -134,7 +133,7 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 			claimsOf[pool] = append(claimsOf[pool], c.Resource)
 		}
 	}
-	a := rollout.NewAnnotations(keys.Domain)
+	a := placement.NewRolloutAnnotations(keys.Domain)
 	for _, np := range pools {
 		u := np.Resource
 		an := u.GetAnnotations()
@@ -780,7 +779,7 @@ func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, o
 		return rolloutResult{}, nil
 	}
 	var previous v1alpha1.XKarpenterClusterStatus
-	if err := xrfields.Decode(oxr.Resource.Object, "status", &previous); err != nil {
+	if err := fnstate.Decode(oxr.Resource.Object, "status", &previous); err != nil {
 		return rolloutResult{}, errors.Wrap(err, "cannot read the XR's status.rollouts")
 	}
 	v, err := readRollout(req, keys, oxr.Resource.GetName())

@@ -7,16 +7,16 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/names"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // decodeSpec reads the XR's spec and applies the defaults the XRD declares,
 // so the function behaves the same whether or not the API server defaulted it.
 func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterClusterSpec, error) {
 	spec := v1alpha1.XKarpenterClusterSpec{}
-	if err := xrfields.Decode(xr.Resource.Object, "spec", &spec); err != nil {
+	if err := fnstate.Decode(xr.Resource.Object, "spec", &spec); err != nil {
 		return spec, errors.Wrap(err, "cannot read the XR")
 	}
 	spec.Default()
@@ -48,7 +48,7 @@ type plan struct {
 	// (<iamPath>organizations/), "" when the cluster uses an existing
 	// instance profile.
 	NodeRolePath      string
-	PassRoleResources awsiam.Values
+	PassRoleResources aws.Values
 
 	Interruption bool
 	QueueName    string
@@ -105,7 +105,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 
 	p.ControllerRoleName = p.names.controllerRole()
 	p.ControllerRoleResource = p.objectName("controller")
-	p.ControllerRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role"+p.IAMPath+p.ControllerRoleName)
+	p.ControllerRoleARN = aws.ARN(p.Partition, "iam", "", p.Account, "role"+p.IAMPath+p.ControllerRoleName)
 
 	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
 		p.NodeRoleARN = ex.RoleARN
@@ -114,7 +114,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 	} else {
 		p.CreateNodeRole = true
 		p.NodeRoleName = p.names.nodeRole()
-		p.NodeRoleARN = awsiam.ARN(p.Partition, "iam", "", p.Account, "role"+p.IAMPath+p.NodeRoleName)
+		p.NodeRoleARN = aws.ARN(p.Partition, "iam", "", p.Account, "role"+p.IAMPath+p.NodeRoleName)
 		p.InstanceProfileName = p.NodeRoleName
 		p.NodeRolePath = organizationsPath(iamPath)
 	}
@@ -122,7 +122,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 
 	if p.Interruption {
 		p.QueueName = p.names.queue()
-		p.QueueARN = awsiam.ARN(p.Partition, "sqs", p.Region, p.Account, p.QueueName)
+		p.QueueARN = aws.ARN(p.Partition, "sqs", p.Region, p.Account, p.QueueName)
 	}
 	return p
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 )
 
 // Service principals that assume kiso's roles.
@@ -21,23 +21,23 @@ const (
 // mode: Pod Identity (sts:AssumeRole and sts:TagSession from EKS's agent) or
 // IRSA (web identity from the cluster's OIDC provider, for the controller's
 // service account only).
-func controllerTrust(spec v1alpha1.XKarpenterClusterSpec) awsiam.PolicyDocument {
+func controllerTrust(spec v1alpha1.XKarpenterClusterSpec) aws.PolicyDocument {
 	if spec.Controller.Identity == v1alpha1.IdentityIRSA {
 		issuer := oidcIssuer(spec.Controller.OIDCProviderARN)
-		return awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{{
-			Effect:    awsiam.Allow,
-			Principal: &awsiam.Principal{Federated: spec.Controller.OIDCProviderARN},
-			Action:    awsiam.Values{"sts:AssumeRoleWithWebIdentity"},
-			Condition: awsiam.Condition{"StringEquals": {
+		return aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{{
+			Effect:    aws.Allow,
+			Principal: &aws.Principal{Federated: spec.Controller.OIDCProviderARN},
+			Action:    aws.Values{"sts:AssumeRoleWithWebIdentity"},
+			Condition: aws.Condition{"StringEquals": {
 				issuer + ":aud": {irsaAudience},
 				issuer + ":sub": {"system:serviceaccount:" + spec.Karpenter.Namespace + ":" + spec.Karpenter.ServiceAccount},
 			}},
 		}}}
 	}
-	return awsiam.PolicyDocument{Version: awsiam.PolicyVersion, Statement: []awsiam.Statement{{
-		Effect:    awsiam.Allow,
-		Principal: &awsiam.Principal{Service: awsiam.Values{podIdentityPrincipal}},
-		Action:    awsiam.Values{"sts:AssumeRole", "sts:TagSession"},
+	return aws.PolicyDocument{Version: aws.PolicyVersion, Statement: []aws.Statement{{
+		Effect:    aws.Allow,
+		Principal: &aws.Principal{Service: aws.Values{podIdentityPrincipal}},
+		Action:    aws.Values{"sts:AssumeRole", "sts:TagSession"},
 	}}}
 }
 

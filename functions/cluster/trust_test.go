@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 )
 
 func TestControllerTrustPolicies(t *testing.T) {
@@ -19,7 +19,7 @@ func TestControllerTrustPolicies(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason string
-		got    awsiam.PolicyDocument
+		got    aws.PolicyDocument
 		want   string
 	}{
 		"PodIdentity": {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -38,7 +38,7 @@ const maxUsageName = 253
 // requests each: these are the cluster's, however many organizations use it.
 func renderUsages(p plan, xrName string, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
 	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)
-	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
+	labels := map[string]string{placement.ManagedByLabel: placement.ManagedByValue}
 	out := map[resource.Name]*composed.Unstructured{}
 	identity := nodeIdentity(p)
 	hangsOnNodeRole := map[resource.Name]bool{}

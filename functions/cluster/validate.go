@@ -10,9 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
-	"github.com/kiso-dev/kiso/functions/internal/awstags"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // AWS's rules for the values a spec names, checked here so a bad value fails
@@ -53,18 +52,18 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 
 	errs = append(errs, validateClusterName(sp.Child("clusterName"), spec)...)
 
-	partitionValid := slices.Contains(awsiam.Partitions, string(spec.Partition))
+	partitionValid := slices.Contains(aws.Partitions, string(spec.Partition))
 	if !partitionValid {
-		errs = append(errs, field.NotSupported(sp.Child("partition"), spec.Partition, awsiam.Partitions))
+		errs = append(errs, field.NotSupported(sp.Child("partition"), spec.Partition, aws.Partitions))
 	}
 	switch {
 	case spec.Region == "":
 		errs = append(errs, field.Required(sp.Child("region"), ""))
 	case !regionPattern.MatchString(spec.Region):
 		errs = append(errs, field.Invalid(sp.Child("region"), spec.Region, "must be an AWS region, e.g. eu-west-3"))
-	case partitionValid && awsiam.PartitionOfRegion(spec.Region) != spec.Partition:
+	case partitionValid && aws.PartitionOfRegion(spec.Region) != spec.Partition:
 		errs = append(errs, field.Invalid(sp.Child("region"), spec.Region,
-			fmt.Sprintf("is in partition %s, not %s; set spec.partition to %s", awsiam.PartitionOfRegion(spec.Region), spec.Partition, awsiam.PartitionOfRegion(spec.Region))))
+			fmt.Sprintf("is in partition %s, not %s; set spec.partition to %s", aws.PartitionOfRegion(spec.Region), spec.Partition, aws.PartitionOfRegion(spec.Region))))
 	}
 	switch {
 	case spec.AccountID == "":
@@ -154,7 +153,7 @@ func validateClusterName(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) 
 }
 
 func validateTags(path *field.Path, tags map[string]string) field.ErrorList {
-	errs := awstags.Validate(path, tags)
+	errs := aws.ValidateTags(path, tags)
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		if slices.Contains(reservedTagKeys, k) {
 			errs = append(errs, field.Forbidden(path.Key(k), "kiso or provider-aws sets this tag on every resource"))
@@ -223,7 +222,7 @@ func validateLabels(path *field.Path, labels map[string]string) field.ErrorList 
 		for _, msg := range validation.IsValidLabelValue(labels[k]) {
 			errs = append(errs, field.Invalid(path.Key(k), labels[k], msg))
 		}
-		if k == ownership.ManagedByLabel {
+		if k == placement.ManagedByLabel {
 			errs = append(errs, field.Forbidden(path.Key(k), "kiso sets this label on every object it composes"))
 		}
 	}

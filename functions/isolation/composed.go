@@ -8,10 +8,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
-	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
 // Composed resource names: one NodePool and one NodeClass per pool, keyed by
@@ -28,14 +26,14 @@ func isReady(oc resource.ObservedComposed, ok bool) bool {
 }
 
 // keepObserved returns every observed composed resource as desired, exactly
-// as kiso rendered it (keep.AsRendered). It is what the function returns when it cannot render: Crossplane
+// as kiso rendered it (fnstate.AsRendered). It is what the function returns when it cannot render: Crossplane
 // deletes any composed resource a function stops returning, and deleting a
 // NodePool drains a tenant's nodes.
 func keepObserved(observed map[resource.Name]resource.ObservedComposed, keys placement.Keys) map[resource.Name]*resource.DesiredComposed {
 	annotations := ownAnnotations(keys)
 	out := make(map[resource.Name]*resource.DesiredComposed, len(observed))
 	for name, oc := range observed {
-		cd := keep.AsRendered(oc, annotations)
+		cd := fnstate.AsRendered(oc, annotations)
 		out[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
 	}
 	return out
@@ -45,7 +43,7 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed, keys pla
 // kept Role without it would make provider-aws manage a role of another name. The composition resource name
 // and external create times are Crossplane's and the providers', theirs to keep.
 func ownAnnotations(keys placement.Keys) []string {
-	r := rollout.NewAnnotations(keys.Domain)
+	r := placement.NewRolloutAnnotations(keys.Domain)
 	return []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation, r.Cluster, r.Reference, r.Revision, keys.InstanceProfile}
 }
 

@@ -7,7 +7,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 )
 
 // Condition types this function sets on the XR and its claim, besides
@@ -46,7 +46,7 @@ const (
 // organization is rendered all the same.
 func reportHeld(rsp *fnv1.RunFunctionResponse, held []heldObject) {
 	if len(held) == 0 {
-		xrcondition.NamesAvailable(rsp, xrcondition.CompositeAndClaim)
+		fncall.NamesAvailable(rsp, fncall.CompositeAndClaim)
 		return
 	}
 	msgs := make([]string, 0, len(held))
@@ -54,6 +54,6 @@ func reportHeld(rsp *fnv1.RunFunctionResponse, held []heldObject) {
 		msgs = append(msgs, h.String())
 	}
 	msg := strings.Join(msgs, "; ")
-	response.ConditionFalse(rsp, xrcondition.TypeNamesAvailable, ReasonNamespaceObjectsHeld).WithMessage(msg).TargetCompositeAndClaim()
+	response.ConditionFalse(rsp, fncall.TypeNamesAvailable, ReasonNamespaceObjectsHeld).WithMessage(msg).TargetCompositeAndClaim()
 	response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
 }

@@ -9,11 +9,10 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -55,7 +54,7 @@ func keepGuarded(rendered map[resource.Name]*resource.DesiredComposed, observed 
 		if !guarded {
 			continue
 		}
-		cd := keep.AsRendered(oc, ownAnnotations(keys))
+		cd := fnstate.AsRendered(oc, ownAnnotations(keys))
 		rendered[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
 		kept = append(kept, name)
 	}
@@ -85,13 +84,13 @@ func releaseUsages(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, render
 			continue
 		}
 		// kiso rendered no annotations on its Usages.
-		cd := keep.AsRendered(oc, nil)
+		cd := fnstate.AsRendered(oc, nil)
 		of, _, _ := unstructured.NestedMap(oc.Resource.Object, "spec", "of")
 		cd.Object["spec"] = map[string]any{"of": of, "reason": releasedReason, "replayDeletion": false}
 		rendered[name] = &resource.DesiredComposed{Resource: cd, Ready: resource.ReadyTrue}
 		releasing++
 	}
 	if releasing > 0 {
-		requeue.After(rsp, xr, false)
+		fncall.RequeueAfter(rsp, xr, false)
 	}
 }

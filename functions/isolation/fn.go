@@ -14,17 +14,14 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
-	"github.com/kiso-dev/kiso/functions/internal/refusal"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Function renders an organization's dedicated Karpenter pools.
@@ -38,7 +35,7 @@ type Function struct {
 // failures are Fatal results and conditions on the XR and its claim, and on
 // any path where it cannot render it keeps what it composed before.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, requeue.Settling)
+	rsp := response.To(req, fncall.TTLSettling)
 
 	in, err := getInput(req)
 	if err != nil {
@@ -64,12 +61,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if errs := validateSpec(spec, keys); len(errs) > 0 {
-		xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
+		fncall.InvalidSpec(rsp, errs, fncall.CompositeAndClaim)
 		return rsp, nil
 	}
 	// While the API server refuses Crossplane what this XR needs, stop and
 	// say so on the claim: Crossplane alone would only tell the XR.
-	if refusal.Apply(rsp, oxr, time.Now()) {
+	if fncall.ApplyRefusal(rsp, oxr, time.Now()) {
 		return rsp, nil
 	}
 
@@ -99,7 +96,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	if len(found.Conflicts) > 0 {
-		xrcondition.NameConflicts(rsp, found.Conflicts, xrcondition.CompositeAndClaim)
+		fncall.NameConflicts(rsp, found.Conflicts, fncall.CompositeAndClaim)
 		return rsp, nil
 	}
 	reportHeld(rsp, found.Held)
@@ -116,12 +113,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		unresolved(rsp, dxr, found, wl, observed.Len())
 	default:
 		if errs := validateFound(spec, pools, found, observed, in, claim, keys); len(errs) > 0 {
-			xrcondition.InvalidSpec(rsp, errs, xrcondition.CompositeAndClaim)
+			fncall.InvalidSpec(rsp, errs, fncall.CompositeAndClaim)
 			return rsp, nil
 		}
 		if composesNothing(observed) {
 			rendered = takeOrganization(rsp, spec, in, claim, keys)
-			requeue.After(rsp, oxr, false)
+			fncall.RequeueAfter(rsp, oxr, false)
 			break
 		}
 		rr, err := poolSources(spec, found, pools, observed, keys)
@@ -143,10 +140,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		reportUnlistedNamespaces(rsp, spec, given, keys)
 		reportPlacement(rsp, spec, found.Placement, observed, found.Namespaces, warnedMessage(found, wc, now), keys)
 		countWarned(&status, spec, found, wc, now)
-		requeue.After(rsp, oxr, tr.Idle() && allObserved(rendered, observed))
+		fncall.RequeueAfter(rsp, oxr, tr.Idle() && allObserved(rendered, observed))
 		requeueForCount(rsp, spec, found, wc, now)
 	}
-	xrcondition.SpecValid(rsp, xrcondition.CompositeAndClaim)
+	fncall.SpecValid(rsp, fncall.CompositeAndClaim)
 
 	wl.WrapDesired(rendered, observedObjects)
 	// A retired object a Usage of an earlier release still names goes once Crossplane can delete it, and those
@@ -165,7 +162,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	if err := xrfields.SetStatus(dxr, status); err != nil {
+	if err := fnstate.SetStatus(dxr, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}

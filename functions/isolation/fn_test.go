@@ -13,8 +13,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const stackSpec = `{"organization":"acme","customer":"acme-corp","isolation":"stack",
@@ -89,7 +89,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 		t.Errorf("XR status: -want, +got:\n%s", diff)
 	}
 	assertConditions(t, rsp, map[string]fnv1.Status{
-		xrcondition.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, xrcondition.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
+		fncall.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, fncall.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE, TypeReferenceCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypeNamespacesAssigned: fnv1.Status_STATUS_CONDITION_FALSE, TypeNamespacesListed: fnv1.Status_STATUS_CONDITION_TRUE,
 	})

@@ -299,7 +299,7 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 		}
 		u := composed.New()
 		u.Object = objectMap("v1", "ConfigMap", placementConfigMapName, ns.Name,
-			map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
+			map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
 		u.Object[configMapData] = map[string]any{
 			"organization": spec.Organization,
 			"stack":        ns.Stack,

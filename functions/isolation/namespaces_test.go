@@ -10,8 +10,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 func TestEachNamespaceTellsItsPodsWhatToCarry(t *testing.T) {
@@ -111,7 +111,7 @@ func TestANamespaceObjectHeldByAnotherIsReportedAndTheRestComposed(t *testing.T)
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), tc.holder})
 			fntest.AssertNoFatal(t, rsp)
-			assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNamespaceObjectsHeld, tc.want)
+			assertCondition(t, rsp, fncall.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNamespaceObjectsHeld, tc.want)
 			desired := fntest.Desired(t, rsp)
 			if _, ok := desired[tc.held]; ok {
 				t.Errorf("%s\nrendered %s over the object that holds its name", tc.reason, tc.held)

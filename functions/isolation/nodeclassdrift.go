@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/placement"
-	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
 // A NodeClass change replaces a pool's nodes, whatever the provider, and a
@@ -49,7 +48,7 @@ func nodeClassHash(nodeClass *unstructured.Unstructured) (string, error) {
 // rendered NodePool, given the pool's observed NodePool (nil if not composed
 // yet).
 func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, keys placement.Keys) error {
-	a := rollout.NewAnnotations(keys.Domain)
+	a := placement.NewRolloutAnnotations(keys.Domain)
 	hash, err := nodeClassHash(nodeClass)
 	if err != nil {
 		return err

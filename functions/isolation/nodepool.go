@@ -12,7 +12,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -177,7 +176,7 @@ func newObject(apiVersion, kind string, p pool, keys placement.Keys) *unstructur
 // `kubectl get nodepools -l kiso.dev/organization=acme` finds an
 // organization's pools.
 func objectLabels(p pool, keys placement.Keys) map[string]string {
-	labels := map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}
+	labels := map[string]string{placement.ManagedByLabel: placement.ManagedByValue}
 	for _, k := range keys.Managed() {
 		if v, ok := p.Labels[k]; ok {
 			labels[k] = v

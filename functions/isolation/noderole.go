@@ -42,7 +42,7 @@ func dedicatedIdentity(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster, t
 		ClusterName:         c.Spec.ClusterName,
 		ProviderConfigName:  c.Spec.ProviderConfigName,
 		Tags:                awsTags,
-		Labels:              map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization},
+		Labels:              map[string]string{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization},
 	}
 }
 

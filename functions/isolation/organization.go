@@ -63,7 +63,7 @@ func renderOrganizationLock(spec v1alpha1.XKarpenterIsolationSpec, in Input, cla
 		data["claim"] = claim.Namespace + "/" + claim.Name
 	}
 	u := composed.New()
-	u.Object = objectMap("v1", "ConfigMap", o.Name, o.Namespace, map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization})
+	u.Object = objectMap("v1", "ConfigMap", o.Name, o.Namespace, map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization})
 	u.Object[configMapData] = data
 	return u
 }

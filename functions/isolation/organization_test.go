@@ -9,9 +9,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 // claimedXR is an XKarpenterIsolation that Crossplane created for a claim in
@@ -59,7 +59,7 @@ func TestAClaimClaimsOnlyTheOrganizationOfItsNamespace(t *testing.T) {
 				return
 			}
 			assertFatal(t, rsp, tc.want)
-			assertCondition(t, rsp, xrcondition.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonInvalidSpec, tc.want)
+			assertCondition(t, rsp, fncall.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonInvalidSpec, tc.want)
 			fntest.AssertChangesNothing(t, rsp, tc.want, observed)
 		})
 	}
@@ -72,7 +72,7 @@ func TestOneXRHoldsAnOrganizationWhateverItsMode(t *testing.T) {
 		"data":{"organization":"acme","claim":"acme/acme"}}`
 	rsp := run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), held})
 	want := `spec.organization: Invalid value: "acme": organization is held by XKarpenterIsolation acme-first (claim acme/acme); one claim only holds an organization, whatever its isolation mode`
-	assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict, want)
+	assertCondition(t, rsp, fncall.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonNameConflict, want)
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {
 		t.Errorf("rendered %d resources for an organization another XR holds; want none", n)
 	}
@@ -184,7 +184,7 @@ func TestANewOrganizationIsTakenByItsLockAlone(t *testing.T) {
 	held := fntest.AsMap(t, desired[string(organizationLockResource)].GetResource())
 	held["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{"apiVersion": "kiso.dev/v1alpha1", "kind": "XKarpenterIsolation", "name": "acme-first", "uid": "other-uid", "controller": true}}
 	other := runOnce(t, newRequest(t, input, xr(orgSpec), nil), append(cluster{fntest.ToJSON(t, held)}, world...))
-	assertCondition(t, other, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict,
+	assertCondition(t, other, fncall.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonNameConflict,
 		`spec.organization: Invalid value: "acme": organization is held by XKarpenterIsolation acme-first; one claim only holds an organization, whatever its isolation mode`)
 	if n := len(other.GetDesired().GetResources()); n != 0 {
 		t.Errorf("the refused XR renders %d resources; want none", n)

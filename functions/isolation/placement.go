@@ -11,7 +11,6 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -114,7 +113,7 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 		}
 		role := composed.New()
 		role.Object = objectMap(rbacAPIVersion, roleKind, placement.Name, ns.Name,
-			map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
+			map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
 		role.Object["metadata"].(map[string]any)["annotations"] = map[string]any{placement.PoolAnnotation: g.Pool}
 		role.Object["rules"] = rules
 		out[placementRoleResourceName(ns.Name)] = role

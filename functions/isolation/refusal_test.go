@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/refusal"
 )
 
 // Without examples/rbac/crossplane-karpenter.yaml, Crossplane may not read the reference NodePool: its error
@@ -16,21 +16,21 @@ func TestRefusedCrossplaneStopsAndTellsTheClaim(t *testing.T) {
 	observed := composedOrg(t, false)
 	rsp := run(t, newRequest(t, input, x, observed), cluster{refNodeClass, refNodePool})
 
-	want := refusal.Refusal{User: "system:serviceaccount:crossplane-system:crossplane", Verb: "get", Resource: "nodepools", Group: "karpenter.sh"}.Message()
+	want := fncall.Refusal{User: "system:serviceaccount:crossplane-system:crossplane", Verb: "get", Resource: "nodepools", Group: "karpenter.sh"}.Message()
 	fntest.AssertChangesNothing(t, rsp, want, observed)
 	if len(rsp.GetRequirements().GetResources()) > 0 {
 		t.Errorf("requirements %v: a refused call must not ask Crossplane for what it may not read", rsp.GetRequirements().GetResources())
 	}
 	var found bool
 	for _, c := range rsp.GetConditions() {
-		if c.GetType() == refusal.TypePermitted {
+		if c.GetType() == fncall.TypePermitted {
 			found = true
-			if c.GetReason() != refusal.ReasonForbidden || c.GetMessage() != want || c.GetTarget().String() != "TARGET_COMPOSITE_AND_CLAIM" {
+			if c.GetReason() != fncall.ReasonForbidden || c.GetMessage() != want || c.GetTarget().String() != "TARGET_COMPOSITE_AND_CLAIM" {
 				t.Errorf("condition %v, want Permitted=False Forbidden %q for the claim", c, want)
 			}
 		}
 	}
 	if !found {
-		t.Errorf("no %s condition in %v", refusal.TypePermitted, rsp.GetConditions())
+		t.Errorf("no %s condition in %v", fncall.TypePermitted, rsp.GetConditions())
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 )
 
 // Crossplane reconciles an XR when anything it composes or requires changes; the TTL only bounds how long a
@@ -21,14 +21,14 @@ func TestAnOrganizationIsReconciledAgainSoonOnlyWhileItWaits(t *testing.T) {
 		readyForSeconds bool
 		want            time.Duration
 	}{
-		"EverythingComposedAndReady": {spec: orgSpec, observed: composedOrg(t, true), world: world, want: requeue.Settled},
-		// Crossplane may have stopped a watch the organization needs while it just turned Ready (requeue.After).
-		"EverythingReadyForSeconds":      {spec: orgSpec, observed: composedOrg(t, true), world: world, readyForSeconds: true, want: requeue.Settling},
-		"PoolsNotReadyYet":               {spec: orgSpec, observed: composedOrg(t, false), world: world, want: requeue.Settling},
-		"NothingComposedYet":             {spec: orgSpec, world: world, want: requeue.Settling},
-		"PoolsBeingReplaced":             {spec: stackSwitch, observed: composedOrg(t, true), world: world, want: requeue.Settling},
-		"AReferenceIsMissing":            {spec: orgSpec, observed: composedOrg(t, true), world: cluster{refNodeClass, namespace("acme-web"), namespace("acme-jobs")}, want: requeue.Settling},
-		"ANamespaceTakenAwayIsStillHeld": {spec: orgSpec, observed: composedOrg(t, true), world: cluster{refNodeClass, refNodePool, namespace("acme-web")}, want: requeue.Settling},
+		"EverythingComposedAndReady": {spec: orgSpec, observed: composedOrg(t, true), world: world, want: fncall.TTLSettled},
+		// Crossplane may have stopped a watch the organization needs while it just turned Ready (fncall.RequeueAfter).
+		"EverythingReadyForSeconds":      {spec: orgSpec, observed: composedOrg(t, true), world: world, readyForSeconds: true, want: fncall.TTLSettling},
+		"PoolsNotReadyYet":               {spec: orgSpec, observed: composedOrg(t, false), world: world, want: fncall.TTLSettling},
+		"NothingComposedYet":             {spec: orgSpec, world: world, want: fncall.TTLSettling},
+		"PoolsBeingReplaced":             {spec: stackSwitch, observed: composedOrg(t, true), world: world, want: fncall.TTLSettling},
+		"AReferenceIsMissing":            {spec: orgSpec, observed: composedOrg(t, true), world: cluster{refNodeClass, namespace("acme-web"), namespace("acme-jobs")}, want: fncall.TTLSettling},
+		"ANamespaceTakenAwayIsStillHeld": {spec: orgSpec, observed: composedOrg(t, true), world: cluster{refNodeClass, refNodePool, namespace("acme-web")}, want: fncall.TTLSettling},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

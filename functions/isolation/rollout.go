@@ -119,7 +119,7 @@ func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, fo
 			rr.Open = int(state.Wave)
 		}
 	}
-	annotations := rollout.NewAnnotations(keys.Domain)
+	annotations := placement.NewRolloutAnnotations(keys.Domain)
 	on := make(map[string]string, len(pools))
 	own := ""
 	for _, p := range pools {
@@ -168,7 +168,7 @@ func newPoolSource(state *v1alpha1.ReferenceRollout, own string, rr referenceRol
 
 // onRevision is the revision an observed NodePool was rendered from, or ""
 // if it is not observed, predates revisions or clones another reference.
-func onRevision(oc resource.ObservedComposed, annotations rollout.Annotations, ref string) string {
+func onRevision(oc resource.ObservedComposed, annotations placement.RolloutAnnotations, ref string) string {
 	if oc.Resource == nil {
 		return ""
 	}
@@ -202,7 +202,7 @@ func waitingSource(state *v1alpha1.ReferenceRollout, on string, ref rollout.Refe
 // annotate marks a pool's rendered NodeClass or NodePool with the revision it
 // is rendered from, and the cluster whose rollout it follows.
 func annotate(u *unstructured.Unstructured, spec v1alpha1.XKarpenterIsolationSpec, src poolSource, keys placement.Keys) {
-	a := rollout.NewAnnotations(keys.Domain)
+	a := placement.NewRolloutAnnotations(keys.Domain)
 	annotations := map[string]string{a.Reference: src.Reference, a.Revision: src.Revision}
 	if spec.ClusterRef != nil {
 		annotations[a.Cluster] = spec.ClusterRef.Name

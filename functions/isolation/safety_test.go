@@ -14,8 +14,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 // Tests for the paths where kiso must not render, and must not drop what
@@ -30,7 +30,7 @@ func TestForeignObjectWithAPoolNameIsNeverAdopted(t *testing.T) {
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {
 		t.Errorf("rendered %d resources over a foreign object; want none", n)
 	}
-	assertCondition(t, rsp, xrcondition.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonNameConflict, want)
+	assertCondition(t, rsp, fncall.TypeNamesAvailable, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonNameConflict, want)
 }
 
 func TestForeignObjectWithAClassPoolNameIsNeverAdopted(t *testing.T) {
@@ -143,7 +143,7 @@ func TestInvalidSpecIsFatalAndNamesTheField(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(spec), observed), cluster{refNodeClass, refNodePool})
 	want := `spec.stacks[1].name: Invalid value: "Web_2": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`
 	assertFatal(t, rsp, want)
-	assertCondition(t, rsp, xrcondition.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonInvalidSpec, want)
+	assertCondition(t, rsp, fncall.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonInvalidSpec, want)
 	// A Fatal result stops Crossplane before it applies or deletes anything;
 	// the function returns no desired state that could be mistaken for one.
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {

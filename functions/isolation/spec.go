@@ -5,14 +5,14 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 )
 
 // decodeSpec reads the XR's spec and applies the defaults the XRD declares,
 // so the function behaves the same whether or not the API server defaulted it.
 func decodeSpec(xr *resource.Composite) (v1alpha1.XKarpenterIsolationSpec, error) {
 	spec := v1alpha1.XKarpenterIsolationSpec{}
-	if err := xrfields.Decode(xr.Resource.Object, "spec", &spec); err != nil {
+	if err := fnstate.Decode(xr.Resource.Object, "spec", &spec); err != nil {
 		return spec, errors.Wrap(err, "cannot read the XR")
 	}
 	spec.Default()

@@ -10,8 +10,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -55,8 +55,8 @@ func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 		t.Errorf("the retired NodeClass its observed NodePool launches from must be kept as rendered: -rendered, +kept:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
-	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != requeue.Settling {
-		t.Errorf("TTL %s while a retired NodeClass waits for its NodePool to go, want %s", ttl, requeue.Settling)
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != fncall.TTLSettling {
+		t.Errorf("TTL %s while a retired NodeClass waits for its NodePool to go, want %s", ttl, fncall.TTLSettling)
 	}
 
 	delete(observed, "nodepool-kiso-acme")
@@ -265,8 +265,8 @@ func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
 		t.Errorf("the retired NodeClass a Usage still names must be kept as rendered: -rendered, +kept:\n%s", diff)
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
-	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != requeue.Settling {
-		t.Errorf("TTL %s while a retired NodeClass waits for its Usage to go, want %s", ttl, requeue.Settling)
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != fncall.TTLSettling {
+		t.Errorf("TTL %s while a retired NodeClass waits for its Usage to go, want %s", ttl, fncall.TTLSettling)
 	}
 
 	// Crossplane deleted the NodePool and the released Usage, and no longer labels the NodeClass in use.

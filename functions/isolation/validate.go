@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awstags"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -350,7 +350,7 @@ func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys 
 	if !slices.ContainsFunc(classesOf(spec), func(c capacityClass) bool { return isEC2NodeClass(c.NodeClassRef) }) {
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("tags apply only to EC2NodeClass; %s has no tags", spec.NodeClassRef.Kind))}
 	}
-	errs := awstags.Validate(path, spec.Tags)
+	errs := aws.ValidateTags(path, spec.Tags)
 	for _, k := range slices.Sorted(maps.Keys(spec.Tags)) {
 		switch {
 		case karpenterReservedTag(k):

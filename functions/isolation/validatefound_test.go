@@ -6,8 +6,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 func TestUnmarkedReferenceIsRefused(t *testing.T) {
@@ -15,7 +15,7 @@ func TestUnmarkedReferenceIsRefused(t *testing.T) {
 	rsp := run(t, newRequest(t, input, xr(orgSpec), composedOrg(t, true)), cluster{refNodeClass, privileged})
 	want := `spec.nodePoolRef.name: Forbidden: NodePool "default" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`
 	assertFatal(t, rsp, want)
-	assertCondition(t, rsp, xrcondition.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, xrcondition.ReasonInvalidSpec, want)
+	assertCondition(t, rsp, fncall.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonInvalidSpec, want)
 	if n := len(rsp.GetDesired().GetResources()); n != 0 {
 		t.Errorf("returned %d desired resources with a fatal result: nothing may be rendered from an unmarked reference", n)
 	}

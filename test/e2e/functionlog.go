@@ -12,7 +12,7 @@ import (
 // (functions/internal/server); the harness starts the functions with --debug.
 const functionCallMarker = "\tRunFunction\t"
 
-// settledTTL is the TTL the functions ask for once an XR waits on nothing (requeue.Settled), as they log it.
+// settledTTL is the TTL the functions ask for once an XR waits on nothing (fncall.TTLSettled), as they log it.
 const settledTTL = "1h0m0s"
 
 // The fields of a call line: {"xr": "acme-x7k2p", "xrVersion": "4711", ..., "ttl": "1h0m0s"}.

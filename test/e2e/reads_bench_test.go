@@ -193,7 +193,7 @@ func breakerOpened(u *unstructured.Unstructured) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// breakerWindow is how long Crossplane's watch circuit breaker stays open after a burst (requeue.Dropping's
+// breakerWindow is how long Crossplane's watch circuit breaker stays open after a burst (fncall.TTLDropping's
 // window).
 const breakerWindow = 5*time.Minute + 30*time.Second
 

@@ -276,7 +276,7 @@ const countChanges = 3
 func assertCountsWakeNoOrganizationT(t *testing.T) {
 	t.Helper()
 	// Idle, and every organization settled: one that turned Ready less than a minute ago is still to be
-	// reconciled once more (requeue.After), which would count here as a wake.
+	// reconciled once more (fncall.RequeueAfter), which would count here as a wake.
 	waitForT(t, settleTimeout, "every rollout organization settled", func(context.Context) (bool, string, error) {
 		latest, err := env.latestTTLs(isolationFunction)
 		if err != nil {

@@ -560,7 +560,7 @@ func TestMakeBeforeBreak(t *testing.T) {
 // waitPoolGoneT waits for a retired pool's NodePool and NodeClass to be deleted. The reconcile that drops them is
 // woken by a composed object's event (a new pool Ready, a Usage released); after the burst of a pool switch
 // Crossplane's watch circuit breaker may drop that event, and then kiso's own short TTL while the breaker is open
-// (requeue.Dropping) is what brings it: nothing touches the XR.
+// (fncall.TTLDropping) is what brings it: nothing touches the XR.
 func waitPoolGoneT(t *testing.T, pool string) {
 	t.Helper()
 	waitForT(t, xrSettleTimeout, "retired pool "+pool+" deleted", func(ctx context.Context) (bool, string, error) {

@@ -12,14 +12,14 @@ import (
 )
 
 // eventDeadline is how soon each change an organization reads must reach it once it is settled: its last call
-// asked to be called again in an hour (requeue.Settled), so only the change's own event, passed on by Crossplane's
+// asked to be called again in an hour (fncall.TTLSettled), so only the change's own event, passed on by Crossplane's
 // watches, can make it happen sooner. Crossplane and the providers run as installed (no poll shortened) and
 // nothing touches the XR.
 const eventDeadline = 60 * time.Second
 
 // settleTimeout bounds the wait for an organization to settle: if a burst (pools provisioned, nodes drained) opened
 // Crossplane's watch circuit breaker for its XR, kiso asks to be called every 25 s for five and a half minutes
-// after (requeue.Dropping) before it asks for the hour again.
+// after (fncall.TTLDropping) before it asks for the hour again.
 const settleTimeout = 8 * time.Minute
 
 // waitSettledT waits until the latest call of the isolation function for the XR asked for the settled TTL: from

@@ -22,8 +22,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/names"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // GVK is the kind of a view: Crossplane's own kind for data that compositions read, cluster-scoped, which only
@@ -90,7 +90,7 @@ func Read(u *unstructured.Unstructured, spec *v1alpha1.XKarpenterClusterSpec, st
 		name string
 		into any
 	}{{"spec", spec}, {"status", status}} {
-		if err := xrfields.Decode(data, f.name, f.into); err != nil {
+		if err := fnstate.Decode(data, f.name, f.into); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,10 @@
 // as the phases between the head and the tail:
 //
 //	begin, validate, require, resolve, validate what was found, render, settle, report, respond
+//
+// What a call tells Crossplane besides its composed resources lives here too: the conditions both functions
+// set (conditions.go), the API server's refusals turned into a condition on the claim (refusal.go), and how
+// soon Crossplane calls again (requeue.go).
 package fncall
 
 import (
@@ -19,10 +23,6 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/refusal"
-	"github.com/kiso-dev/kiso/functions/internal/requeue"
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
-	"github.com/kiso-dev/kiso/functions/internal/xrfields"
 )
 
 // Call is what one RunFunction call of a function with input In and XR spec Spec knows once it has begun.
@@ -35,7 +35,7 @@ type Call[In, Spec any] struct {
 	Spec Spec
 	fnstate.State
 	// To is where the call's conditions go: the XR, or the XR and its claim.
-	To  xrcondition.Target
+	To  Target
 	Log logging.Logger
 	// Now is the call's one reading of the clock, so every phase judges time alike.
 	Now time.Time
@@ -46,14 +46,14 @@ type Call[In, Spec any] struct {
 type Reader[In, Spec any] struct {
 	Input func(*fnv1.RunFunctionRequest) (In, error)
 	Spec  func(*resource.Composite) (Spec, error)
-	To    xrcondition.Target
+	To    Target
 	State []fnstate.ReadOption
 }
 
 // Begin reads what a call knows. It returns false, with a Fatal result in the call's response, when the input,
 // the state or the spec cannot be read at all.
 func Begin[In, Spec any](req *fnv1.RunFunctionRequest, log logging.Logger, r Reader[In, Spec]) (*Call[In, Spec], bool) {
-	c := &Call[In, Spec]{Req: req, Rsp: response.To(req, requeue.Settling), To: r.To, Log: log, Now: time.Now()}
+	c := &Call[In, Spec]{Req: req, Rsp: response.To(req, TTLSettling), To: r.To, Log: log, Now: time.Now()}
 	var err error
 	if c.In, err = r.Input(req); err != nil {
 		return c, c.Fatal(errors.Wrap(err, "invalid function input"))
@@ -79,7 +79,7 @@ func (c *Call[In, Spec]) Fatal(err error) bool {
 // returns whether there were none.
 func (c *Call[In, Spec]) Valid(errs field.ErrorList) bool {
 	if len(errs) > 0 {
-		xrcondition.InvalidSpec(c.Rsp, errs, c.To)
+		InvalidSpec(c.Rsp, errs, c.To)
 		return false
 	}
 	return true
@@ -88,13 +88,13 @@ func (c *Call[In, Spec]) Valid(errs field.ErrorList) bool {
 // Refused says on the claim, and returns true, while the API server refuses Crossplane something this XR needs:
 // Crossplane alone would only tell the XR.
 func (c *Call[In, Spec]) Refused() bool {
-	return refusal.Apply(c.Rsp, c.ObservedXR, c.Now)
+	return ApplyRefusal(c.Rsp, c.ObservedXR, c.Now)
 }
 
 // Conflicts reports names something else holds, and returns whether there were any.
 func (c *Call[In, Spec]) Conflicts(messages []string) bool {
 	if len(messages) > 0 {
-		xrcondition.NameConflicts(c.Rsp, messages, c.To)
+		NameConflicts(c.Rsp, messages, c.To)
 		return true
 	}
 	return false
@@ -107,7 +107,7 @@ func (c *Call[In, Spec]) Respond(status any) (*fnv1.RunFunctionResponse, error) 
 		c.Fatal(errors.Wrap(err, "cannot set desired composed resources"))
 		return c.Rsp, nil
 	}
-	if err := xrfields.SetStatus(c.DesiredXR, status); err != nil {
+	if err := fnstate.SetStatus(c.DesiredXR, status); err != nil {
 		c.Fatal(err)
 		return c.Rsp, nil
 	}
@@ -117,7 +117,7 @@ func (c *Call[In, Spec]) Respond(status any) (*fnv1.RunFunctionResponse, error) 
 	return c.Rsp, nil
 }
 
-// Settled sets how soon Crossplane calls again when nothing changes (see requeue.After).
+// Settled sets how soon Crossplane calls again when nothing changes (see RequeueAfter).
 func (c *Call[In, Spec]) Settled(settled bool) {
-	requeue.After(c.Rsp, c.ObservedXR, settled)
+	RequeueAfter(c.Rsp, c.ObservedXR, settled)
 }

@@ -10,8 +10,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
-
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 type input struct{ Domain string }
@@ -32,7 +30,7 @@ func reader(inputErr, specErr error) Reader[input, spec] {
 			name, _ := xr.Resource.GetString("spec.organization")
 			return spec{Organization: name}, specErr
 		},
-		To: xrcondition.CompositeAndClaim,
+		To: CompositeAndClaim,
 	}
 }
 
@@ -73,7 +71,7 @@ func TestValidStopsOnSpecErrors(t *testing.T) {
 		t.Fatal("Valid went on past an error")
 	}
 	conds := c.Rsp.GetConditions()
-	if len(conds) != 1 || conds[0].GetType() != xrcondition.TypeSpecValid || conds[0].GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
+	if len(conds) != 1 || conds[0].GetType() != TypeSpecValid || conds[0].GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
 		t.Fatalf("conditions: %v", conds)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-
-	"github.com/kiso-dev/kiso/functions/internal/protostruct"
 )
 
 // SetDesiredComposed sets the response's desired composed resources, as the SDK's
@@ -20,7 +18,7 @@ func SetDesiredComposed(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequ
 	}
 	observed := req.GetObserved().GetResources()
 	for name, dc := range desired {
-		s, err := protostruct.FromMap(dc.Resource.UnstructuredContent(), observed[string(name)].GetResource())
+		s, err := fromMap(dc.Resource.UnstructuredContent(), observed[string(name)].GetResource())
 		if err != nil {
 			return errors.Wrapf(err, "cannot convert desired composed resource %q", name)
 		}
@@ -36,7 +34,7 @@ func SetDesiredComposite(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionReq
 	if rsp.GetDesired() == nil {
 		rsp.Desired = &fnv1.State{}
 	}
-	s, err := protostruct.FromMap(xr.Resource.UnstructuredContent(), req.GetObserved().GetComposite().GetResource())
+	s, err := fromMap(xr.Resource.UnstructuredContent(), req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return errors.Wrap(err, "cannot convert desired composite resource")
 	}

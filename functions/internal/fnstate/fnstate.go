@@ -1,5 +1,7 @@
-// Package fnstate reads what every kiso function reads from a request: the
-// observed and desired composite resource and composed resources.
+// Package fnstate reads what every kiso function reads from a request (the
+// observed and desired composite resource and composed resources, the XR's
+// fields, what Crossplane fetched) and writes what it returns, sharing every
+// unchanged part with the request.
 package fnstate
 
 import (

@@ -376,7 +376,7 @@ func WithStatus(t testing.TB, kept map[string]any, observed string) map[string]a
 }
 
 // ReadySince returns the XR (JSON) with the Ready condition Crossplane sets, turned True ago before now: an XR
-// that changed that long ago, as its TTL (requeue.After) reads it.
+// that changed that long ago, as its TTL (fncall.RequeueAfter) reads it.
 func ReadySince(t testing.TB, xrJSON string, ago time.Duration) string {
 	t.Helper()
 	xr := map[string]any{}

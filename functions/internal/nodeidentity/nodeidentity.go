@@ -17,7 +17,7 @@ import (
 	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/awsiam"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
@@ -28,7 +28,7 @@ const (
 	ResourceRole            resource.Name = "node-role"
 	ResourceInstanceProfile resource.Name = "node-instance-profile"
 	ResourceAccessEntry     resource.Name = "node-access-entry"
-	// ResourcePolicyPrefix is followed by the policy's key (awsiam.NodePolicies).
+	// ResourcePolicyPrefix is followed by the policy's key (aws.NodePolicies).
 	ResourcePolicyPrefix = "node-policy-attachment-"
 	// ResourceUsagePrefix is followed by the composed resource name of the
 	// object the role keeps.
@@ -84,7 +84,7 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 	role := &iamv1beta1.Role{
 		ObjectMeta: ownership.ObjectMeta(id.ObjectName, id.RoleName, id.Labels),
 		Spec: iamv1beta1.RoleSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RoleParameters{
-			AssumeRolePolicy: ptr.To(awsiam.NodeTrust(id.Partition).JSON()),
+			AssumeRolePolicy: ptr.To(aws.NodeTrust(id.Partition).JSON()),
 			// The role goes last (Usages): deleting it detaches its policies,
 			// which IAM requires and the attachments, still kept, would not.
 			ForceDetachPolicies: ptr.To(true),
@@ -116,12 +116,12 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 			}},
 		},
 	}
-	for _, np := range awsiam.NodePolicies {
+	for _, np := range aws.NodePolicies {
 		out[ResourcePolicyPrefix+resource.Name(np.Key)] = &iamv1beta1.RolePolicyAttachment{
 			ObjectMeta: ownership.ObjectMeta(names.Join(names.MaxLabelValue, id.ObjectName, np.Key), "", id.Labels),
 			Spec: iamv1beta1.RolePolicyAttachmentSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
 				RoleRef:   roleRef,
-				PolicyArn: ptr.To(awsiam.ManagedPolicyARN(id.Partition, np.Name)),
+				PolicyArn: ptr.To(aws.ManagedPolicyARN(id.Partition, np.Name)),
 			}},
 		}
 	}
@@ -141,7 +141,7 @@ func (id Identity) Usages() map[resource.Name]usage.Usage {
 			By:   role,
 		},
 	}
-	for _, np := range awsiam.NodePolicies {
+	for _, np := range aws.NodePolicies {
 		attachment := names.Join(names.MaxLabelValue, id.ObjectName, np.Key)
 		out[ResourceUsagePrefix+ResourcePolicyPrefix+resource.Name(np.Key)] = usage.Usage{
 			Name: names.Join(maxUsageName, attachment, "attachment-used-by-role"),
@@ -154,5 +154,5 @@ func (id Identity) Usages() map[resource.Name]usage.Usage {
 
 // RoleARN is the role's ARN, known before AWS creates it.
 func (id Identity) RoleARN(account string) string {
-	return awsiam.ARN(id.Partition, "iam", "", account, "role"+id.Path+id.RoleName)
+	return aws.ARN(id.Partition, "iam", "", account, "role"+id.Path+id.RoleName)
 }

@@ -6,13 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-)
 
-// ManagedByLabel, set to ManagedByValue, marks every object kiso composes;
-// the same key tags every AWS resource kiso creates.
-const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "kiso"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 // ObjectMeta names a composed object and labels it as kiso's, with labels
@@ -22,7 +17,7 @@ const (
 func ObjectMeta(name, externalName string, labels map[string]string) metav1.ObjectMeta {
 	l := make(map[string]string, len(labels)+1)
 	maps.Copy(l, labels)
-	l[ManagedByLabel] = ManagedByValue
+	l[placement.ManagedByLabel] = placement.ManagedByValue
 	m := metav1.ObjectMeta{Name: name, Labels: l}
 	if externalName != "" {
 		meta.SetExternalName(&m, externalName)

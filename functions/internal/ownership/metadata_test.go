@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
 func TestObjectMeta(t *testing.T) {
@@ -17,13 +19,13 @@ func TestObjectMeta(t *testing.T) {
 		"ManagedByAndExternalName": {
 			reason: "Every object is labelled kiso's; an AWS name kiso chooses is the external name.",
 			name:   "prod-karpenter-node", aws: "kiso-prod-karpenter-node",
-			want: metav1.ObjectMeta{Name: "prod-karpenter-node", Labels: map[string]string{ManagedByLabel: ManagedByValue},
+			want: metav1.ObjectMeta{Name: "prod-karpenter-node", Labels: map[string]string{placement.ManagedByLabel: placement.ManagedByValue},
 				Annotations: map[string]string{"crossplane.io/external-name": "kiso-prod-karpenter-node"}},
 		},
 		"NoExternalNameNoAnnotations": {
 			reason: "A kind whose AWS identifier AWS chooses gets no external name.",
 			name:   "attachment", labels: map[string]string{"kiso.dev/organization": "acme"},
-			want: metav1.ObjectMeta{Name: "attachment", Labels: map[string]string{ManagedByLabel: ManagedByValue, "kiso.dev/organization": "acme"}},
+			want: metav1.ObjectMeta{Name: "attachment", Labels: map[string]string{placement.ManagedByLabel: placement.ManagedByValue, "kiso.dev/organization": "acme"}},
 		},
 	}
 	for name, tc := range cases {

@@ -1,5 +1,6 @@
-// Package placement is the contract between the two functions about
-// admission-time placement. The cluster function composes, once per cluster,
+// Package placement is kiso's vocabulary (every label, taint, tag and
+// annotation key it writes: Keys here, the rest in vocabulary.go) and the
+// contract between the two functions about admission-time placement. The cluster function composes, once per cluster,
 // the admission policies that every pod meets; the isolation function
 // composes, in each namespace an organization holds, the Role that tells
 // those policies what the namespace's pods may tolerate and must select.

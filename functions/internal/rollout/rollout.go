@@ -22,37 +22,6 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 )
 
-// Annotations kiso sets on every pool's NodeClass and NodePool, under the
-// function input's key domain. The cluster function reads them to tell how
-// far a rollout got; they are never read to decide what to render.
-type Annotations struct {
-	// Cluster names the XKarpenterCluster the organization is bound to.
-	Cluster string
-	// Reference names the reference pair the pool is cloned from (Reference.String).
-	Reference string
-	// Revision is the revision of that pair the pool is rendered from.
-	Revision string
-	// NodeClass, on a NodePool's node template, is a hash of the reference
-	// NodeClass spec the pool's NodeClass is cloned from: Karpenter hashes
-	// the template, so a NodeClass change drifts the pool's nodes for every
-	// provider (see NodeClassMark).
-	NodeClass string
-	// NodeClassBaseline, on a NodePool, is the NodeClass hash a pool composed
-	// before NodeClass marks existed was on when first seen.
-	NodeClassBaseline string
-}
-
-// NewAnnotations returns the annotation keys under a key domain.
-func NewAnnotations(domain string) Annotations {
-	return Annotations{
-		Cluster:           domain + "/cluster",
-		Reference:         domain + "/cloned-from",
-		Revision:          domain + "/revision",
-		NodeClass:         domain + "/nodeclass",
-		NodeClassBaseline: domain + "/nodeclass-baseline",
-	}
-}
-
 // Reference is a reference pair: the NodeClass and the NodePool an
 // organization's pools clone. A rollout is per pair.
 type Reference struct {

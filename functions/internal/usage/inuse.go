@@ -8,7 +8,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/keep"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 )
 
@@ -22,7 +21,7 @@ func InUse(o *unstructured.Unstructured) bool {
 	return o.GetLabels()[InUseLabel] == "true"
 }
 
-// KeepInUse adds to desired, as rendered (keep.AsRendered, with the annotations a function renders), every
+// KeepInUse adds to desired, as rendered (fnstate.AsRendered, with the annotations a function renders), every
 // observed composed resource desired lacks that Crossplane would refuse to delete, and returns their names in
 // order. Crossplane deletes what a function stops returning before it applies anything else, and a refused
 // deletion is a conflict, on which it gives up the XR's whole reconcile (nothing applied, no status written,
@@ -45,7 +44,7 @@ func KeepInUse(desired map[resource.Name]*resource.DesiredComposed, observed fns
 		if oc.Resource == nil || oc.Resource.GetNamespace() != "" || !InUse(&oc.Resource.Unstructured) {
 			continue
 		}
-		cd := keep.AsRendered(oc, annotations)
+		cd := fnstate.AsRendered(oc, annotations)
 		desired[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
 		kept = append(kept, name)
 	}

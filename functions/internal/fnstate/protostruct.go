@@ -1,8 +1,9 @@
-// Package protostruct turns what a function renders into the protobuf Struct it returns, sharing with the
+// fromMap turns what a function renders into the protobuf Struct it returns, sharing with the
 // request every part that did not change. In steady state a function renders what Crossplane already observed,
 // and building a second copy of every unchanged spec, rule and label, only for gRPC to encode it and the garbage
 // collector to free it, was most of what a large response cost beyond its encoding.
-package protostruct
+
+package fnstate
 
 import (
 	"math"
@@ -13,10 +14,10 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 )
 
-// FromMap returns m as structpb.NewStruct does, except that every part of m equal to the same part of like (an
+// fromMap returns m as structpb.NewStruct does, except that every part of m equal to the same part of like (an
 // object the request holds: the observed object of the same composed resource name) is like's own Value,
 // not a copy. like may be nil. The result shares memory with like, so neither may be changed afterwards.
-func FromMap(m map[string]any, like *structpb.Struct) (*structpb.Struct, error) {
+func fromMap(m map[string]any, like *structpb.Struct) (*structpb.Struct, error) {
 	// An observed object always holds more than was rendered (its uid, its resourceVersion, its status): comparing
 	// it whole first would only compare its content twice.
 	return newStruct(m, like.GetFields())

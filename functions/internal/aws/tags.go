@@ -1,6 +1,7 @@
-// Package awstags validates AWS resource tags the way AWS does, so a bad tag
+// ValidateTags validates AWS resource tags the way AWS does, so a bad tag
 // fails on the claim with its field path instead of later in a provider.
-package awstags
+
+package aws
 
 import (
 	"maps"
@@ -26,7 +27,7 @@ const (
 var allowed = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
 
 // Validate returns an error for every tag AWS would refuse, naming its key.
-func Validate(path *field.Path, tags map[string]string) field.ErrorList {
+func ValidateTags(path *field.Path, tags map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		v := tags[k]

@@ -1,4 +1,4 @@
-package xrfields
+package fnstate
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package protostruct
+package fnstate
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ const (
 	renderedNodePool = `{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
 		"metadata": {"name": "kiso-acme", "labels": {"kiso.dev/organization": "acme"}},
 		"spec": {"weight": 10, "limits": {"cpu": "100"}, "template": {"spec": {"taints": [{"key": "kiso.dev/organization", "value": "acme", "effect": "NoSchedule"}]}}}}`
-	observedNodePool = `{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+	observedNodePoolStruct = `{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
 		"metadata": {"name": "kiso-acme", "uid": "u", "resourceVersion": "7", "labels": {"kiso.dev/organization": "acme", "crossplane.io/composite": "acme-x"}},
 		"spec": {"weight": 10, "limits": {"cpu": "100"}, "template": {"spec": {"taints": [{"key": "kiso.dev/organization", "value": "acme", "effect": "NoSchedule"}]}}},
 		"status": {"conditions": [{"type": "Ready", "status": "True"}]}}`
@@ -33,7 +33,7 @@ func object(t *testing.T, j string) map[string]any {
 	return m
 }
 
-func structOf(t *testing.T, j string) *structpb.Struct {
+func mustStruct(t *testing.T, j string) *structpb.Struct {
 	t.Helper()
 	s, err := structpb.NewStruct(object(t, j))
 	if err != nil {
@@ -49,7 +49,7 @@ func TestFromMapIsWhatNewStructMakes(t *testing.T) {
 		like   string
 	}{
 		"NoLike":           {reason: "with nothing to share, the result is structpb's own", m: object(t, renderedNodePool)},
-		"Observed":         {reason: "what the API server and Crossplane add is not returned", m: object(t, renderedNodePool), like: observedNodePool},
+		"Observed":         {reason: "what the API server and Crossplane add is not returned", m: object(t, renderedNodePool), like: observedNodePoolStruct},
 		"Equal":            {reason: "an object equal to like is like", m: object(t, renderedNodePool), like: renderedNodePool},
 		"ScalarChanged":    {reason: "a changed scalar is the rendered one", m: object(t, `{"spec": {"weight": 20, "x": "a"}}`), like: `{"spec": {"weight": 10, "x": "a"}}`},
 		"KindChanged":      {reason: "a string where like has a number is a string", m: object(t, `{"spec": {"weight": "10"}}`), like: `{"spec": {"weight": 10}}`},
@@ -70,23 +70,23 @@ func TestFromMapIsWhatNewStructMakes(t *testing.T) {
 			}
 			var like *structpb.Struct
 			if tc.like != "" {
-				like = structOf(t, tc.like)
+				like = mustStruct(t, tc.like)
 			}
-			got, err := FromMap(tc.m, like)
+			got, err := fromMap(tc.m, like)
 			if err != nil {
-				t.Fatalf("%s: FromMap: %v", tc.reason, err)
+				t.Fatalf("%s: fromMap: %v", tc.reason, err)
 			}
 			assertSame(t, want, got)
 		})
 	}
 }
 
-// sink keeps what a measured function makes on the heap, as FromMap's result is.
+// sink keeps what a measured function makes on the heap, as fromMap's result is.
 var sink *structpb.Struct
 
 func TestFromMapSharesWhatIsUnchanged(t *testing.T) {
-	like := structOf(t, observedNodePool)
-	got, err := FromMap(object(t, renderedNodePool), like)
+	like := mustStruct(t, observedNodePoolStruct)
+	got, err := fromMap(object(t, renderedNodePool), like)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestFromMapSharesWhatIsUnchanged(t *testing.T) {
 	}
 
 	// An object equal to like costs only its top level: the Struct and its map of fields.
-	m, equal := object(t, renderedNodePool), structOf(t, renderedNodePool)
+	m, equal := object(t, renderedNodePool), mustStruct(t, renderedNodePool)
 	topLevel := testing.AllocsPerRun(10, func() {
 		s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(m))}
 		for k, v := range equal.GetFields() {
@@ -112,8 +112,8 @@ func TestFromMapSharesWhatIsUnchanged(t *testing.T) {
 		}
 		sink = s
 	})
-	if allocs := testing.AllocsPerRun(10, func() { _, _ = FromMap(m, equal) }); allocs > topLevel {
-		t.Errorf("FromMap allocated %v times for an object equal to like, its top level %v times; it should share the rest", allocs, topLevel)
+	if allocs := testing.AllocsPerRun(10, func() { _, _ = fromMap(m, equal) }); allocs > topLevel {
+		t.Errorf("fromMap allocated %v times for an object equal to like, its top level %v times; it should share the rest", allocs, topLevel)
 	}
 }
 
@@ -128,19 +128,19 @@ func TestFromMapRefusesWhatStructpbRefuses(t *testing.T) {
 			if _, err := structpb.NewStruct(m); err == nil {
 				t.Fatal("structpb accepts it; the case tests nothing")
 			}
-			like := structOf(t, `{"spec": {"a": "x"}}`)
-			if _, err := FromMap(m, like); err == nil {
-				t.Error("FromMap accepted what structpb refuses")
+			like := mustStruct(t, `{"spec": {"a": "x"}}`)
+			if _, err := fromMap(m, like); err == nil {
+				t.Error("fromMap accepted what structpb refuses")
 			}
 		})
 	}
 }
 
-// Whatever an object and the object it is compared with are, FromMap returns what structpb.NewStruct returns
+// Whatever an object and the object it is compared with are, fromMap returns what structpb.NewStruct returns
 // (or refuses it likewise), and leaves like as it was. Integral numbers are rendered as int64 when asked, as
 // runtime.DefaultUnstructuredConverter renders typed objects.
 func FuzzFromMapIsNewStruct(f *testing.F) {
-	f.Add(renderedNodePool, observedNodePool, false)
+	f.Add(renderedNodePool, observedNodePoolStruct, false)
 	f.Add(renderedNodePool, renderedNodePool, true)
 	f.Add(`{"a": [1, {"b": null}], "c": -0}`, `{"a": [1, {"b": false}], "c": 0}`, true)
 	f.Add(`{"a": {"b": [true]}}`, `{"a": {"b": [true, 1]}}`, false)
@@ -158,15 +158,15 @@ func FuzzFromMapIsNewStruct(f *testing.F) {
 		}
 		before := proto.Clone(like)
 		want, wantErr := structpb.NewStruct(m)
-		got, err := FromMap(m, like)
+		got, err := fromMap(m, like)
 		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("structpb.NewStruct error %v, FromMap error %v", wantErr, err)
+			t.Fatalf("structpb.NewStruct error %v, fromMap error %v", wantErr, err)
 		}
 		if wantErr == nil {
 			assertSame(t, want, got)
 		}
 		if diff := cmp.Diff(before, like, protocmp.Transform()); diff != "" {
-			t.Errorf("FromMap changed like: -before, +after:\n%s", diff)
+			t.Errorf("fromMap changed like: -before, +after:\n%s", diff)
 		}
 	})
 }
@@ -184,8 +184,8 @@ func assertSame(t *testing.T, want, got *structpb.Struct) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(wantBytes, gotBytes) {
-		t.Errorf("structpb.NewStruct -, FromMap +:\n%s", cmp.Diff(want, got, protocmp.Transform()))
-		t.Errorf("structpb.NewStruct encodes to %x, FromMap to %x", wantBytes, gotBytes)
+		t.Errorf("structpb.NewStruct -, fromMap +:\n%s", cmp.Diff(want, got, protocmp.Transform()))
+		t.Errorf("structpb.NewStruct encodes to %x, fromMap to %x", wantBytes, gotBytes)
 	}
 }
 

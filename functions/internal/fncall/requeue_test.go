@@ -1,4 +1,4 @@
-package requeue
+package fncall
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package awstags
+package aws
 
 import (
 	"strings"
@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, e := range Validate(path, tc.tags) {
+			for _, e := range ValidateTags(path, tc.tags) {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -1,8 +1,9 @@
-// Package keep returns a composed resource exactly as a function rendered it, read back from what Crossplane
+// AsRendered returns a composed resource exactly as a function rendered it, read back from what Crossplane
 // observed. Crossplane deletes any composed resource a function stops returning, and applies what it returns
 // with server-side apply, so returning an object with fewer fields than before would remove them: what is
 // kept is the object's identity, its own labels and annotations, and its whole content.
-package keep
+
+package fnstate
 
 import (
 	"strings"

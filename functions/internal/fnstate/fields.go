@@ -1,6 +1,7 @@
-// Package xrfields moves typed Go structs in and out of a composite
+// This file moves typed Go structs in and out of a composite
 // resource's top-level fields: a function decodes a spec and writes a status.
-package xrfields
+
+package fnstate
 
 import (
 	"encoding/json"

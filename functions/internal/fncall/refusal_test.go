@@ -1,4 +1,4 @@
-package refusal
+package fncall
 
 import (
 	"testing"
@@ -42,12 +42,12 @@ func TestParseReadsTheAPIServersRefusal(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := Parse(tc.message)
+			got, ok := ParseRefusal(tc.message)
 			if ok != tc.ok {
-				t.Fatalf("Parse(...): ok %t, want %t", ok, tc.ok)
+				t.Fatalf("ParseRefusal(...): ok %t, want %t", ok, tc.ok)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Parse(...): -want, +got:\n%s", diff)
+				t.Errorf("ParseRefusal(...): -want, +got:\n%s", diff)
 			}
 		})
 	}
@@ -57,15 +57,15 @@ func TestParseReadsTheAPIServersRefusal(t *testing.T) {
 // (and be refused) again on every other call.
 func TestMessageQuotesTheRefusal(t *testing.T) {
 	r := Refusal{User: crossplane, Verb: "get", Resource: "nodepools", Group: "karpenter.sh"}
-	got, ok := Parse("pipeline step \"isolation\" returned a fatal result: " + r.Message())
+	got, ok := ParseRefusal("pipeline step \"isolation\" returned a fatal result: " + r.Message())
 	if !ok || got != r {
-		t.Errorf("Parse(Message()) = %+v, %t; want %+v", got, ok, r)
+		t.Errorf("ParseRefusal(Message()) = %+v, %t; want %+v", got, ok, r)
 	}
 }
 
 func TestCheck(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	refused, _ := Parse(fetchRefused)
+	refused, _ := ParseRefusal(fetchRefused)
 	permittedFalse := func(age time.Duration) xpv1.Condition {
 		return xpv1.Condition{Type: TypePermitted, Status: corev1.ConditionFalse, Reason: ReasonForbidden, Message: refused.Message(),
 			LastTransitionTime: metav1.NewTime(now.Add(-age))}
@@ -76,51 +76,51 @@ func TestCheck(t *testing.T) {
 	cases := map[string]struct {
 		reason     string
 		conditions []xpv1.Condition
-		want       Verdict
+		want       RefusalVerdict
 	}{
 		"NeverRefused": {
 			reason:     "An XR Crossplane was never refused for renders as usual and gets no Permitted condition.",
 			conditions: []xpv1.Condition{xpv1.ReconcileSuccess()},
-			want:       Verdict{},
+			want:       RefusalVerdict{},
 		},
 		"OtherError": {
 			reason:     "An error other than a refusal is not reported as one.",
 			conditions: []xpv1.Condition{syncedFalse("cannot compose resources: connection refused")},
-			want:       Verdict{},
+			want:       RefusalVerdict{},
 		},
 		"CrossplaneWasRefused": {
 			reason:     "Crossplane's last reconcile was refused: stop and say so.",
 			conditions: []xpv1.Condition{syncedFalse(fetchRefused)},
-			want:       Verdict{Refused: &refused},
+			want:       RefusalVerdict{Refused: &refused},
 		},
 		"StandingRefusal": {
 			reason:     "The function stopped on a refusal a moment ago: stop again, with the same message.",
 			conditions: []xpv1.Condition{permittedFalse(time.Minute), syncedFalse("pipeline step \"isolation\" returned a fatal result: " + refused.Message())},
-			want:       Verdict{Refused: &refused},
+			want:       RefusalVerdict{Refused: &refused},
 		},
 		"RetryAfterAWhile": {
 			reason:     "A refusal older than RetryAfter: render normally once, to learn whether the grant arrived.",
 			conditions: []xpv1.Condition{permittedFalse(RetryAfter), syncedFalse("pipeline step \"isolation\" returned a fatal result: " + refused.Message())},
-			want:       Verdict{Report: true},
+			want:       RefusalVerdict{Report: true},
 		},
 		"RetryRefusedAgain": {
 			reason: "The retry was refused: Crossplane marked the condition Unknown and wrote the refusal; stop again.",
 			conditions: []xpv1.Condition{{Type: TypePermitted, Status: corev1.ConditionUnknown, Reason: "FatalError"},
 				syncedFalse(applyRefused)},
-			want: Verdict{Refused: &Refusal{User: crossplane, Verb: "patch", Resource: "validatingadmissionpolicies", Group: "admissionregistration.k8s.io"}},
+			want: RefusalVerdict{Refused: &Refusal{User: crossplane, Verb: "patch", Resource: "validatingadmissionpolicies", Group: "admissionregistration.k8s.io"}},
 		},
 		"Granted": {
 			reason: "The retry succeeded: render normally and set Permitted back to True.",
 			conditions: []xpv1.Condition{{Type: TypePermitted, Status: corev1.ConditionUnknown, Reason: "FatalError"},
 				xpv1.ReconcileSuccess()},
-			want: Verdict{Report: true},
+			want: RefusalVerdict{Report: true},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := &resource.Composite{Resource: composite.New()}
 			xr.Resource.SetConditions(tc.conditions...)
-			if diff := cmp.Diff(tc.want, Check(xr, now)); diff != "" {
+			if diff := cmp.Diff(tc.want, CheckRefusal(xr, now)); diff != "" {
 				t.Errorf("%s\nCheck(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -128,9 +128,9 @@ func TestCheck(t *testing.T) {
 }
 
 func TestStopIsFatalWithAConditionForTheClaim(t *testing.T) {
-	r, _ := Parse(applyRefused)
+	r, _ := ParseRefusal(applyRefused)
 	rsp := &fnv1.RunFunctionResponse{}
-	Stop(rsp, r)
+	StopRefused(rsp, r)
 	target := fnv1.Target_TARGET_COMPOSITE_AND_CLAIM
 	want := &fnv1.RunFunctionResponse{
 		Results: []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: r.Message(), Target: fnv1.Target_TARGET_COMPOSITE.Enum()}},
@@ -138,6 +138,6 @@ func TestStopIsFatalWithAConditionForTheClaim(t *testing.T) {
 			Message: &[]string{r.Message()}[0], Target: &target}},
 	}
 	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
-		t.Errorf("Stop(...): -want, +got:\n%s", diff)
+		t.Errorf("StopRefused(...): -want, +got:\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package awsiam
+package aws
 
 import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"

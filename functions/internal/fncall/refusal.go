@@ -1,4 +1,4 @@
-// Package refusal turns the API server refusing Crossplane something an XR
+// This file turns the API server refusing Crossplane something an XR
 // needs (typically Karpenter's kinds or admission policies, before the
 // platform granted them) into a condition on the XR and its claim.
 //
@@ -10,7 +10,8 @@
 // stops (nothing applied, nothing deleted) and says what Crossplane may not
 // do; every RetryAfter it renders normally once to learn whether the grant
 // arrived, since nothing tells Crossplane when RBAC changes.
-package refusal
+
+package fncall
 
 import (
 	"fmt"
@@ -24,8 +25,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
-
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const (
@@ -72,7 +71,7 @@ type Refusal struct {
 }
 
 // Parse finds a refusal in a message Crossplane wrote.
-func Parse(message string) (Refusal, bool) {
+func ParseRefusal(message string) (Refusal, bool) {
 	if m := forbidden.FindStringSubmatch(message); m != nil {
 		return Refusal{User: m[1], Verb: m[2], Resource: m[3], Group: m[4]}, true
 	}
@@ -91,8 +90,8 @@ func (r Refusal) Message() string {
 		r.User, r.Verb, r.Resource, r.Group, grantHint, RetryAfter)
 }
 
-// A Verdict is what the function does about refusals on this call.
-type Verdict struct {
+// A RefusalVerdict is what the function does about refusals on this call.
+type RefusalVerdict struct {
 	// Refused is set when the function must stop and report it.
 	Refused *Refusal
 	// Report says the XR carries a Permitted condition from an earlier
@@ -103,31 +102,31 @@ type Verdict struct {
 // Check reads the observed XR: its Synced condition (Crossplane's last
 // error) and its Permitted condition (the function's last verdict). now
 // decides only when a standing refusal is retried.
-func Check(xr *resource.Composite, now time.Time) Verdict {
-	permitted := xrcondition.Observed(xr, TypePermitted)
+func CheckRefusal(xr *resource.Composite, now time.Time) RefusalVerdict {
+	permitted := Observed(xr, TypePermitted)
 	// An absent condition reads as Unknown with no reason; every Permitted
 	// condition written has one (the function's, or Crossplane's FatalError).
 	known := permitted.Reason != ""
 	if known && permitted.Status == corev1.ConditionFalse && permitted.Reason == ReasonForbidden {
 		if now.Sub(permitted.LastTransitionTime.Time) >= RetryAfter {
-			return Verdict{Report: true}
+			return RefusalVerdict{Report: true}
 		}
-		if r, ok := Parse(permitted.Message); ok {
-			return Verdict{Refused: &r}
+		if r, ok := ParseRefusal(permitted.Message); ok {
+			return RefusalVerdict{Refused: &r}
 		}
 	}
-	synced := xrcondition.Observed(xr, xpv1.TypeSynced)
+	synced := Observed(xr, xpv1.TypeSynced)
 	if synced.Status == corev1.ConditionFalse {
-		if r, ok := Parse(synced.Message); ok {
-			return Verdict{Refused: &r}
+		if r, ok := ParseRefusal(synced.Message); ok {
+			return RefusalVerdict{Refused: &r}
 		}
 	}
-	return Verdict{Report: known}
+	return RefusalVerdict{Report: known}
 }
 
 // Stop reports the refusal as a Fatal result, so Crossplane applies and
 // deletes nothing, with a condition the claim shows.
-func Stop(rsp *fnv1.RunFunctionResponse, r Refusal) {
+func StopRefused(rsp *fnv1.RunFunctionResponse, r Refusal) {
 	msg := r.Message()
 	response.ConditionFalse(rsp, TypePermitted, ReasonForbidden).WithMessage(msg).TargetCompositeAndClaim()
 	response.Fatal(rsp, errors.New(msg))
@@ -136,21 +135,21 @@ func Stop(rsp *fnv1.RunFunctionResponse, r Refusal) {
 // Allowed sets the Permitted condition back to True after a refusal. If
 // Crossplane is refused again on this call, it marks the condition Unknown
 // and the next call reports the refusal.
-func Allowed(rsp *fnv1.RunFunctionResponse) {
+func RefusalAllowed(rsp *fnv1.RunFunctionResponse) {
 	response.ConditionTrue(rsp, TypePermitted, ReasonAllowed).TargetCompositeAndClaim()
 }
 
 // Apply checks the observed XR and reports on rsp: it returns true when the
 // function must stop (a Fatal result and the condition are set), and sets
 // Permitted back to True when an earlier refusal is being retried.
-func Apply(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, now time.Time) (stop bool) {
-	v := Check(xr, now)
+func ApplyRefusal(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, now time.Time) (stop bool) {
+	v := CheckRefusal(xr, now)
 	switch {
 	case v.Refused != nil:
-		Stop(rsp, *v.Refused)
+		StopRefused(rsp, *v.Refused)
 		return true
 	case v.Report:
-		Allowed(rsp)
+		RefusalAllowed(rsp)
 	}
 	return false
 }

@@ -1,4 +1,4 @@
-// Package requeue says how soon Crossplane reconciles an XR again when
+// RequeueAfter says how soon Crossplane reconciles an XR again when
 // nothing about it changes.
 //
 // Crossplane v2 reconciles an XR at once when the XR, an object it composes
@@ -11,7 +11,8 @@
 // composes. An XR that waits on nothing gets a long TTL, one that waits on
 // something outside its spec a short one, and so does an XR whose events
 // Crossplane is dropping now.
-package requeue
+
+package fncall
 
 import (
 	"time"
@@ -22,21 +23,19 @@ import (
 	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-
-	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
 const (
-	// Settled is the TTL of an XR that waits on nothing: everything it
+	// TTLSettled is the TTL of an XR that waits on nothing: everything it
 	// composes is observed and Ready and nothing is being replaced. A fleet
 	// of 1,000 idle organizations costs one reconcile each per hour, as
 	// Crossplane's own resync of every object would anyway.
-	Settled = time.Hour
-	// Settling is the TTL of an XR that waits on something (an object not
+	TTLSettled = time.Hour
+	// TTLSettling is the TTL of an XR that waits on something (an object not
 	// yet observed or Ready, pools being replaced, a reference not found):
 	// an event dropped meanwhile delays it by a minute at most.
-	Settling = time.Minute
-	// Dropping is the TTL of an XR whose events Crossplane's circuit breaker
+	TTLSettling = time.Minute
+	// TTLDropping is the TTL of an XR whose events Crossplane's circuit breaker
 	// is dropping: it lets one event through every 30 seconds and drops the
 	// rest, so a change that arrives within 30 seconds of the last event it
 	// let through (a namespace labelled right after a pool switch) would
@@ -45,7 +44,7 @@ const (
 	// would have, and two in a row (the Role, then the grant it enables)
 	// within a minute. It costs a call every 25 seconds only while the
 	// breaker is open: minutes after a burst.
-	Dropping = 25 * time.Second
+	TTLDropping = 25 * time.Second
 
 	// breakerWindow is how long after Crossplane's breaker opens for an XR
 	// it may drop the XR's events: it stays open five minutes, then closes
@@ -78,21 +77,21 @@ const (
 )
 
 // After sets how soon Crossplane reconciles the XR again if nothing changes:
-// Dropping while Crossplane may drop the XR's events (whatever it waits
-// on), else Settled if settled and Ready for watchWindow, and Settling if not. A change Crossplane drops
+// TTLDropping while Crossplane may drop the XR's events (whatever it waits
+// on), else TTLSettled if settled and Ready for watchWindow, and TTLSettling if not. A change Crossplane drops
 // while the breaker is open (a namespace the platform labels right after a
 // mode switch) is then picked up within 30 seconds, not an hour.
-func After(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
+func RequeueAfter(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool) {
 	after(rsp, xr, settled, time.Now())
 }
 
 func after(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool, now time.Time) {
-	ttl := Settling
+	ttl := TTLSettling
 	switch {
-	case droppingEvents(xrcondition.Observed(xr, typeResponsive), now):
-		ttl = Dropping
+	case droppingEvents(Observed(xr, typeResponsive), now):
+		ttl = TTLDropping
 	case settled && !readyChangedWithin(xr, watchWindow, now):
-		ttl = Settled
+		ttl = TTLSettled
 	}
 	if rsp.GetMeta() == nil {
 		rsp.Meta = &fnv1.ResponseMeta{}
@@ -103,7 +102,7 @@ func after(rsp *fnv1.RunFunctionResponse, xr *resource.Composite, settled bool, 
 // readyChangedWithin reports whether the XR's Ready condition changed less
 // than window ago, or Crossplane has not reported it yet (a new XR).
 func readyChangedWithin(xr *resource.Composite, window time.Duration, now time.Time) bool {
-	return transitionedWithin(xrcondition.Observed(xr, xpv1.TypeReady), window, now)
+	return transitionedWithin(Observed(xr, xpv1.TypeReady), window, now)
 }
 
 // transitionedWithin reports whether the condition last changed status less than window ago, or has no

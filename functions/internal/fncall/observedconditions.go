@@ -1,4 +1,4 @@
-package xrcondition
+package fncall
 
 import (
 	"time"

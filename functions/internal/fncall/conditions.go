@@ -1,7 +1,8 @@
-// Package xrcondition sets the conditions both functions report on their XR
+// These are the conditions both functions report on their XR
 // (and, for a claimable XR, its claim): whether the spec can be rendered as
 // written, and whether every name the XR composes is free.
-package xrcondition
+
+package fncall
 
 import (
 	"strings"

@@ -1,5 +1,0 @@
-// Package awsiam holds the AWS pieces kiso's functions share: partitions and
-// ARNs, IAM policy documents that always render to the same JSON, and the
-// node role's trust policy and AWS-managed policies as AWS's Karpenter
-// template writes them.
-package awsiam
