@@ -38,7 +38,7 @@ const (
 	// gives that cluster a rollout when "rollout": the topology of a platform whose organizations get their
 	// node role and controller permissions from kiso's XKarpenterCluster, and stage reference changes in waves.
 	// With "remote" the organizations are bound to a workload cluster's XKarpenterCluster: everything they
-	// compose and read there goes through provider-kubernetes (see fleet_remote_test.go).
+	// compose and read there goes through provider-kubernetes (see steps_fleet_remote_test.go).
 	fleetClusterEnv = "KISO_FLEET_CLUSTER"
 	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
 	fleetIdle = time.Minute
