@@ -21,7 +21,6 @@ import (
 
 // The admission scenario's cluster, organization, claim and namespaces.
 const (
-	placementCluster     = "e2e-placement"
 	globexClaimNamespace = "e2e-globex"
 	globexClaim          = "globex"
 	globexAPI            = "globex-api"
@@ -29,33 +28,13 @@ const (
 	globexReports        = "globex-reports" // joins stack batch during the scenario
 	outsiderNamespace    = "e2e-outsider"
 	exemptNamespace      = "e2e-platform-agents" // labelled kiso.dev/placement-exempt=true
-	// The cluster's policies: every pod outside platform namespaces, the pools of namespaces an organization
-	// holds, and injection.
-	placementPolicy = "kiso-placement"
-	poolsPolicy     = "kiso-placement-pools"
-	warnPolicy      = "kiso-placement-warn"
-	injectPolicy    = "kiso-placement-inject"
-)
-
-// policyInForceTimeout bounds how long a change takes to reach the apiserver's admission: Crossplane
-// re-renders, applies the policies or a namespace's Role, and the apiserver reloads them. A mode switch
-// composes and retires dozens of objects; their events trip Crossplane's watch circuit breaker, which then
-// lets the XR reconcile only every 30 s or at its poll, so the bound is the one XRs settle in.
-const policyInForceTimeout = xrSettleTimeout
-
-// The node labels a pod of organization globex selects, as the claim's status tells it: in
-// node-restriction.kubernetes.io/, which no kubelet may set on itself.
-const (
-	nodeOrganizationKey = "node-restriction.kubernetes.io/kiso.dev.organization"
-	nodeStackKey        = "node-restriction.kubernetes.io/kiso.dev.stack"
 )
 
 // The tolerations a pod of organization globex carries, as the claim's status tells it.
 var (
-	tolerateGlobex   = corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "globex", Effect: corev1.TaintEffectNoSchedule}
-	tolerateAPI      = corev1.Toleration{Key: "kiso.dev/stack", Operator: corev1.TolerationOpEqual, Value: "api", Effect: corev1.TaintEffectNoSchedule}
-	tolerateBatch    = corev1.Toleration{Key: "kiso.dev/stack", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}
-	tolerateEveryone = corev1.Toleration{Operator: corev1.TolerationOpExists}
+	tolerateGlobex = corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "globex", Effect: corev1.TaintEffectNoSchedule}
+	tolerateAPI    = corev1.Toleration{Key: "kiso.dev/stack", Operator: corev1.TolerationOpEqual, Value: "api", Effect: corev1.TaintEffectNoSchedule}
+	tolerateBatch  = corev1.Toleration{Key: "kiso.dev/stack", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}
 	// The DefaultTolerationSeconds admission plugin, on in every cluster, adds these to every pod.
 	defaultTolerations = []corev1.Toleration{
 		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
@@ -70,7 +49,6 @@ const (
 		"(or a required node affinity on them) and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=api:NoSchedule"
 	wantBatchSelectors = "pods in namespace globex-batch run on pool kiso-globex.batch: add nodeSelector " + nodeOrganizationKey + "=globex, " + nodeStackKey + "=batch " +
 		"(or a required node affinity on them) and tolerations kiso.dev/organization=globex:NoSchedule, kiso.dev/stack=batch:NoSchedule"
-	platformHint = "only pods in platform namespaces may (crossplane-system, kube-system, and any the platform labels kiso.dev/placement-exempt=true)"
 )
 
 // foreignToleration is the refusal of a pod tolerating globex's taint in a namespace the platform gives no
@@ -78,10 +56,6 @@ const (
 func foreignToleration(namespace string) string {
 	return "pod in namespace " + namespace + " tolerates organization globex's taint (toleration kiso.dev/organization=globex), but the namespace is not that organization's " +
 		"(the platform labels it with no organization): remove the toleration; " + platformHint
-}
-
-func everyTaint(namespace string) string {
-	return "pod in namespace " + namespace + " tolerates every taint (a toleration with operator Exists and no key), organizations' nodes included: give the toleration a key; " + platformHint
 }
 
 func namedNode(namespace, node string) string {
@@ -539,9 +513,6 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	})
 }
 
-// RBACRoleKind is the kind of the Role kiso-placement in each namespace an organization holds.
-var RBACRoleKind = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}
-
 // waitGlobexConditionT waits until the claim's condition has the status and reason.
 func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) ConditionStatus {
 	t.Helper()
@@ -551,16 +522,6 @@ func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) Co
 	})
 	c, _ := Condition(u, conditionType)
 	return c
-}
-
-// someNode is the node a pod names directly in spec.nodeName; no node of that name need exist, the refusal
-// comes first.
-const someNode = "ip-10-0-1-7"
-
-// podPlacement is what decides where a pod may run: what the policies check and inject.
-type podPlacement struct {
-	NodeSelector map[string]string
-	Tolerations  []corev1.Toleration
 }
 
 // daemonSetControllerUser is who the DaemonSet controller creates pods as (kube-controller-manager runs

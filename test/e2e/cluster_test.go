@@ -11,31 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-)
-
-// kiso's cluster API and the kinds it composes.
-var (
-	ClusterKind = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "XKarpenterCluster"}
-	// ClusterViewKind is the kind of the view a cluster composes for its organizations.
-	ClusterViewKind            = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
-	RoleKind                   = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Role"}
-	PolicyKind                 = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Policy"}
-	RolePolicyAttachmentKind   = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "RolePolicyAttachment"}
-	InstanceProfileKind        = schema.GroupVersionKind{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "InstanceProfile"}
-	AccessEntryKind            = schema.GroupVersionKind{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "AccessEntry"}
-	PodIdentityAssociationKind = schema.GroupVersionKind{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "PodIdentityAssociation"}
-	QueueKind                  = schema.GroupVersionKind{Group: "sqs.aws.upbound.io", Version: "v1beta1", Kind: "Queue"}
-	QueuePolicyKind            = schema.GroupVersionKind{Group: "sqs.aws.upbound.io", Version: "v1beta1", Kind: "QueuePolicy"}
-	RuleKind                   = schema.GroupVersionKind{Group: "cloudwatchevents.aws.upbound.io", Version: "v1beta1", Kind: "Rule"}
-	TargetKind                 = schema.GroupVersionKind{Group: "cloudwatchevents.aws.upbound.io", Version: "v1beta2", Kind: "Target"}
-	PrometheusRuleKind         = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}
-	// The cluster's placement policies.
-	ValidatingAdmissionPolicyKind        = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
-	ValidatingAdmissionPolicyBindingKind = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}
-	MutatingAdmissionPolicyKind          = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicy"}
-	MutatingAdmissionPolicyBindingKind   = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicyBinding"}
 )
 
 // What testdata/cluster/xr.yaml asks for.
@@ -46,10 +22,6 @@ const (
 	queueName          = "kiso-staging-eu-karpenter-interruption"
 	queueARN           = "arn:aws:sqs:eu-west-3:111122223333:" + queueName
 )
-
-// xrSettleTimeout bounds the wait for an XKarpenterCluster's conditions: its ClusterUsages' first marks
-// trip Crossplane's watch circuit breaker, which then lets the XR reconcile only periodically for a while.
-const xrSettleTimeout = 180 * time.Second
 
 // A wantComposed is one object the XR must compose, as a user would check it with kubectl get -o yaml.
 type wantComposed struct {
@@ -332,34 +304,6 @@ func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
 	}
 }
 
-// markManagedResourceAvailable does what provider-aws does once AWS holds the resource and its last apply
-// succeeded: it sets Ready=True and Synced=True through the status subresource.
-func markManagedResourceAvailable(t *testing.T, gvk schema.GroupVersionKind, name string) {
-	t.Helper()
-	r, err := env.Cluster.Resource(gvk, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := r.Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := unstructured.SetNestedSlice(u.Object, []any{
-			map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now},
-			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": now},
-		}, "status", "conditions"); err != nil {
-			return err
-		}
-		_, err = r.UpdateStatus(t.Context(), u, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("cannot mark %s %s Ready and Synced: %v", gvk.Kind, name, err)
-	}
-}
-
 // taggable reports whether a managed resource kind has spec.forProvider.tags, from its CRD as served: a
 // RolePolicyAttachment, a QueuePolicy and an EventBridge Target have no tags in AWS.
 func taggable(t *testing.T, gvk schema.GroupVersionKind) bool {
@@ -403,6 +347,3 @@ func resourceRefKeys(xr *unstructured.Unstructured) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-// clusterViewName is the name of the view the cluster named cluster composes for its organizations.
-func clusterViewName(cluster string) string { return "kiso-cluster." + cluster }

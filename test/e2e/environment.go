@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"github.com/kiso-dev/kiso/internal/process"
 )
@@ -156,4 +157,13 @@ func errOrEmpty(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func readRepoFileT(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(env.RepoRoot, filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

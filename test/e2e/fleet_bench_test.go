@@ -38,14 +38,10 @@ const (
 	// gives that cluster a rollout when "rollout": the topology of a platform whose organizations get their
 	// node role and controller permissions from kiso's XKarpenterCluster, and stage reference changes in waves.
 	// With "remote" the organizations are bound to a workload cluster's XKarpenterCluster: everything they
-	// compose and read there goes through provider-kubernetes (see fleet_remote_test.go).
+	// compose and read there goes through provider-kubernetes (see steps_fleet_remote_test.go).
 	fleetClusterEnv = "KISO_FLEET_CLUSTER"
 	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
 	fleetIdle = time.Minute
-	// fleetBatch is how many organizations one kubectl apply holds.
-	fleetBatch = 20
-	// fleetReadyTimeout bounds one step's pools becoming Ready; it is a failure bound, not a measurement.
-	fleetReadyTimeout = 40 * time.Minute
 	// onboardingProfiled is how long the apiserver is profiled from the first kubectl apply of a step.
 	onboardingProfiled = time.Minute
 )
@@ -253,28 +249,6 @@ func waitForFleetSettledT(t *testing.T, n int, bound fleetCluster) {
 // clusterFunction is the cluster function as Crossplane installs it, and as the harness names its log.
 const clusterFunction = "kiso-dev-function-cluster"
 
-// crossplaneIdle says whether Crossplane's XR controllers have no reconcile queued or running.
-func crossplaneIdle(ctx context.Context) (bool, string, error) {
-	families, err := env.scrapeMetrics(ctx, "crossplane")
-	if err != nil {
-		return false, "", err
-	}
-	queued := counters(families, "workqueue_depth", "name")
-	running := counters(families, "controller_runtime_active_workers", "controller")
-	busy := 0.0
-	for name, v := range queued {
-		if strings.HasPrefix(name, "composite/") {
-			busy += v
-		}
-	}
-	for name, v := range running {
-		if strings.HasPrefix(name, "composite/") {
-			busy += v
-		}
-	}
-	return busy == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", busy), nil
-}
-
 // eventsQuiet is how long the apiserver must have written no event for the events recorded while onboarding
 // to count as written.
 const eventsQuiet = 10 * time.Second
@@ -445,19 +419,6 @@ func fleetRequestsT(t *testing.T) fleetRequests {
 	return r
 }
 
-// rate is how a reading's growth is printed: scaled (per minute, or per new organization) and named.
-type rate struct {
-	scale  float64
-	unit   string // "/min", "/org"
-	format string // of one scaled count
-}
-
-func perMinute(seconds float64) rate { return rate{scale: 60 / seconds, unit: "/min", format: "%.0f"} }
-
-func perOrganization(added int) rate {
-	return rate{scale: 1 / float64(added), unit: "/org", format: "%.1f"}
-}
-
 // since prints what was asked between an earlier reading and this one, at the rate given.
 func (r fleetRequests) since(earlier fleetRequests, orgs int, at rate) string {
 	api := r.apiserver.since(earlier.apiserver)
@@ -487,8 +448,6 @@ func fleetSteps(v string) ([]int, error) {
 	return out, nil
 }
 
-func fleetOrganization(i int) string { return fmt.Sprintf("fleet-%04d", i) }
-
 // How the fleet's organizations are bound to a cluster (fleetClusterEnv).
 const (
 	unbound         = "no clusterRef"
@@ -496,16 +455,6 @@ const (
 	boundInWaves    = "clusterRef to the placement cluster, which has a rollout"
 	boundInWorkload = "clusterRef to a workload cluster's, served through provider-kubernetes and provider-helm"
 )
-
-// fleetCluster is what the fleet's organizations are bound to.
-type fleetCluster struct {
-	// binding says so, in the benchmark's first line.
-	binding string
-	// name is the XKarpenterCluster they are bound to, "" for none.
-	name string
-	// workload is the workload cluster they run in, nil when they run in the management cluster.
-	workload *WorkloadCluster
-}
 
 // fleetBindingT reads fleetClusterEnv and applies the placement cluster, with a rollout for "rollout": two waves
 // (half, then everyone) that soak a minute each; for "remote" it starts the workload cluster, applies the
@@ -535,22 +484,6 @@ func fleetBindingT(t *testing.T, v string) fleetCluster {
 	}
 	t.Fatalf("%s=%q: want bound, rollout or %s", fleetClusterEnv, v, fleetRemoteMode)
 	return fleetCluster{}
-}
-
-// waitForClusterComposedT waits until the cluster organizations are bound to (the placement cluster when none) has
-// composed what its organizations read: its admission policies where their pods run, type-checked by that
-// apiserver, and its view for organizations. The clock starts after it: the benchmark measures onboarding
-// organizations, not the cluster (with the cluster applied a moment before, the first organizations waited for
-// its view and were composed again once it came).
-func waitForClusterComposedT(t *testing.T, bound fleetCluster) {
-	t.Helper()
-	cluster, name := env.Cluster, placementCluster
-	if bound.workload != nil {
-		cluster, name = bound.workload.Cluster, bound.name
-	}
-	waitForTypeCheckedInT(t, cluster, name, placementPolicy)
-	waitForTypeCheckedInT(t, cluster, name, poolsPolicy)
-	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterViewKind, "", clusterViewName(name), func(*unstructured.Unstructured) (bool, string) { return true, "" })
 }
 
 // readyClusterAsProviderAWSWouldT marks every AWS managed resource the cluster composes Ready and Synced, as
@@ -593,74 +526,6 @@ func functionCallsT(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(calls)
-}
-
-// fleetManifest is organizations from..to-1: each a namespace <org>-web the platform gives the organization,
-// holding its claim, or (direct) beside its XR; bound to the cluster named, if any.
-func fleetManifest(from, to int, direct bool, cluster string) []byte {
-	var b strings.Builder
-	for i := from; i < to; i++ {
-		org := fleetOrganization(i)
-		fmt.Fprintf(&b, `---
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[1]s-web
-  labels: {kiso.dev/organization: %[1]s}
-`, org)
-		if direct {
-			fmt.Fprintf(&b, `---
-apiVersion: kiso.dev/v1alpha1
-kind: XKarpenterIsolation
-metadata:
-  name: %[1]s
-`, org)
-		} else {
-			fmt.Fprintf(&b, `---
-apiVersion: kiso.dev/v1alpha1
-kind: KarpenterIsolation
-metadata:
-  name: %[1]s
-  namespace: %[1]s-web
-`, org)
-		}
-		fmt.Fprintf(&b, `spec:
-  organization: %[1]s
-  stacks: [{name: web}]
-  nodeClassRef: {apiVersion: karpenter.kwok.sh/v1alpha1, kind: KWOKNodeClass, name: kwok-reference}
-  nodePoolRef: {name: kwok-reference}
-  pool: {limits: {cpu: 4}}
-`, org)
-		if cluster != "" {
-			fmt.Fprintf(&b, "  clusterRef: {name: %s}\n", cluster)
-		}
-	}
-	return []byte(b.String())
-}
-
-// waitForFleetReadyT waits until n organizations' XRs report every pool Ready (by Karpenter).
-func waitForFleetReadyT(t *testing.T, n int) {
-	t.Helper()
-	waitForT(t, fleetReadyTimeout, fmt.Sprintf("%d organizations' pools Ready", n), func(ctx context.Context) (bool, string, error) {
-		xrs, err := env.Cluster.List(ctx, IsolationKind, "", "")
-		if err != nil {
-			return false, "", err
-		}
-		ready := 0
-		for _, xr := range xrs {
-			pools, _, _ := unstructured.NestedSlice(xr.Object, "status", "pools")
-			all := len(pools) > 0
-			for _, p := range pools {
-				if r, _ := p.(map[string]any)["ready"].(bool); !r {
-					all = false
-				}
-			}
-			if all {
-				ready++
-			}
-		}
-		return ready >= n, fmt.Sprintf("%d of %d organizations Ready", ready, n), nil
-	})
 }
 
 // composedPerOrganizationT is how many objects each organization's XR composes, on average.
@@ -833,14 +698,6 @@ func watchBindingT(t *testing.T, cluster *Cluster, ns, pod, pool string) *bindin
 		}()
 	}
 	return b
-}
-
-func usageByServer(us []process.Usage) map[string]process.Usage {
-	out := make(map[string]process.Usage, len(us))
-	for _, u := range us {
-		out[u.Name] = u
-	}
-	return out
 }
 
 // perServer prints the CPU-seconds each server used between two readings, divided by per (new organizations,

@@ -26,8 +26,6 @@ const (
 	// tenantAdmin holds ClusterRole admin in umbra-web, tenantEditor edit there.
 	tenantAdmin  = "e2e-umbra-admin"
 	tenantEditor = "e2e-umbra-editor"
-	// namespaceCreator may create and patch namespaces, as many platforms let teams do.
-	namespaceCreator = "e2e-namespace-creator"
 	// namespaceFinalizer may only update namespaces/finalize, as a namespace-lifecycle controller does;
 	// namespaceStatusWriter may only update and patch namespaces/status.
 	namespaceFinalizer    = "e2e-namespace-finalizer"
@@ -40,7 +38,6 @@ const (
 	namespaceLabellerExample = "examples/rbac/namespace-labeller.yaml"
 	binder                   = "binder"
 	bindingPolicy            = "kiso-placement-binding"
-	identityPolicy           = "kiso-namespace-identity"
 	// missingGrant is the apiserver's refusal when a namespace the platform gives an organization has no Role.
 	missingGrant = "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
 )

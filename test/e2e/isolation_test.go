@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,85 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// Karpenter's kinds, as the isolation function composes them.
-var (
-	NodePoolKind     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
-	EC2NodeClassKind = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
-	ClusterUsageKind = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "ClusterUsage"}
-)
-
-// tenant is one organization's claim, written as a user would.
-type tenant struct {
-	Namespace, Name, Organization, Isolation string
-	Stacks                                   []string
-	// Namespaces lists a stack's namespaces where they are not the default <organization>-<stack>.
-	Namespaces map[string][]string
-}
-
-func (tn tenant) claim() []byte {
-	stacks := make([]string, 0, len(tn.Stacks))
-	for _, s := range tn.Stacks {
-		stacks = append(stacks, "  - name: "+s)
-		if nss := tn.Namespaces[s]; len(nss) > 0 {
-			stacks = append(stacks, "    namespaces: ["+strings.Join(nss, ", ")+"]")
-		}
-	}
-	return []byte(fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[1]s
-  labels:
-    kiso.dev/organization: %[3]s
----
-apiVersion: kiso.dev/v1alpha1
-kind: KarpenterIsolation
-metadata:
-  name: %[2]s
-  namespace: %[1]s
-spec:
-  organization: %[3]s
-  customer: %[3]s-corp
-  isolation: %[4]s
-  stacks:
-%[5]s
-  nodeClassRef:
-    name: tenant-reference
-  nodePoolRef:
-    name: tenant-reference
-  pool:
-    limits:
-      cpu: 16
-  tags:
-    cost-center: "42"
-`, tn.Namespace, tn.Name, tn.Organization, tn.Isolation, strings.Join(stacks, "\n")))
-}
-
-// claimOnly is the claim without its namespace, for deleting the claim alone.
-func (tn tenant) claimOnly() []byte {
-	_, c, _ := strings.Cut(string(tn.claim()), "---\n")
-	return []byte(c)
-}
-
-// xrName waits until the claim is bound and returns its XR's name.
-func (tn tenant) xrName(t *testing.T) string {
-	t.Helper()
-	bound := env.Cluster.WaitForT(t, 60*time.Second, IsolationClaimKind, tn.Namespace, tn.Name, func(u *unstructured.Unstructured) (bool, string) {
-		if name, _, _ := unstructured.NestedString(u.Object, "spec", "resourceRef", "name"); name == "" {
-			return false, "claim not yet bound to an XR"
-		}
-		return true, ""
-	})
-	name, _, _ := unstructured.NestedString(bound.Object, "spec", "resourceRef", "name")
-	return name
-}
-
-func (tn tenant) pool(stack string) string {
-	if stack == "" {
-		return "kiso-" + tn.Organization
-	}
-	return "kiso-" + tn.Organization + "." + stack
-}
 
 // TestStackIsolationLifecycle is scenarios 1, 2 and 6 of the end-to-end issue: an organization's claim in
 // stack isolation with two stacks becomes its pools with the right names, labels, taints, tags and owners;
@@ -348,10 +267,3 @@ func waitForGarbageCollectionT(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-// isolationFunction is the installed Function that composes XKarpenterIsolations.
-const isolationFunction = "kiso-dev-function-isolation"
-
-// touches counts the touches of XRs, to make each annotation value new: an unchanged annotation is no update,
-// and Crossplane would not reconcile.
-var touches atomic.Int64

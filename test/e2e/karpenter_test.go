@@ -8,51 +8,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-)
-
-// The kinds Karpenter's KWOK provider works with.
-var (
-	KWOKNodeClassKind = schema.GroupVersionKind{Group: "karpenter.kwok.sh", Version: "v1alpha1", Kind: "KWOKNodeClass"}
-	NodeClaimKind     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodeClaim"}
-	NodeKind          = schema.GroupVersionKind{Version: "v1", Kind: "Node"}
 )
 
 // Karpenter's labels on a NodeClaim and its Node.
 const (
-	nodePoolLabel = "karpenter.sh/nodepool"
-	platformPool  = "platform"
+	platformPool = "platform"
 	// platformNamespace is no organization's: its pods belong on the platform pool.
 	platformNamespace = "e2e-platform-apps"
 )
-
-// Timeouts of the outcome scenarios: each waits on a condition; these only bound a failure.
-const (
-	// poolsReadyTimeout bounds a claim's pools becoming Ready through Karpenter.
-	poolsReadyTimeout = 2 * time.Minute
-	// landTimeout bounds pending pods getting a node from Karpenter and being bound by the scheduler.
-	landTimeout = 2 * time.Minute
-	// consolidationTimeout bounds Karpenter consolidating a pool after a scale-down.
-	consolidationTimeout = 4 * time.Minute
-	// drainTimeout bounds a deleted claim's nodes being drained and terminated.
-	drainTimeout = 3 * time.Minute
-)
-
-// organization is one organization of the outcome scenarios, as its claim reports it.
-type organization struct {
-	Name, ClaimNamespace string
-	// Stacks maps each stack to what its claim's status says: its pool, namespaces and placement.
-	Stacks map[string]stackPlacement
-	// Pools are the pool names the claim reports.
-	Pools []string
-}
-
-type stackPlacement struct {
-	Pool         string
-	Namespaces   []string
-	NodeSelector map[string]string
-	Tolerations  []corev1.Toleration
-}
 
 // TestKarpenterKeepsEachOrganizationOnItsOwnNodes is the outcome kiso is for, with the real Karpenter (KWOK
 // provider), kube-scheduler and kwok: two organizations' claims become pools that Karpenter makes Ready; their

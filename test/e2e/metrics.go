@@ -161,3 +161,16 @@ func labelsMatch(m *dto.Metric, want map[string]string) bool {
 	}
 	return found == len(want)
 }
+
+// rate is how a reading's growth is printed: scaled (per minute, or per new organization) and named.
+type rate struct {
+	scale  float64
+	unit   string // "/min", "/org"
+	format string // of one scaled count
+}
+
+func perMinute(seconds float64) rate { return rate{scale: 60 / seconds, unit: "/min", format: "%.0f"} }
+
+func perOrganization(added int) rate {
+	return rate{scale: 1 / float64(added), unit: "/org", format: "%.1f"}
+}

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,13 +67,4 @@ func canI(t *testing.T, verb, resource string) bool {
 	t.Helper()
 	out := env.TryT(t, nil, "auth", "can-i", verb, resource, "--as="+crossplaneUser)
 	return strings.TrimSpace(out.Stdout) == "yes"
-}
-
-func readRepoFileT(t *testing.T, path string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(env.RepoRoot, filepath.FromSlash(path)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }

@@ -20,18 +20,9 @@ import (
 // The staged-rollout scenario's names.
 const (
 	rolloutReference = "rollout-reference"
-	rolloutCluster   = "e2e-placement"
-	// rolloutSoak is short so the scenario is quick; each wave still soaks before the next opens.
-	rolloutSoak = 20 * time.Second
-	// rolloutTimeout bounds a wave's pools changing and Karpenter replacing their drifted nodes.
-	rolloutTimeout = 4 * time.Minute
 	// rolloutDeadline is the last wave's spec.rollout.progressDeadline: short, so that the node a tenant keeps
 	// blocks the wave within the scenario; the other organizations' nodes are replaced well within it.
 	rolloutDeadline = "30s"
-	// driftedNodeAlert is the alert a node Karpenter does not replace raises, and driftedNodeClaimsSeries the
-	// series its expression reads: Karpenter's count of each NodeClaim's Drifted=True condition.
-	driftedNodeAlert        = "KarpenterDriftedNodeNotReplaced"
-	driftedNodeClaimsSeries = `operator_nodeclaim_status_condition_count{type="Drifted",status="True"}`
 )
 
 // releases are the reference's releases, told apart by the reference NodeClass alone (its node registration
@@ -341,14 +332,6 @@ func currentRolloutSummaryT(t *testing.T) string {
 	return s
 }
 
-// rolloutState is the cluster's status for the scenario's reference pair.
-type rolloutState struct {
-	Revision, HeldBy, Reason, Message, WaveDoneAt string
-	Wave                                          int32
-	On                                            map[string]int32
-	Skipped                                       []string
-}
-
 func currentRolloutT(t *testing.T) rolloutState {
 	t.Helper()
 	u, err := env.Cluster.Get(t.Context(), ClusterKind, "", rolloutCluster)
@@ -362,62 +345,10 @@ func rolloutOf(u *unstructured.Unstructured) rolloutState {
 	return rolloutOfReference(u, rolloutReference)
 }
 
-// rolloutOfReference is a cluster's status for the reference pair whose NodePool and NodeClass are both named
-// reference.
-func rolloutOfReference(u *unstructured.Unstructured, reference string) rolloutState {
-	st := rolloutState{On: map[string]int32{}}
-	rollouts, _, _ := unstructured.NestedSlice(u.Object, "status", "rollouts")
-	for _, raw := range rollouts {
-		r, _ := raw.(map[string]any)
-		if !strings.HasSuffix(fmt.Sprint(r["reference"]), "/"+reference+",NodePool/"+reference) {
-			continue
-		}
-		st.Revision, _ = r["revision"].(string)
-		st.HeldBy, _ = r["heldBy"].(string)
-		st.WaveDoneAt, _ = r["waveDoneAt"].(string)
-		st.Skipped, _, _ = unstructured.NestedStringSlice(r, "skipped")
-		w, _, _ := unstructured.NestedInt64(r, "wave")
-		st.Wave = int32(w)
-		counts, _, _ := unstructured.NestedSlice(r, "organizations")
-		for _, c := range counts {
-			cm, _ := c.(map[string]any)
-			n, _, _ := unstructured.NestedInt64(cm, "organizations")
-			st.On[fmt.Sprint(cm["revision"])] = int32(n)
-		}
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, raw := range conds {
-		c, _ := raw.(map[string]any)
-		if c["type"] == "RolledOut" {
-			st.Reason, _ = c["reason"].(string)
-			st.Message, _ = c["message"].(string)
-		}
-	}
-	return st
-}
-
 // waitForRolloutT waits until the cluster's rollout of the scenario's reference pair is as wanted.
 func waitForRolloutT(t *testing.T, what string, want func(rolloutState) bool) rolloutState {
 	t.Helper()
 	return waitForClusterRolloutT(t, rolloutCluster, rolloutReference, what, want)
-}
-
-// waitForClusterRolloutT waits until an XKarpenterCluster's rollout of a reference pair is as wanted.
-func waitForClusterRolloutT(t *testing.T, cluster, reference, what string, want func(rolloutState) bool) rolloutState {
-	t.Helper()
-	var out rolloutState
-	env.Cluster.WaitForT(t, rolloutTimeout, ClusterKind, "", cluster, func(u *unstructured.Unstructured) (bool, string) {
-		out = rolloutOfReference(u, reference)
-		return want(out), fmt.Sprintf("%s: wave %d, revision %s, on %v, RolledOut %s, %s", what, out.Wave, out.Revision, out.On, out.Reason, conditionSummary(u))
-	})
-	return out
-}
-
-func patchClusterT(t *testing.T, patch string) {
-	t.Helper()
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", rolloutCluster, "--type=merge", "-p", patch); err != nil {
-		t.Fatalf("cannot patch XKarpenterCluster %s: %v", rolloutCluster, err)
-	}
 }
 
 // setReleaseT is the platform changing the reference NodeClass.
@@ -489,27 +420,6 @@ func waitForReplacedNodeT(t *testing.T, organization, old string) string {
 	return node
 }
 
-// launchedFromCurrentTemplate reports whether a node's NodeClaim was launched from its NodePool's current template:
-// its karpenter.sh/nodepool-hash is the NodePool's, in the cluster c.
-func launchedFromCurrentTemplate(ctx context.Context, c *Cluster, pool, node string) (bool, string, error) {
-	np, err := c.Get(ctx, NodePoolKind, "", pool)
-	if err != nil {
-		return false, "", err
-	}
-	claims, err := c.List(ctx, NodeClaimKind, "", nodePoolLabel+"="+pool)
-	if err != nil {
-		return false, "", err
-	}
-	for _, c := range claims {
-		if name, _, _ := unstructured.NestedString(c.Object, "status", "nodeName"); name != node {
-			continue
-		}
-		want, got := np.GetAnnotations()[karpenterPoolHash], c.GetAnnotations()[karpenterPoolHash]
-		return want != "" && got == want, fmt.Sprintf("node %s was launched from template %s of NodePool %s, which is at %s", node, got, pool, want), nil
-	}
-	return false, "no NodeClaim of " + pool + " names node " + node, nil
-}
-
 // lastAppliedT is when Crossplane last changed what it applies to an object (its managed fields' time, to the
 // second).
 func lastAppliedT(t *testing.T, gvk schema.GroupVersionKind, name string) time.Time {
@@ -526,9 +436,6 @@ func lastAppliedT(t *testing.T, gvk schema.GroupVersionKind, name string) time.T
 	}
 	return last
 }
-
-// karpenterPoolHash is the hash of a NodePool's template Karpenter keeps on it and on each NodeClaim it launches.
-const karpenterPoolHash = "karpenter.sh/nodepool-hash"
 
 // assertOnNodeT checks an organization's pod still runs on the node it had.
 func assertOnNodeT(t *testing.T, organization, node string) {

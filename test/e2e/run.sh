@@ -3,7 +3,7 @@
 # packages built and pushed to a loopback registry, installed by Crossplane, and claims applied with kubectl.
 # The first run builds the tools (15 to 23 minutes on 2 cores, cached by version in the machine's cache:
 # make cache-dir); a later run of the whole suite takes about 16 minutes (935 s in CI on 2 cores on 2026-12-05), the
-# scenarios side by side (-parallel: lanes_test.go says which take turns). Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
+# scenarios side by side (-parallel: steps_lanes_test.go says which take turns). Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestSmoke.
 # Environment: KISO_E2E_KEEP=1 keeps the run's directory; KISO_E2E_NETNS=off runs on the host's 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")"

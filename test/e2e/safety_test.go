@@ -27,15 +27,6 @@ const (
 	soylentProfile = "kiso-safety-eu-org-soylent-node"
 )
 
-// composedRef is one object an XR composed, as its resourceRefs name it.
-type composedRef struct {
-	GVK       schema.GroupVersionKind
-	Namespace string
-	Name      string
-}
-
-func (r composedRef) String() string { return r.GVK.Kind + "/" + objectName(r.Namespace, r.Name) }
-
 // composedRefsT lists what an XR composed: spec.crossplane.resourceRefs for a v2 XR, spec.resourceRefs for a
 // legacy one.
 func composedRefsT(t *testing.T, gvk schema.GroupVersionKind, xr string) []composedRef {
@@ -77,65 +68,6 @@ func waitInUseT(t *testing.T, r composedRef) {
 	env.Cluster.WaitForT(t, 90*time.Second, r.GVK, r.Namespace, r.Name, func(u *unstructured.Unstructured) (bool, string) {
 		return u.GetLabels()["crossplane.io/in-use"] == "true", "not yet labelled in use"
 	})
-}
-
-// deletionsRefusedT is how many deletions the admission policy has refused so far (the apiserver counts them).
-func deletionsRefusedT(t *testing.T, policy string) float64 {
-	t.Helper()
-	families, err := env.scrapeMetrics(t.Context(), "kube-apiserver")
-	if err != nil {
-		t.Fatalf("cannot read the apiserver's metrics: %v", err)
-	}
-	return counters(families, "apiserver_validating_admission_policy_check_total", "policy", "enforcement_action")[policy+" deny"]
-}
-
-// waitForDeletionRefusedT waits until the admission policy has refused at least n deletions more than before: a
-// garbage collector's attempt, which leaves no other trace.
-func waitForDeletionRefusedT(t *testing.T, policy string, before float64, n ...int) {
-	t.Helper()
-	want := 1.0
-	if len(n) > 0 {
-		want = float64(n[0])
-	}
-	waitForT(t, 120*time.Second, fmt.Sprintf("%v deletions refused by %s", want, policy), func(context.Context) (bool, string, error) {
-		refused := deletionsRefusedT(t, policy) - before
-		return refused >= want, fmt.Sprintf("%v refused so far", refused), nil
-	})
-}
-
-// drainingFinalizer holds an object after its deletion, standing in for whatever keeps it while nodes drain.
-const drainingFinalizer = "e2e.kiso.dev/draining-nodes"
-
-// holdObject adds a finalizer to a cluster-scoped object, standing in for what would hold it after its deletion:
-// Karpenter's termination finalizer on an EC2NodeClass while NodeClaims still refer to it, or foreground
-// deletion on a NodePool while its NodeClaims go.
-func holdObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
-	t.Helper()
-	u := env.Cluster.GetT(t, gvk, "", name)
-	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/metadata/finalizers", "value": append(u.GetFinalizers(), drainingFinalizer)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
-		t.Fatalf("cannot add finalizer %s to %s %s: %v", drainingFinalizer, resource, name, err)
-	}
-}
-
-// releaseObject removes the finalizer holdObject added, if it is still there.
-func releaseObject(t *testing.T, gvk schema.GroupVersionKind, resource, name string) {
-	t.Helper()
-	u, err := env.Cluster.Get(context.Background(), gvk, "", name)
-	if err != nil || !slices.Contains(u.GetFinalizers(), drainingFinalizer) {
-		return
-	}
-	remaining := slices.DeleteFunc(u.GetFinalizers(), func(f string) bool { return f == drainingFinalizer })
-	patch, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/metadata/finalizers", "value": remaining}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Kubectl.Run(context.Background(), nil, "patch", resource, name, "--type=json", "-p", string(patch)); err != nil {
-		t.Errorf("cannot remove finalizer %s from %s %s: %v", drainingFinalizer, resource, name, err)
-	}
 }
 
 // TestDeletingAClusterWaitsForItsOrganizations deletes an XKarpenterCluster while an organization's pool
@@ -269,28 +201,6 @@ func assertClusterDeletionRefusedT(t *testing.T, kept []composedRef) {
 			t.Errorf("%s went while organization soylent's pool still drains (err %v)", r, err)
 		}
 	}
-}
-
-// composedVersionsT maps each object an XR composed to its UID and resourceVersion.
-func composedVersionsT(t *testing.T, refs []composedRef) map[string]string {
-	t.Helper()
-	out := make(map[string]string, len(refs))
-	for _, r := range refs {
-		u := env.Cluster.GetT(t, r.GVK, r.Namespace, r.Name)
-		out[r.String()] = string(u.GetUID()) + "@" + u.GetResourceVersion()
-	}
-	return out
-}
-
-// waitClaimConditionT waits until the claim's condition has the status and reason.
-func waitClaimConditionT(t *testing.T, ns, name, conditionType, status, reason string) ConditionStatus {
-	t.Helper()
-	u := env.Cluster.WaitForT(t, xrSettleTimeout, IsolationClaimKind, ns, name, func(u *unstructured.Unstructured) (bool, string) {
-		c, _ := Condition(u, conditionType)
-		return c.Status == status && c.Reason == reason, conditionType + ": " + c.Status + " " + c.Reason + " " + c.Message
-	})
-	c, _ := Condition(u, conditionType)
-	return c
 }
 
 // TestGapsTouchNothing opens, one after the other, gaps kiso must ride out with pools existing: the reference

@@ -10,14 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-)
-
-// kiso's isolation API.
-var (
-	IsolationXRDName   = "xkarpenterisolations.kiso.dev"
-	IsolationKind      = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "XKarpenterIsolation"}
-	IsolationClaimKind = schema.GroupVersionKind{Group: "kiso.dev", Version: "v1alpha1", Kind: "KarpenterIsolation"}
 )
 
 // TestSmoke proves the installation works end to end: kiso's XRDs are served, its functions are healthy,

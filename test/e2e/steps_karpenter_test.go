@@ -584,3 +584,33 @@ func noneNew(before, after map[string]string) bool {
 	}
 	return true
 }
+
+const nodePoolLabel = "karpenter.sh/nodepool"
+
+// Timeouts of the outcome scenarios: each waits on a condition; these only bound a failure.
+const (
+	// poolsReadyTimeout bounds a claim's pools becoming Ready through Karpenter.
+	poolsReadyTimeout = 2 * time.Minute
+	// landTimeout bounds pending pods getting a node from Karpenter and being bound by the scheduler.
+	landTimeout = 2 * time.Minute
+	// consolidationTimeout bounds Karpenter consolidating a pool after a scale-down.
+	consolidationTimeout = 4 * time.Minute
+	// drainTimeout bounds a deleted claim's nodes being drained and terminated.
+	drainTimeout = 3 * time.Minute
+)
+
+// organization is one organization of the outcome scenarios, as its claim reports it.
+type organization struct {
+	Name, ClaimNamespace string
+	// Stacks maps each stack to what its claim's status says: its pool, namespaces and placement.
+	Stacks map[string]stackPlacement
+	// Pools are the pool names the claim reports.
+	Pools []string
+}
+
+type stackPlacement struct {
+	Pool         string
+	Namespaces   []string
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}

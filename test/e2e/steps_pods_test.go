@@ -329,3 +329,28 @@ func waitForDefaultServiceAccountT(t *testing.T, namespace string) {
 		return true, "", nil
 	})
 }
+
+// The node labels a pod of organization globex selects, as the claim's status tells it: in
+// node-restriction.kubernetes.io/, which no kubelet may set on itself.
+const (
+	nodeOrganizationKey = "node-restriction.kubernetes.io/kiso.dev.organization"
+	nodeStackKey        = "node-restriction.kubernetes.io/kiso.dev.stack"
+)
+
+var tolerateEveryone = corev1.Toleration{Operator: corev1.TolerationOpExists}
+
+const platformHint = "only pods in platform namespaces may (crossplane-system, kube-system, and any the platform labels kiso.dev/placement-exempt=true)"
+
+func everyTaint(namespace string) string {
+	return "pod in namespace " + namespace + " tolerates every taint (a toleration with operator Exists and no key), organizations' nodes included: give the toleration a key; " + platformHint
+}
+
+// someNode is the node a pod names directly in spec.nodeName; no node of that name need exist, the refusal
+// comes first.
+const someNode = "ip-10-0-1-7"
+
+// podPlacement is what decides where a pod may run: what the policies check and inject.
+type podPlacement struct {
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}

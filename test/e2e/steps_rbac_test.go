@@ -1,6 +1,8 @@
 package e2e
 
-import "strings"
+import (
+	"strings"
+)
 
 // userWithClusterRole is a ClusterRole of the rules (each a YAML flow mapping, e.g.
 // `{apiGroups: [""], resources: [namespaces], verbs: [get]}`), named after the user, and the binding that gives it
@@ -19,3 +21,8 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ` + user
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ` + user + `}]
 `
 }
+
+// namespaceCreator may create and patch namespaces, as many platforms let teams do.
+const namespaceCreator = "e2e-namespace-creator"
+
+const identityPolicy = "kiso-namespace-identity"

@@ -6,11 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// ConfigMapKind is the kind of the kiso-placement object in each namespace an organization serves.
-var ConfigMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 
 // TestANamespaceFollowsThePlatformsLabel proves on a real control plane that a namespace is an
 // organization's because the platform labels it so, never because a claim lists it: the namespace's

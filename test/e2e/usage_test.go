@@ -24,10 +24,6 @@ const (
 	vandelayPool      = "kiso-vandelay"
 )
 
-// nodeClassGuardPolicy is the cluster's admission policy that keeps a tenant NodeClass while a NodePool
-// launches from it.
-const nodeClassGuardPolicy = "kiso-nodeclass-in-use"
-
 // TestANodeClassInUseIsNotDeleted is scenario 7b: a NodePool's EC2NodeClass cannot be deleted while the NodePool
 // exists, so Karpenter never loses the NodeClass of a pool that still launches nodes. The admission policy the
 // cluster composes (evaluated on DELETE only, so it costs nothing while nothing is deleted) refuses a user's
@@ -103,31 +99,6 @@ func TestANodeClassInUseIsNotDeleted(t *testing.T) {
 	releaseObject(t, NodePoolKind, "nodepool", vandelayPool)
 	env.Cluster.WaitForDeletionT(t, 30*time.Second, NodePoolKind, "", vandelayPool)
 	env.Cluster.WaitForDeletionT(t, 120*time.Second, EC2NodeClassKind, "", vandelayPool)
-}
-
-// waitUntilDeletionRefusedT waits until the admission policy refuses deleting the object (args: resource and
-// name), tried as a server-side dry run: the apiserver loads a policy a moment after it is written, and a deletion
-// tried before would go through.
-func waitUntilDeletionRefusedT(t *testing.T, args []string, policies ...string) {
-	t.Helper()
-	waitForT(t, xrSettleTimeout, "ValidatingAdmissionPolicy "+strings.Join(policies, " or ")+" to refuse deleting "+strings.Join(args, " "), func(context.Context) (bool, string, error) {
-		out := env.TryT(t, nil, append([]string{"delete", "--dry-run=server"}, args...)...)
-		if out.ExitCode == 0 {
-			return false, "a dry run of the deletion goes through", nil
-		}
-		return slices.ContainsFunc(policies, func(p string) bool { return strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+p+"'") }), strings.TrimSpace(out.Stderr), nil
-	})
-}
-
-// assertDeletionRefusedT deletes an object with kubectl (args: resource and name), as an operator would, and
-// checks the admission policy refused it with the message.
-func assertDeletionRefusedT(t *testing.T, args []string, policy, message string) {
-	t.Helper()
-	out := env.TryT(t, nil, append([]string{"delete", "--wait=false"}, args...)...)
-	want := "ValidatingAdmissionPolicy '" + policy + "' with binding '" + policy + "' denied request: " + message
-	if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
-		t.Errorf("kubectl delete %s: exit %d %s; want it refused: %s", strings.Join(args, " "), out.ExitCode, strings.TrimSpace(out.Stderr), want)
-	}
 }
 
 // The ClusterUsage a release before this one composed for vandelay's pool: its NodePool uses its EC2NodeClass.

@@ -63,3 +63,13 @@ func (p *phaseTimer) run(name string, phase func() error) error {
 func (p *phaseTimer) total(name string) {
 	fmt.Fprintf(os.Stdout, "e2e: %-44s %6.1fs\n", name, time.Since(p.started).Seconds())
 }
+
+// xrSettleTimeout bounds the wait for an XKarpenterCluster's conditions: its ClusterUsages' first marks
+// trip Crossplane's watch circuit breaker, which then lets the XR reconcile only periodically for a while.
+const xrSettleTimeout = 180 * time.Second
+
+// policyInForceTimeout bounds how long a change takes to reach the apiserver's admission: Crossplane
+// re-renders, applies the policies or a namespace's Role, and the apiserver reloads them. A mode switch
+// composes and retires dozens of objects; their events trip Crossplane's watch circuit breaker, which then
+// lets the XR reconcile only every 30 s or at its poll, so the bound is the one XRs settle in.
+const policyInForceTimeout = xrSettleTimeout
