@@ -65,10 +65,12 @@ fuzz: ## Every Go fuzz target (func Fuzz... under functions/) for FUZZTIME each 
 	done
 
 .PHONY: lint
+# golangci-lint takes a lock of the machine's and by default fails when another run holds it: another clone's
+# make check on the same machine would fail CI. --allow-serial-runners waits for it instead.
 lint: ## golangci-lint (.golangci.yml: vet, staticcheck, gosec, import order, ...) on the root module and test/e2e.
 	@lint=$$(hack/build-tool.sh golangci-lint) && \
-	  $$lint run ./... && \
-	  cd test/e2e && $$lint run --config ../../.golangci.yml ./...
+	  $$lint run --allow-serial-runners ./... && \
+	  cd test/e2e && $$lint run --allow-serial-runners --config ../../.golangci.yml ./...
 
 .PHONY: examples
 examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml.
