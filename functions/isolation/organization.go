@@ -7,10 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -92,24 +90,4 @@ func composesNothing(observed fnstate.Observed) bool {
 		}
 	}
 	return true
-}
-
-// takeOrganization renders a new organization's first composition: its lock
-// alone. Crossplane applies a response's objects in no fixed order and skips
-// each one another XR controls, so two XRs of one new organization (two
-// claims applied together) that each rendered everything at once could each
-// take part of it, one the lock and a NodePool, the other the NodeClass, and
-// both then fail for ever, each holding objects the other's nodes run on.
-// Rendered alone, the lock goes to exactly one XR; that one renders the rest
-// once it observes the lock, and the other finds the lock held and is
-// refused, having composed nothing. The lock is not Ready meanwhile, so
-// neither is the organization: it has no pool yet.
-func takeOrganization(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, keys placement.Keys) map[resource.Name]*resource.DesiredComposed {
-	lock := plannedOrganizationLock(spec, in)
-	response.ConditionFalse(rsp, TypePoolsSettled, ReasonTaking).
-		WithMessage(fmt.Sprintf("taking organization %s (ConfigMap %s/%s) before composing its pools, so that one claim alone holds it", spec.Organization, lock.Namespace, lock.Name)).
-		TargetCompositeAndClaim()
-	return map[resource.Name]*resource.DesiredComposed{
-		organizationLockResource: {Resource: renderOrganizationLock(spec, in, claim, keys), Ready: resource.ReadyFalse},
-	}
 }

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -146,21 +144,6 @@ type condition struct {
 	OK                    bool
 }
 
-// reportPlacement sets the placement conditions on the XR and its claim.
-// In Warn mode it adds warned, what the count says (warnedMessage).
-func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed fnstate.Observed, assigned map[string]bool, warned string, keys placement.Keys) {
-	for _, c := range placementConditions(spec, cp, pendingGrants(spec, observed, assigned), keys) {
-		if c.Reason == ReasonWarnOnly {
-			c.Message += warned
-		}
-		if c.OK {
-			response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
-		} else {
-			response.ConditionFalse(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
-		}
-	}
-}
-
 // pendingGrants lists the namespaces given to the organization whose Role
 // is not there yet: until it is, admission refuses every pod there.
 func pendingGrants(spec v1alpha1.XKarpenterIsolationSpec, observed fnstate.Observed, assigned map[string]bool) []string {
@@ -243,31 +226,3 @@ const (
 	ReasonAllListed      = "AllListed"
 	ReasonGivenNotListed = "GivenNotListed"
 )
-
-// reportNamespaces says which of the spec's namespaces the platform has not
-// given the organization: their pods get no grant until it does.
-func reportNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) {
-	missing := unassignedNamespaces(spec, found.Namespaces)
-	if len(missing) == 0 {
-		response.ConditionTrue(rsp, TypeNamespacesAssigned, ReasonAssigned).TargetCompositeAndClaim()
-		return
-	}
-	response.ConditionFalse(rsp, TypeNamespacesAssigned, ReasonNotAssigned).WithMessage(fmt.Sprintf(
-		"namespaces %s are not labelled %s=%s by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them",
-		listed(missing), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
-}
-
-// reportUnlistedNamespaces says which namespaces the platform gives the
-// organization that no stack lists: the placement conditions speak only of
-// the namespaces the stacks list, and these get no grant at all.
-func reportUnlistedNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, keys placement.Keys) {
-	unlisted := unlistedNamespaces(spec, given)
-	if len(unlisted) == 0 {
-		response.ConditionTrue(rsp, TypeNamespacesListed, ReasonAllListed).TargetCompositeAndClaim()
-		return
-	}
-	response.ConditionFalse(rsp, TypeNamespacesListed, ReasonGivenNotListed).WithMessage(fmt.Sprintf(
-		"namespaces %s are labelled %s=%s by the platform but no stack lists them: they get no grant to the organization's nodes, so admission refuses every pod in them, in Warn mode too; "+
-			"list them under a stack, or the platform removes the label",
-		listed(unlisted), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
-}

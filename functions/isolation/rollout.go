@@ -8,9 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -259,29 +257,4 @@ func (rr referenceRollout) message() string {
 			strings.Join(held, ", "), until, rr.Reference))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// reportRevisions says on the claim which revision each pool is on and
-// whether the organization waits for a wave, for each class's reference pair.
-func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsolationStatus, rr referenceRollouts) {
-	revisions := make([]string, 0, 1)
-	for i := range st.Pools {
-		st.Pools[i].Reference = rr.Sources[st.Pools[i].Name].Revision
-		if r := st.Pools[i].Reference; r != "" && !slices.Contains(revisions, r) {
-			revisions = append(revisions, r)
-		}
-	}
-	slices.Sort(revisions)
-	st.Revisions = strings.Join(revisions, ",")
-	messages := make([]string, 0, len(rr.Classes))
-	waiting := false
-	for _, c := range rr.Classes {
-		messages = append(messages, c.message())
-		waiting = waiting || len(c.waiting()) > 0
-	}
-	if !waiting {
-		response.ConditionTrue(rsp, TypeReferenceCurrent, ReasonCurrent).WithMessage(strings.Join(messages, "; ")).TargetCompositeAndClaim()
-		return
-	}
-	response.ConditionFalse(rsp, TypeReferenceCurrent, ReasonWaitingForWave).WithMessage(strings.Join(messages, "; ")).TargetCompositeAndClaim()
 }

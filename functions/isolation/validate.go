@@ -34,6 +34,13 @@ var (
 // refuses them on the claim first.
 var karpenterTagKeys = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
 
+// validate refuses a spec kiso cannot render, each error naming its field, and stops, saying so on the
+// claim, while the API server refuses Crossplane something this XR needs: Crossplane alone would only tell the
+// XR.
+func (r *call) validate() bool {
+	return r.Valid(validateSpec(r.Spec, r.keys)) && !r.Refused()
+}
+
 // validateSpec returns every problem with the spec, each naming its field.
 // The spec has had defaults applied.
 func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) field.ErrorList {

@@ -132,14 +132,17 @@ func validateNodeClassKinds(spec v1alpha1.XKarpenterIsolationSpec, pools []pool,
 	return errs
 }
 
-// validateFound returns the spec errors that only show once what the spec
-// names has been fetched: the references, the cluster, the namespaces the
-// platform gives the organization and the claim's own namespace.
-func validateFound(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed fnstate.Observed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
-	errs := validateAgainstReferences(spec, pools, found, observed)
-	errs = append(errs, validateReferences(spec, found, in, keys)...)
-	errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
-	return append(errs, validateClaimedOrganization(spec, claim, found, keys)...)
+// validateFound refuses what only shows once what the spec names has been fetched: the references, the
+// cluster, the namespaces the platform gives the organization and the claim's own namespace. Nothing is
+// judged before everything is found.
+func (r *call) validateFound() bool {
+	if r.found.Unresolved() {
+		return true
+	}
+	errs := validateAgainstReferences(r.Spec, r.pools, r.found, r.view)
+	errs = append(errs, validateReferences(r.Spec, r.found, r.In, r.keys)...)
+	errs = append(errs, validatePlatformNamespaces(r.Spec, r.found, r.keys)...)
+	return r.Valid(append(errs, validateClaimedOrganization(r.Spec, r.claim, r.found, r.keys)...))
 }
 
 // validateKarpenterNamespace refuses the namespace Karpenter's controller
