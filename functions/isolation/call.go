@@ -24,14 +24,18 @@ type call struct {
 	// Set by begin.
 	keys  placement.Keys
 	claim claimOf
+	// namespaces are the spec's, in spec order (specNamespaces).
+	namespaces []specNamespace
 
 	// Set by require. view is the observed composed resources as the function reads them: an organization of
 	// a workload cluster reads its objects as they are there (wl), through what the provider observed; the
 	// Call's Observed stays what Crossplane observed.
-	wl      *remote.Reader
-	view    fnstate.Observed
-	pools   []pool
-	given   givenSet
+	wl    *remote.Reader
+	view  fnstate.Observed
+	pools []pool
+	given givenSet
+	// served are those of namespaces the platform gives the organization: each holds its Role and ConfigMap.
+	served  []specNamespace
 	planned []ownership.Object
 	ours    ownership.Composed
 	wc      warnCount
@@ -71,6 +75,7 @@ func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*call, bool) {
 	}
 	r.keys = placement.NewKeys(r.In.KeyDomain)
 	r.claim = claimOfXR(r.ObservedXR)
+	r.namespaces = specNamespaces(r.Spec)
 	return r, true
 }
 

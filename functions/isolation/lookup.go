@@ -31,7 +31,8 @@ func (r *call) require() bool {
 	}
 	r.pools = planPools(r.Spec, r.keys)
 	r.given = givenNamespaces(r.Req, r.keys)
-	r.planned = planObjects(r.Spec, r.pools, r.In, r.given.Namespaces)
+	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)
+	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
 	r.ours = ownership.IndexObserved(r.view)
 	r.wc = lastWarnCount(lastCount(r.Req.GetObserved().GetComposite().GetResource()), r.Spec, r.Now)
 	r.at = siteOf(r.wl, r.claim)
@@ -92,7 +93,7 @@ func (r *call) requirements() *fnv1.Requirements {
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	requireNamespaces(rs, spec, r.keys)
 	if !at.Workload {
-		requireWarnedPods(rs, spec, r.given, at.PodsPaused)
+		r.requireWarnedPods(rs)
 	}
 	if at.Workload && at.ClaimNamespace != "" {
 		rs[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", at.ClaimNamespace)
@@ -203,7 +204,7 @@ func (r *call) lookup() (lookup, error) {
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
 	if !at.Workload && !at.PodsPaused {
-		warned, pods, resolved := warnedPods(req, spec, given, keys)
+		warned, pods, resolved := r.warnedPods()
 		l.Warned, l.PodsCounted, l.Waiting = warned, pods, l.Waiting || !resolved
 	}
 	if at.Workload && at.ClaimNamespace != "" {
@@ -213,7 +214,7 @@ func (r *call) lookup() (lookup, error) {
 	l.resolveClusterPolicy(req)
 	v := ownership.Verify(req, r.planned, r.ours, v1alpha1.IsolationKind, r.ObservedXR.Resource.GetUID())
 	l.Waiting = l.Waiting || v.Waiting
-	l.Conflicts, l.Held = namespaceConflicts(spec, v.Conflicts, keys)
+	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
 	return l, nil
 }
 
@@ -344,4 +345,17 @@ const requireClaimNamespace = "claim-namespace"
 func claimNamespaceGiven(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) (given, resolved bool) {
 	found, resolved := fnstate.RequiredLabeled(req, requireClaimNamespace)
 	return len(found) > 0 && found[0].Labels[keys.Organization] == spec.Organization, resolved
+}
+
+// servedNamespaces are the namespaces of the spec the platform gives the organization, in spec order: each
+// holds the organization's placement Role and ConfigMap. A namespace not given gets nothing, so whatever it
+// holds is none of this organization's business (another's grant, in a namespace the platform gave another).
+func servedNamespaces(namespaces []specNamespace, given map[string]bool) []specNamespace {
+	out := make([]specNamespace, 0, len(given))
+	for _, ns := range namespaces {
+		if given[ns.Name] {
+			out = append(out, ns)
+		}
+	}
+	return out
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -61,22 +57,9 @@ func renderOrganizationLock(spec v1alpha1.XKarpenterIsolationSpec, in Input, cla
 		data["claim"] = claim.Namespace + "/" + claim.Name
 	}
 	u := composed.New()
-	u.Object = objectMap("v1", "ConfigMap", o.Name, o.Namespace, map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization})
+	u.Object = objectMap(metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, o.Name, o.Namespace, map[string]any{ownership.ManagedByLabel: ownership.ManagedByValue, keys.Organization: spec.Organization})
 	u.Object[configMapData] = data
 	return u
-}
-
-// organizationConflict says which XR holds the organization, from its
-// ConfigMap, at spec.organization.
-func organizationConflict(spec v1alpha1.XKarpenterIsolationSpec, holder *unstructured.Unstructured) string {
-	who := fmt.Sprintf("a ConfigMap %s/%s that kiso did not compose", holder.GetNamespace(), holder.GetName())
-	if owner := metav1.GetControllerOf(holder); owner != nil {
-		who = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
-		if c, _, _ := unstructured.NestedString(holder.Object, configMapData, "claim"); c != "" {
-			who += " (claim " + c + ")"
-		}
-	}
-	return field.Invalid(field.NewPath("spec", "organization"), spec.Organization, "organization is held by "+who+"; one claim only holds an organization, whatever its isolation mode").Error()
 }
 
 // composesNothing reports whether the XR composes nothing yet, reads of a

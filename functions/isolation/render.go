@@ -24,7 +24,7 @@ func (r *call) render() bool {
 		return true
 	}
 	var err error
-	if r.rr, err = poolSources(r.Spec, r.found, r.pools, r.view, r.keys); err != nil {
+	if r.rr, err = r.poolSources(); err != nil {
 		return r.Fatal(err)
 	}
 	if r.rendered, err = r.renderOrganization(); err != nil {
@@ -65,7 +65,7 @@ func (r *call) renderOrganization() (map[resource.Name]*resource.DesiredComposed
 				objects[name] = dc.Resource
 			}
 		} else {
-			nc, err := renderNodeClass(src.NodeClass, p, gvk, keys, found.Cluster.inheritedTags(), identity)
+			nc, err := renderNodeClass(src.NodeClass, p, keys, nodeAccount{Inherited: found.Cluster.inheritedTags(), Identity: identity})
 			if err != nil {
 				return nil, err
 			}
@@ -83,10 +83,10 @@ func (r *call) renderOrganization() (map[resource.Name]*resource.DesiredComposed
 			objects[nodePoolResourceName(p)] = &composed.Unstructured{Unstructured: *np}
 		}
 	}
-	for name, o := range placementRoles(spec, r.stacks, found.Namespaces, keys) {
+	for name, o := range placementRoles(spec, r.stacks, r.served, keys) {
 		objects[name] = o
 	}
-	configMaps, err := placementConfigMaps(spec, r.stacks, found.Namespaces, keys)
+	configMaps, err := placementConfigMaps(spec, r.stacks, r.served, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/xrcondition"
 )
 
@@ -131,7 +134,7 @@ func (r *call) reportTransition() {
 // reportPlacement sets the placement conditions on the XR and its claim.
 // In Warn mode it adds what the count says (warnedMessage).
 func (r *call) reportPlacement() {
-	for _, c := range placementConditions(r.Spec, r.found.Placement, pendingGrants(r.Spec, r.view, r.found.Namespaces), r.keys) {
+	for _, c := range placementConditions(r.Spec, r.found.Placement, pendingGrants(r.served, r.view), r.keys) {
 		if c.Reason == ReasonWarnOnly {
 			c.Message += r.warnedMessage()
 		}
@@ -147,7 +150,7 @@ func (r *call) reportPlacement() {
 // given the organization: their pods get no grant until it does.
 func (r *call) reportNamespaces() {
 	rsp, spec, found, keys := r.Rsp, r.Spec, r.found, r.keys
-	missing := unassignedNamespaces(spec, found.Namespaces)
+	missing := unassignedNamespaces(r.namespaces, found.Namespaces)
 	if len(missing) == 0 {
 		response.ConditionTrue(rsp, TypeNamespacesAssigned, ReasonAssigned).TargetCompositeAndClaim()
 		return
@@ -162,7 +165,7 @@ func (r *call) reportNamespaces() {
 // the namespaces the stacks list, and these get no grant at all.
 func (r *call) reportUnlistedNamespaces() {
 	rsp, spec, given, keys := r.Rsp, r.Spec, r.given, r.keys
-	unlisted := unlistedNamespaces(spec, given)
+	unlisted := unlistedNamespaces(r.namespaces, given)
 	if len(unlisted) == 0 {
 		response.ConditionTrue(rsp, TypeNamespacesListed, ReasonAllListed).TargetCompositeAndClaim()
 		return
@@ -231,4 +234,86 @@ func (r *call) requeueForCount() {
 	if ttl := rsp.GetMeta().GetTtl(); ttl == nil || next < ttl.AsDuration() {
 		rsp.GetMeta().Ttl = durationpb.New(max(next, time.Second))
 	}
+}
+
+type condition struct {
+	Type, Reason, Message string
+	OK                    bool
+}
+
+// pendingGrants lists the namespaces given to the organization whose Role
+// is not there yet: until it is, admission refuses every pod there.
+func pendingGrants(served []specNamespace, observed fnstate.Observed) []string {
+	var out []string
+	for _, ns := range served {
+		if !observed.Has(placementRoleResourceName(ns.Name)) {
+			out = append(out, ns.Name)
+		}
+	}
+	return out
+}
+
+// maxListed bounds how many namespaces a condition names.
+const maxListed = 10
+
+// listed names up to maxListed items, and how many more there are.
+func listed(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+}
+
+// placementConditions say what admission enforces for the organization:
+// True only once the policies and every grant they read are there.
+func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, pending []string, keys placement.Keys) []condition {
+	var enforced condition
+	switch {
+	case cp == nil:
+		enforced = condition{Reason: ReasonNoPlacementPolicy, Message: "no XKarpenterCluster composes the admission policy " + placement.PolicyName +
+			" in this cluster: nothing keeps other pods off this organization's nodes, nor its pods on its pools"}
+	case cp.KeyDomain != keys.Domain:
+		enforced = condition{Reason: ReasonKeyDomainMismatch, Message: fmt.Sprintf("the admission policy %s of XKarpenterCluster %q checks keys of domain %s, this organization's nodes are tainted %s: "+
+			"set the same keyDomain in both functions' inputs", placement.PolicyName, cp.Cluster, cp.KeyDomain, keys.Organization)}
+	case len(pending) > 0:
+		enforced = condition{Reason: ReasonGrantsPending, Message: "waiting for Crossplane to compose the Role " + placement.Name + " in namespaces " + listed(pending) +
+			": until it is there, admission refuses every pod in them"}
+	case !placementEnforced(spec):
+		enforced = condition{Reason: ReasonEnforcementOff, Message: "spec.placement.enforce is false: pods in the organization's namespaces may run outside its pools; other pods are still kept off its nodes"}
+	case spec.Placement.Warned():
+		enforced = condition{Reason: ReasonWarnOnly, Message: fmt.Sprintf("spec.placement.mode is Warn: the admission policies of XKarpenterCluster %q admit a pod of the organization's namespaces "+
+			"that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy %s); other pods are still kept off its nodes", cp.Cluster, placement.WarnPolicyName)}
+	default:
+		enforced = condition{OK: true, Reason: ReasonEnforced, Message: fmt.Sprintf("the admission policies of XKarpenterCluster %q hold the organization's pods to its pools and other pods off its nodes", cp.Cluster)}
+	}
+	enforced.Type = TypePlacementEnforced
+	out := make([]condition, 0, 2)
+	out = append(out, enforced)
+	if !placementInjected(spec) {
+		return out
+	}
+	injected := condition{Type: TypePlacementInjected, Reason: ReasonInjectionUnavailable}
+	switch {
+	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonWarnOnly && enforced.Reason != ReasonGrantsPending:
+		injected.Message = "spec.placement.inject: " + enforced.Message
+	case cp.InjectAPIVersion == "":
+		injected.Message = fmt.Sprintf("spec.placement.inject: XKarpenterCluster %q says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: "+
+			"pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 "+
+			"with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true", cp.Cluster)
+	default:
+		injected = condition{Type: TypePlacementInjected, OK: true, Reason: ReasonInjected, Message: "MutatingAdmissionPolicy " + placement.InjectPolicyName + " (" + cp.InjectAPIVersion + ") adds the pools' nodeSelector and tolerations where a pod lacks them"}
+	}
+	return append(out, injected)
+}
+
+// unassignedNamespaces lists the spec's namespaces the platform has not
+// given the organization (they may not exist yet): their pods get no grant.
+func unassignedNamespaces(namespaces []specNamespace, assigned map[string]bool) []string {
+	var out []string
+	for _, ns := range namespaces {
+		if !assigned[ns.Name] {
+			out = append(out, ns.Name)
+		}
+	}
+	return out
 }

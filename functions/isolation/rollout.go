@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
@@ -47,11 +46,11 @@ type referenceRollouts struct {
 
 // poolSources decides, per class, which revision of the class's reference pair each of its pools is rendered
 // from (classSources).
-func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollouts, error) {
-	out := referenceRollouts{Sources: make(map[string]poolSource, len(pools))}
-	for _, c := range classesOf(spec) {
+func (r *call) poolSources() (referenceRollouts, error) {
+	out := referenceRollouts{Sources: make(map[string]poolSource, len(r.pools))}
+	for _, c := range classesOf(r.Spec) {
 		var of []pool
-		for _, p := range pools {
+		for _, p := range r.pools {
 			if p.Class.Name == c.Name {
 				of = append(of, p)
 			}
@@ -59,7 +58,7 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 		if len(of) == 0 {
 			continue
 		}
-		rr, err := classSources(spec, c, found, of, observed, keys)
+		rr, err := r.classSources(c, of)
 		if err != nil {
 			return out, err
 		}
@@ -95,7 +94,8 @@ type referenceRollout struct {
 // revisions or whose organization switched to another reference) starts on
 // the revision the organization's other pools are on, else on the last one
 // the cluster released (newPoolSource).
-func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollout, error) {
+func (r *call) classSources(class capacityClass, pools []pool) (referenceRollout, error) {
+	spec, found, observed, keys := r.Spec, r.found, r.view, r.keys
 	pair := found.pair(class)
 	reference := rollout.ReferenceOf(class.NodeClassRef, class.NodePoolRef)
 	ref := reference.String()
@@ -134,7 +134,7 @@ func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, fo
 		case on[p.Name] != "":
 			rr.Sources[p.Name] = waitingSource(state, on[p.Name], reference)
 		default:
-			rr.Sources[p.Name] = newPoolSource(state, own, rr, moved, reference)
+			rr.Sources[p.Name] = rr.newPoolSource(state, own, moved, reference)
 		}
 	}
 	return rr, nil
@@ -145,7 +145,7 @@ func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, fo
 // pools are on, else on the last one the cluster released, never on one still held back. Without either (the
 // cluster has released no revision of this pair since it stages rollouts), it is composed once the wave opens;
 // a cluster that has not rolled this pair out yet holds nothing back.
-func newPoolSource(state *v1alpha1.ReferenceRollout, own string, rr referenceRollout, moved poolSource, ref rollout.Reference) poolSource {
+func (rr referenceRollout) newPoolSource(state *v1alpha1.ReferenceRollout, own string, moved poolSource, ref rollout.Reference) poolSource {
 	if state == nil {
 		return moved
 	}

@@ -89,15 +89,13 @@ func lastWarnCount(last v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpe
 // requireWarnedPods asks, in Warn mode, for the pods of every namespace the
 // platform gives the organization, those no stack lists included; none
 // while counting is paused.
-func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, paused bool) {
-	if !spec.Placement.Warned() || paused {
+func (r *call) requireWarnedPods(rs map[string]*fnv1.ResourceSelector) {
+	if !r.Spec.Placement.Warned() || r.at.PodsPaused {
 		return
 	}
-	namespaces := unlistedNamespaces(spec, given)
-	for _, ns := range specNamespaces(spec) {
-		if given.Namespaces[ns.Name] {
-			namespaces = append(namespaces, ns.Name)
-		}
+	namespaces := unlistedNamespaces(r.namespaces, r.given)
+	for _, ns := range r.served {
+		namespaces = append(namespaces, ns.Name)
 	}
 	for _, ns := range namespaces {
 		namespace := ns
@@ -111,16 +109,14 @@ func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarp
 // and every pod of a namespace given that no stack lists (no Role grants it
 // anything). A pod being deleted or done is not counted. Resolved is false
 // until Crossplane has answered for every namespace.
-func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, keys placement.Keys) (warned []string, pods int, resolved bool) {
+func (r *call) warnedPods() (warned []string, pods int, resolved bool) {
+	req, spec, keys := r.Req, r.Spec, r.keys
 	if !spec.Placement.Warned() {
 		return nil, 0, true
 	}
 	var out []string
 	resolved = true
-	for _, ns := range specNamespaces(spec) {
-		if !given.Namespaces[ns.Name] {
-			continue
-		}
+	for _, ns := range r.served {
 		nsPods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns.Name)
 		resolved = resolved && ok
 		pods += len(nsPods)
@@ -134,7 +130,7 @@ func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationS
 			}
 		}
 	}
-	for _, ns := range unlistedNamespaces(spec, given) {
+	for _, ns := range unlistedNamespaces(r.namespaces, r.given) {
 		nsPods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns)
 		resolved = resolved && ok
 		pods += len(nsPods)
