@@ -1,6 +1,7 @@
 package main
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -81,10 +82,10 @@ func allObserved(rendered map[resource.Name]*resource.DesiredComposed, observed 
 // objectMap starts an object as a plain map: kiso renders hundreds of
 // ConfigMaps and Roles for a large organization, and converting typed objects
 // cost more than the rest of their rendering. labels holds kiso's labels.
-func objectMap(apiVersion, kind, name, namespace string, labels map[string]any) map[string]any {
+func objectMap(t metav1.TypeMeta, name, namespace string, labels map[string]any) map[string]any {
 	metadata := map[string]any{"name": name, "labels": labels}
 	if namespace != "" {
 		metadata["namespace"] = namespace
 	}
-	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": metadata}
+	return map[string]any{"apiVersion": t.APIVersion, "kind": t.Kind, "metadata": metadata}
 }

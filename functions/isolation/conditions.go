@@ -1,15 +1,5 @@
 package main
 
-import (
-	"strings"
-
-	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
-
-	"github.com/kiso-dev/kiso/functions/internal/fncall"
-)
-
 // Condition types this function sets on the XR and its claim, besides
 // xrcondition's, one per thing that can stop an organization's pools from
 // being rendered.
@@ -40,20 +30,3 @@ const (
 	// else holds a namespace's ConfigMap or Role: everything else is composed.
 	ReasonNamespaceObjectsHeld = "NamespaceObjectsHeld"
 )
-
-// reportHeld says which namespace objects something else holds, on the XR
-// and the claim, as a False NamesAvailable and a warning event; the
-// organization is rendered all the same.
-func reportHeld(rsp *fnv1.RunFunctionResponse, held []heldObject) {
-	if len(held) == 0 {
-		fncall.NamesAvailable(rsp, fncall.CompositeAndClaim)
-		return
-	}
-	msgs := make([]string, 0, len(held))
-	for _, h := range held {
-		msgs = append(msgs, h.String())
-	}
-	msg := strings.Join(msgs, "; ")
-	response.ConditionFalse(rsp, fncall.TypeNamesAvailable, ReasonNamespaceObjectsHeld).WithMessage(msg).TargetCompositeAndClaim()
-	response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
-}

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -18,8 +17,44 @@ import (
 )
 
 // Resolution, in one place: what the function asks Crossplane for
-// (requirements) and what it reads back from the answers (resolve, into a
+// (require) and what it reads back from the answers (resolve, into a
 // lookup). Nothing here decides what to render.
+
+// require plans what the organization composes (its pools, and every object it names, in the namespaces the
+// platform gives it) and asks Crossplane for what it needs to know: its references, its cluster, its
+// namespaces and whatever holds a name it is about to take. An organization of a workload cluster reads what
+// the provider observed there as Crossplane's answers, and its composed objects as they are there.
+func (r *call) require() bool {
+	var err error
+	if r.wl, r.view, err = r.workloadView(); err != nil {
+		return r.Fatal(err)
+	}
+	r.pools = planPools(r.Spec, r.keys)
+	r.given = givenNamespaces(r.Req, r.keys)
+	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)
+	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
+	r.ours = ownership.IndexObserved(r.view)
+	r.wc = lastWarnCount(lastCount(r.Req.GetObserved().GetComposite().GetResource()), r.Spec, r.Now)
+	r.at = siteOf(r.wl, r.claim)
+	r.at.PodsPaused = r.wc.Paused
+	r.Rsp.Requirements = r.requirements()
+	r.reads = r.wl.Requirements(r.Rsp.GetRequirements().GetResources())
+	return true
+}
+
+// resolve reads Crossplane's answers into what was found, and refuses the XR while something else holds a name
+// it needs, but for a namespace's ConfigMap or Role, which it says is held and composes once free.
+func (r *call) resolve() bool {
+	var err error
+	if r.found, err = r.lookup(); err != nil {
+		return r.Fatal(err)
+	}
+	if r.Conflicts(r.found.Conflicts) {
+		return false
+	}
+	reportHeld(r.Rsp, r.found.Held)
+	return true
+}
 
 // Names of the required resources this function asks Crossplane for: the default class's reference pair;
 // a class's are these names, "-" and the class's name.
@@ -44,7 +79,8 @@ var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 // are readable: not in a workload cluster, where each would take an Object)
 // and, for every object kiso is about to create, for whatever already holds
 // its name.
-func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, at site, keys placement.Keys) *fnv1.Requirements {
+func (r *call) requirements() *fnv1.Requirements {
+	spec, at := r.Spec, r.at
 	rs := map[string]*fnv1.ResourceSelector{}
 	for _, c := range classesOf(spec) {
 		nc, np := referenceRequirements(c)
@@ -55,14 +91,14 @@ func requirements(spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Obj
 		rs[requireCluster] = ownership.ByName(clusterview.GVK, "", clusterview.Name(spec.ClusterRef.Name))
 	}
 	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
-	requireNamespaces(rs, spec, keys)
+	requireNamespaces(rs, spec, r.keys)
 	if !at.Workload {
-		requireWarnedPods(rs, spec, given, at.PodsPaused)
+		r.requireWarnedPods(rs)
 	}
 	if at.Workload && at.ClaimNamespace != "" {
 		rs[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", at.ClaimNamespace)
 	}
-	ownership.Require(rs, planned, composed)
+	ownership.Require(rs, r.planned, r.ours)
 	return &fnv1.Requirements{Resources: rs}
 }
 
@@ -131,8 +167,9 @@ func classPath(c capacityClass) *field.Path {
 	return field.NewPath("spec", "classes").Index(c.Index)
 }
 
-// resolve reads the required resources from the request.
-func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, planned []ownership.Object, composed ownership.Composed, given givenSet, xrUID types.UID, at site, keys placement.Keys) (lookup, error) {
+// lookup reads the required resources from the request.
+func (r *call) lookup() (lookup, error) {
+	req, spec, given, at, keys := r.Req, r.Spec, r.given, r.at, r.keys
 	l := lookup{References: map[string]referencePair{}}
 	for _, c := range classesOf(spec) {
 		var pair referencePair
@@ -147,15 +184,15 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 			{ncName, path.Child("nodeClassRef"), ownership.Object{GVK: nodeClassGVK(c.NodeClassRef), Name: c.NodeClassRef.Name}, &pair.NodeClass},
 			{npName, path.Child("nodePoolRef"), ownership.Object{GVK: nodePoolGVK, Name: c.NodePoolRef.Name}, &pair.NodePool},
 		}
-		for _, r := range refs {
-			found, resolved := fnstate.Required(req, r.name)
+		for _, ref := range refs {
+			found, resolved := fnstate.Required(req, ref.name)
 			switch {
 			case !resolved:
 				l.Waiting = true
 			case len(found) == 0:
-				l.Missing = append(l.Missing, fmt.Sprintf("%s: reference %s not found", r.field, r.ref))
+				l.Missing = append(l.Missing, fmt.Sprintf("%s: reference %s not found", ref.field, ref.ref))
 			default:
-				*r.into = found[0].Resource
+				*ref.into = found[0].Resource
 			}
 		}
 		l.References[c.Name] = pair
@@ -167,7 +204,7 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 	}
 	l.Namespaces, l.Exempt, l.Waiting = given.Namespaces, given.Exempt, l.Waiting || !given.Resolved
 	if !at.Workload && !at.PodsPaused {
-		warned, pods, resolved := warnedPods(req, spec, given, keys)
+		warned, pods, resolved := r.warnedPods()
 		l.Warned, l.PodsCounted, l.Waiting = warned, pods, l.Waiting || !resolved
 	}
 	if at.Workload && at.ClaimNamespace != "" {
@@ -175,9 +212,9 @@ func resolve(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec
 		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
 	l.resolveClusterPolicy(req)
-	v := ownership.Verify(req, planned, composed, v1alpha1.IsolationKind, xrUID)
+	v := ownership.Verify(req, r.planned, r.ours, v1alpha1.IsolationKind, r.ObservedXR.Resource.GetUID())
 	l.Waiting = l.Waiting || v.Waiting
-	l.Conflicts, l.Held = namespaceConflicts(spec, v.Conflicts, keys)
+	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
 	return l, nil
 }
 
@@ -308,4 +345,17 @@ const requireClaimNamespace = "claim-namespace"
 func claimNamespaceGiven(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) (given, resolved bool) {
 	found, resolved := fnstate.RequiredLabeled(req, requireClaimNamespace)
 	return len(found) > 0 && found[0].Labels[keys.Organization] == spec.Organization, resolved
+}
+
+// servedNamespaces are the namespaces of the spec the platform gives the organization, in spec order: each
+// holds the organization's placement Role and ConfigMap. A namespace not given gets nothing, so whatever it
+// holds is none of this organization's business (another's grant, in a namespace the platform gave another).
+func servedNamespaces(namespaces []specNamespace, given map[string]bool) []specNamespace {
+	out := make([]specNamespace, 0, len(given))
+	for _, ns := range namespaces {
+		if given[ns.Name] {
+			out = append(out, ns)
+		}
+	}
+	return out
 }

@@ -23,13 +23,21 @@ func isEC2NodeClass(ref v1alpha1.NodeClassReference) bool {
 	return gvk.Group == "karpenter.k8s.aws" && gvk.Kind == "EC2NodeClass"
 }
 
+// nodeAccount is what an organization's EC2NodeClasses take from its cluster and its node role: the tags the
+// cluster gives every EC2 resource, and the organization's dedicated identity, nil for none.
+type nodeAccount struct {
+	Inherited map[string]string
+	Identity  *nodeidentity.Identity
+}
+
 // renderNodeClass clones the reference NodeClass's spec whole (fields kiso
 // does not know included) for one pool. On an EC2NodeClass it merges the
 // cluster's tags and the pool's cost tags into spec.tags (every other tag of
 // the reference stays) and, with a dedicated identity, names its instance
 // profile instead of the reference's role or profile: Karpenter accepts
 // exactly one of the two.
-func renderNodeClass(ref *unstructured.Unstructured, p pool, gvk schema.GroupVersionKind, keys placement.Keys, inherited map[string]string, identity *nodeidentity.Identity) (*unstructured.Unstructured, error) {
+func renderNodeClass(ref *unstructured.Unstructured, p pool, keys placement.Keys, from nodeAccount) (*unstructured.Unstructured, error) {
+	gvk, inherited, identity := nodeClassGVK(p.Class.NodeClassRef), from.Inherited, from.Identity
 	spec, err := clonedSpec(ref)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -169,7 +170,7 @@ func clonedSpec(ref *unstructured.Unstructured) (map[string]any, error) {
 // newObject starts a cluster-scoped object named after the pool and labelled
 // with its identity.
 func newObject(apiVersion, kind string, p pool, keys placement.Keys) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: objectMap(apiVersion, kind, p.Name, "", toAnyMap(objectLabels(p, keys)))}
+	return &unstructured.Unstructured{Object: objectMap(metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, p.Name, "", toAnyMap(objectLabels(p, keys)))}
 }
 
 // objectLabels label every object of a pool with its identity, so

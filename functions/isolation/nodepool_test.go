@@ -28,7 +28,7 @@ func TestRenderingAPoolChangesNeitherTheReferencesNorAnotherPool(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		nc, err := renderNodeClass(nodeClass, p, gvk, keys, map[string]string{"env": "prod"}, &nodeidentity.Identity{ProfileName: "acme-nodes"})
+		nc, err := renderNodeClass(nodeClass, p, keys, nodeAccount{Inherited: map[string]string{"env": "prod"}, Identity: &nodeidentity.Identity{ProfileName: "acme-nodes"}})
 		if err != nil {
 			t.Fatal(err)
 		}

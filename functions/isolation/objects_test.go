@@ -46,7 +46,7 @@ func TestPlanIsExactlyWhatIsRendered(t *testing.T) {
 			}
 			s := decodeForTest(t, spec)
 			planned := map[string]string{}
-			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, given) {
+			for _, o := range planObjects(s, planPools(s, placement.NewKeys(in.KeyDomain)), in, servedNamespaces(specNamespaces(s), given)) {
 				planned[string(o.Resource)] = o.GVK.Kind + "/" + o.Name
 			}
 			if diff := cmp.Diff(planned, rendered); diff != "" {

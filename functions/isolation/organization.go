@@ -1,16 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -63,22 +57,9 @@ func renderOrganizationLock(spec v1alpha1.XKarpenterIsolationSpec, in Input, cla
 		data["claim"] = claim.Namespace + "/" + claim.Name
 	}
 	u := composed.New()
-	u.Object = objectMap("v1", "ConfigMap", o.Name, o.Namespace, map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization})
+	u.Object = objectMap(metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, o.Name, o.Namespace, map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization})
 	u.Object[configMapData] = data
 	return u
-}
-
-// organizationConflict says which XR holds the organization, from its
-// ConfigMap, at spec.organization.
-func organizationConflict(spec v1alpha1.XKarpenterIsolationSpec, holder *unstructured.Unstructured) string {
-	who := fmt.Sprintf("a ConfigMap %s/%s that kiso did not compose", holder.GetNamespace(), holder.GetName())
-	if owner := metav1.GetControllerOf(holder); owner != nil {
-		who = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
-		if c, _, _ := unstructured.NestedString(holder.Object, configMapData, "claim"); c != "" {
-			who += " (claim " + c + ")"
-		}
-	}
-	return field.Invalid(field.NewPath("spec", "organization"), spec.Organization, "organization is held by "+who+"; one claim only holds an organization, whatever its isolation mode").Error()
 }
 
 // composesNothing reports whether the XR composes nothing yet, reads of a
@@ -92,24 +73,4 @@ func composesNothing(observed fnstate.Observed) bool {
 		}
 	}
 	return true
-}
-
-// takeOrganization renders a new organization's first composition: its lock
-// alone. Crossplane applies a response's objects in no fixed order and skips
-// each one another XR controls, so two XRs of one new organization (two
-// claims applied together) that each rendered everything at once could each
-// take part of it, one the lock and a NodePool, the other the NodeClass, and
-// both then fail for ever, each holding objects the other's nodes run on.
-// Rendered alone, the lock goes to exactly one XR; that one renders the rest
-// once it observes the lock, and the other finds the lock held and is
-// refused, having composed nothing. The lock is not Ready meanwhile, so
-// neither is the organization: it has no pool yet.
-func takeOrganization(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, keys placement.Keys) map[resource.Name]*resource.DesiredComposed {
-	lock := plannedOrganizationLock(spec, in)
-	response.ConditionFalse(rsp, TypePoolsSettled, ReasonTaking).
-		WithMessage(fmt.Sprintf("taking organization %s (ConfigMap %s/%s) before composing its pools, so that one claim alone holds it", spec.Organization, lock.Namespace, lock.Name)).
-		TargetCompositeAndClaim()
-	return map[resource.Name]*resource.DesiredComposed{
-		organizationLockResource: {Resource: renderOrganizationLock(spec, in, claim, keys), Ready: resource.ReadyFalse},
-	}
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"fmt"
-	"strings"
+	"encoding/json"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
 
@@ -93,16 +92,13 @@ func grantRule(resource, verb string, names []string) map[string]any {
 // organization, the Role the cluster's admission policies read. It depends
 // on nothing a tenant can delete: a namespace keeps its grant as long as
 // the platform's label and the spec say so.
-func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, assigned map[string]bool, keys placement.Keys) map[resource.Name]*composed.Unstructured {
+func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, served []specNamespace, keys placement.Keys) map[resource.Name]*composed.Unstructured {
 	poolOf := make(map[string]string, len(stacks))
 	for _, s := range stacks {
 		poolOf[s.Name] = s.Pool
 	}
 	out := map[resource.Name]*composed.Unstructured{}
-	for _, ns := range specNamespaces(spec) {
-		if !assigned[ns.Name] {
-			continue
-		}
+	for _, ns := range served {
 		g := namespaceGrants(spec, ns.Stack, poolOf[ns.Stack])
 		rules := []any{grantRule(placement.Tolerations, placement.VerbUse, g.Tolerations), grantRule(placement.Pools, placement.VerbSelect, g.Select)}
 		if len(g.Warn) > 0 {
@@ -112,7 +108,7 @@ func placementRoles(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.Sta
 			rules = append(rules, grantRule(placement.Pools, placement.VerbInject, g.Inject))
 		}
 		role := composed.New()
-		role.Object = objectMap(rbacAPIVersion, roleKind, placement.Name, ns.Name,
+		role.Object = objectMap(metav1.TypeMeta{APIVersion: rbacAPIVersion, Kind: roleKind}, placement.Name, ns.Name,
 			map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
 		role.Object["metadata"].(map[string]any)["annotations"] = map[string]any{placement.PoolAnnotation: g.Pool}
 		role.Object["rules"] = rules
@@ -140,91 +136,6 @@ const (
 	ReasonInjectionUnavailable = "InjectionUnavailable"
 )
 
-type condition struct {
-	Type, Reason, Message string
-	OK                    bool
-}
-
-// reportPlacement sets the placement conditions on the XR and its claim.
-// In Warn mode it adds warned, what the count says (warnedMessage).
-func reportPlacement(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, observed fnstate.Observed, assigned map[string]bool, warned string, keys placement.Keys) {
-	for _, c := range placementConditions(spec, cp, pendingGrants(spec, observed, assigned), keys) {
-		if c.Reason == ReasonWarnOnly {
-			c.Message += warned
-		}
-		if c.OK {
-			response.ConditionTrue(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
-		} else {
-			response.ConditionFalse(rsp, c.Type, c.Reason).WithMessage(c.Message).TargetCompositeAndClaim()
-		}
-	}
-}
-
-// pendingGrants lists the namespaces given to the organization whose Role
-// is not there yet: until it is, admission refuses every pod there.
-func pendingGrants(spec v1alpha1.XKarpenterIsolationSpec, observed fnstate.Observed, assigned map[string]bool) []string {
-	var out []string
-	for _, ns := range specNamespaces(spec) {
-		if assigned[ns.Name] && !observed.Has(placementRoleResourceName(ns.Name)) {
-			out = append(out, ns.Name)
-		}
-	}
-	return out
-}
-
-// maxListed bounds how many namespaces a condition names.
-const maxListed = 10
-
-// listed names up to maxListed items, and how many more there are.
-func listed(items []string) string {
-	if len(items) <= maxListed {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
-}
-
-// placementConditions say what admission enforces for the organization:
-// True only once the policies and every grant they read are there.
-func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, pending []string, keys placement.Keys) []condition {
-	var enforced condition
-	switch {
-	case cp == nil:
-		enforced = condition{Reason: ReasonNoPlacementPolicy, Message: "no XKarpenterCluster composes the admission policy " + placement.PolicyName +
-			" in this cluster: nothing keeps other pods off this organization's nodes, nor its pods on its pools"}
-	case cp.KeyDomain != keys.Domain:
-		enforced = condition{Reason: ReasonKeyDomainMismatch, Message: fmt.Sprintf("the admission policy %s of XKarpenterCluster %q checks keys of domain %s, this organization's nodes are tainted %s: "+
-			"set the same keyDomain in both functions' inputs", placement.PolicyName, cp.Cluster, cp.KeyDomain, keys.Organization)}
-	case len(pending) > 0:
-		enforced = condition{Reason: ReasonGrantsPending, Message: "waiting for Crossplane to compose the Role " + placement.Name + " in namespaces " + listed(pending) +
-			": until it is there, admission refuses every pod in them"}
-	case !placementEnforced(spec):
-		enforced = condition{Reason: ReasonEnforcementOff, Message: "spec.placement.enforce is false: pods in the organization's namespaces may run outside its pools; other pods are still kept off its nodes"}
-	case spec.Placement.Warned():
-		enforced = condition{Reason: ReasonWarnOnly, Message: fmt.Sprintf("spec.placement.mode is Warn: the admission policies of XKarpenterCluster %q admit a pod of the organization's namespaces "+
-			"that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy %s); other pods are still kept off its nodes", cp.Cluster, placement.WarnPolicyName)}
-	default:
-		enforced = condition{OK: true, Reason: ReasonEnforced, Message: fmt.Sprintf("the admission policies of XKarpenterCluster %q hold the organization's pods to its pools and other pods off its nodes", cp.Cluster)}
-	}
-	enforced.Type = TypePlacementEnforced
-	out := make([]condition, 0, 2)
-	out = append(out, enforced)
-	if !placementInjected(spec) {
-		return out
-	}
-	injected := condition{Type: TypePlacementInjected, Reason: ReasonInjectionUnavailable}
-	switch {
-	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonWarnOnly && enforced.Reason != ReasonGrantsPending:
-		injected.Message = "spec.placement.inject: " + enforced.Message
-	case cp.InjectAPIVersion == "":
-		injected.Message = fmt.Sprintf("spec.placement.inject: XKarpenterCluster %q says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: "+
-			"pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 "+
-			"with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true", cp.Cluster)
-	default:
-		injected = condition{Type: TypePlacementInjected, OK: true, Reason: ReasonInjected, Message: "MutatingAdmissionPolicy " + placement.InjectPolicyName + " (" + cp.InjectAPIVersion + ") adds the pools' nodeSelector and tolerations where a pod lacks them"}
-	}
-	return append(out, injected)
-}
-
 // Condition type and reasons of the namespaces the platform gives.
 const (
 	// TypeNamespacesAssigned says whether the platform gives the
@@ -243,30 +154,34 @@ const (
 	ReasonGivenNotListed = "GivenNotListed"
 )
 
-// reportNamespaces says which of the spec's namespaces the platform has not
-// given the organization: their pods get no grant until it does.
-func reportNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) {
-	missing := unassignedNamespaces(spec, found.Namespaces)
-	if len(missing) == 0 {
-		response.ConditionTrue(rsp, TypeNamespacesAssigned, ReasonAssigned).TargetCompositeAndClaim()
-		return
+// placementConfigMaps renders the ConfigMap of each namespace served, from what the status tells its stack.
+func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha1.StackStatus, served []specNamespace, keys placement.Keys) (map[resource.Name]*composed.Unstructured, error) {
+	byName := make(map[string]v1alpha1.StackStatus, len(stacks))
+	for _, s := range stacks {
+		byName[s.Name] = s
 	}
-	response.ConditionFalse(rsp, TypeNamespacesAssigned, ReasonNotAssigned).WithMessage(fmt.Sprintf(
-		"namespaces %s are not labelled %s=%s by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them",
-		listed(missing), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
-}
-
-// reportUnlistedNamespaces says which namespaces the platform gives the
-// organization that no stack lists: the placement conditions speak only of
-// the namespaces the stacks list, and these get no grant at all.
-func reportUnlistedNamespaces(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, keys placement.Keys) {
-	unlisted := unlistedNamespaces(spec, given)
-	if len(unlisted) == 0 {
-		response.ConditionTrue(rsp, TypeNamespacesListed, ReasonAllListed).TargetCompositeAndClaim()
-		return
+	out := map[resource.Name]*composed.Unstructured{}
+	for _, ns := range served {
+		s := byName[ns.Stack]
+		selector, err := json.Marshal(s.NodeSelector)
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot encode a node selector")
+		}
+		tolerations, err := json.Marshal(s.Tolerations)
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot encode tolerations")
+		}
+		u := composed.New()
+		u.Object = objectMap(metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, placementConfigMapName, ns.Name,
+			map[string]any{placement.ManagedByLabel: placement.ManagedByValue, keys.Organization: spec.Organization, keys.Stack: ns.Stack})
+		u.Object[configMapData] = map[string]any{
+			"organization": spec.Organization,
+			"stack":        ns.Stack,
+			"pool":         s.Pool,
+			"nodeSelector": string(selector),
+			"tolerations":  string(tolerations),
+		}
+		out[placementConfigMapResourceName(ns.Name)] = u
 	}
-	response.ConditionFalse(rsp, TypeNamespacesListed, ReasonGivenNotListed).WithMessage(fmt.Sprintf(
-		"namespaces %s are labelled %s=%s by the platform but no stack lists them: they get no grant to the organization's nodes, so admission refuses every pod in them, in Warn mode too; "+
-			"list them under a stack, or the platform removes the label",
-		listed(unlisted), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
+	return out, nil
 }

@@ -65,9 +65,9 @@ func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) []poo
 		pools := make([]pool, 0, len(spec.Stacks))
 		for _, s := range spec.Stacks {
 			settings := mergeSettings(spec.Pool, s.Pool)
-			pools = append(pools, newPool(spec, keys, s.Name, []string{s.Name}, classes[0], settings))
+			pools = append(pools, newPool(spec, keys, pool{Stack: s.Name, Stacks: []string{s.Name}, Class: classes[0], Settings: settings}))
 			for _, c := range stackClasses(spec, s) {
-				pools = append(pools, newPool(spec, keys, s.Name, []string{s.Name}, c, mergeSettings(c.Pool, nil)))
+				pools = append(pools, newPool(spec, keys, pool{Stack: s.Name, Stacks: []string{s.Name}, Class: c, Settings: mergeSettings(c.Pool, nil)}))
 			}
 		}
 		return pools
@@ -78,22 +78,19 @@ func planPools(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) []poo
 	}
 	pools := make([]pool, 0, len(classes))
 	for _, c := range classes {
-		pools = append(pools, newPool(spec, keys, "", stacks, c, mergeSettings(c.Pool, nil)))
+		pools = append(pools, newPool(spec, keys, pool{Stacks: stacks, Class: c, Settings: mergeSettings(c.Pool, nil)}))
 	}
 	return pools
 }
 
-func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, stack string, stacks []string, class capacityClass, settings v1alpha1.PoolSettings) pool {
-	p := pool{
-		Name:     poolName(spec.Organization, stack, class.Name),
-		Stack:    stack,
-		Class:    class,
-		Stacks:   stacks,
-		Settings: settings,
-		Labels:   map[string]string{keys.Organization: spec.Organization},
-		Selector: map[string]string{keys.NodeOrganization: spec.Organization},
-		Taints:   []taint{{Key: keys.Organization, Value: spec.Organization, Effect: taintEffect}},
-	}
+// newPool completes a pool of its stack (none in organization isolation), stacks, class and settings: its name,
+// labels, selector, taints and tags.
+func newPool(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys, p pool) pool {
+	stack, class := p.Stack, p.Class
+	p.Name = poolName(spec.Organization, stack, class.Name)
+	p.Labels = map[string]string{keys.Organization: spec.Organization}
+	p.Selector = map[string]string{keys.NodeOrganization: spec.Organization}
+	p.Taints = []taint{{Key: keys.Organization, Value: spec.Organization, Effect: taintEffect}}
 	if stack != "" {
 		p.Labels[keys.Stack] = stack
 		p.Selector[keys.NodeStack] = stack

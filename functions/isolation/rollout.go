@@ -8,12 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
@@ -49,11 +46,11 @@ type referenceRollouts struct {
 
 // poolSources decides, per class, which revision of the class's reference pair each of its pools is rendered
 // from (classSources).
-func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollouts, error) {
-	out := referenceRollouts{Sources: make(map[string]poolSource, len(pools))}
-	for _, c := range classesOf(spec) {
+func (r *call) poolSources() (referenceRollouts, error) {
+	out := referenceRollouts{Sources: make(map[string]poolSource, len(r.pools))}
+	for _, c := range classesOf(r.Spec) {
 		var of []pool
-		for _, p := range pools {
+		for _, p := range r.pools {
 			if p.Class.Name == c.Name {
 				of = append(of, p)
 			}
@@ -61,7 +58,7 @@ func poolSources(spec v1alpha1.XKarpenterIsolationSpec, found lookup, pools []po
 		if len(of) == 0 {
 			continue
 		}
-		rr, err := classSources(spec, c, found, of, observed, keys)
+		rr, err := r.classSources(c, of)
 		if err != nil {
 			return out, err
 		}
@@ -97,7 +94,8 @@ type referenceRollout struct {
 // revisions or whose organization switched to another reference) starts on
 // the revision the organization's other pools are on, else on the last one
 // the cluster released (newPoolSource).
-func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, found lookup, pools []pool, observed fnstate.Observed, keys placement.Keys) (referenceRollout, error) {
+func (r *call) classSources(class capacityClass, pools []pool) (referenceRollout, error) {
+	spec, found, observed, keys := r.Spec, r.found, r.view, r.keys
 	pair := found.pair(class)
 	reference := rollout.ReferenceOf(class.NodeClassRef, class.NodePoolRef)
 	ref := reference.String()
@@ -136,7 +134,7 @@ func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, fo
 		case on[p.Name] != "":
 			rr.Sources[p.Name] = waitingSource(state, on[p.Name], reference)
 		default:
-			rr.Sources[p.Name] = newPoolSource(state, own, rr, moved, reference)
+			rr.Sources[p.Name] = rr.newPoolSource(state, own, moved, reference)
 		}
 	}
 	return rr, nil
@@ -147,7 +145,7 @@ func classSources(spec v1alpha1.XKarpenterIsolationSpec, class capacityClass, fo
 // pools are on, else on the last one the cluster released, never on one still held back. Without either (the
 // cluster has released no revision of this pair since it stages rollouts), it is composed once the wave opens;
 // a cluster that has not rolled this pair out yet holds nothing back.
-func newPoolSource(state *v1alpha1.ReferenceRollout, own string, rr referenceRollout, moved poolSource, ref rollout.Reference) poolSource {
+func (rr referenceRollout) newPoolSource(state *v1alpha1.ReferenceRollout, own string, moved poolSource, ref rollout.Reference) poolSource {
 	if state == nil {
 		return moved
 	}
@@ -259,29 +257,4 @@ func (rr referenceRollout) message() string {
 			strings.Join(held, ", "), until, rr.Reference))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// reportRevisions says on the claim which revision each pool is on and
-// whether the organization waits for a wave, for each class's reference pair.
-func reportRevisions(rsp *fnv1.RunFunctionResponse, st *v1alpha1.XKarpenterIsolationStatus, rr referenceRollouts) {
-	revisions := make([]string, 0, 1)
-	for i := range st.Pools {
-		st.Pools[i].Reference = rr.Sources[st.Pools[i].Name].Revision
-		if r := st.Pools[i].Reference; r != "" && !slices.Contains(revisions, r) {
-			revisions = append(revisions, r)
-		}
-	}
-	slices.Sort(revisions)
-	st.Revisions = strings.Join(revisions, ",")
-	messages := make([]string, 0, len(rr.Classes))
-	waiting := false
-	for _, c := range rr.Classes {
-		messages = append(messages, c.message())
-		waiting = waiting || len(c.waiting()) > 0
-	}
-	if !waiting {
-		response.ConditionTrue(rsp, TypeReferenceCurrent, ReasonCurrent).WithMessage(strings.Join(messages, "; ")).TargetCompositeAndClaim()
-		return
-	}
-	response.ConditionFalse(rsp, TypeReferenceCurrent, ReasonWaitingForWave).WithMessage(strings.Join(messages, "; ")).TargetCompositeAndClaim()
 }

@@ -17,19 +17,30 @@ import (
 // tolerate their own organization's taint and no other.
 const tolerationOperator = "Equal"
 
-// buildStatus tells a tenant, per stack, which pool its pods land on and the
-// node selector and tolerations they must carry (or that admission adds).
-func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[string]bool, keys placement.Keys) v1alpha1.XKarpenterIsolationStatus {
+// buildStatus tells a tenant which pools the organization has and whether each is Ready, and, per stack
+// (stackStatuses), which pool its pods land on and the node selector and tolerations they must carry (or that
+// admission adds).
+func buildStatus(pools []pool, ready map[string]bool, stacks []v1alpha1.StackStatus) v1alpha1.XKarpenterIsolationStatus {
 	st := v1alpha1.XKarpenterIsolationStatus{
 		Pools:  make([]v1alpha1.PoolStatus, 0, len(pools)),
-		Stacks: make([]v1alpha1.StackStatus, 0, len(spec.Stacks)),
+		Stacks: stacks,
 	}
-	poolOf := make(map[string]pool, len(spec.Stacks))
-	classesOfStack := map[string][]v1alpha1.StackClassStatus{}
 	names := make([]string, 0, len(pools))
 	for _, p := range pools {
 		st.Pools = append(st.Pools, v1alpha1.PoolStatus{Name: p.Name, NodeClass: p.Name, Stacks: p.Stacks, Ready: ready[p.Name], Class: p.Class.Name})
 		names = append(names, p.Name)
+	}
+	st.PoolNames = strings.Join(names, ",")
+	return st
+}
+
+// stackStatuses tells, per stack, which pool its pods land on and the node selector and tolerations they must
+// carry (or that admission adds): the status says it, and so does each namespace's placement ConfigMap.
+func stackStatuses(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, keys placement.Keys) []v1alpha1.StackStatus {
+	stacks := make([]v1alpha1.StackStatus, 0, len(spec.Stacks))
+	poolOf := make(map[string]pool, len(spec.Stacks))
+	classesOfStack := map[string][]v1alpha1.StackClassStatus{}
+	for _, p := range pools {
 		for _, s := range p.Stacks {
 			switch {
 			case p.Class.Name == "":
@@ -44,7 +55,6 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 			}
 		}
 	}
-	st.PoolNames = strings.Join(names, ",")
 	for _, s := range spec.Stacks {
 		p := poolOf[s.Name]
 		ss := v1alpha1.StackStatus{
@@ -64,9 +74,9 @@ func buildStatus(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, ready map[
 			ss.Tolerations = append(ss.Tolerations, v1alpha1.Toleration{Key: t.Key, Operator: tolerationOperator, Value: t.Value, Effect: t.Effect})
 		}
 		ss.Classes = classesOfStack[s.Name]
-		st.Stacks = append(st.Stacks, ss)
+		stacks = append(stacks, ss)
 	}
-	return st
+	return stacks
 }
 
 // usageResources are the resources of a NodePool's status.resources a pool

@@ -3,13 +3,10 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
@@ -36,7 +33,8 @@ type transition struct {
 
 // planTransition compares what is composed with what the spec renders. The objects of a draining pool are
 // not retired (kept) but left to their deletion: the pool is rendered anew once they are gone.
-func planTransition(observed fnstate.Observed, rendered map[resource.Name]*resource.DesiredComposed, pools []pool, draining, ready map[string]bool) transition {
+func (r *call) planTransition() transition {
+	observed, rendered, pools, draining, ready := r.view, r.rendered, r.pools, r.draining, r.ready
 	t := transition{Retired: map[resource.Name]resource.ObservedComposed{}}
 	drainingObjects := map[resource.Name]bool{}
 	for _, p := range pools {
@@ -76,23 +74,6 @@ func readyPools(pools []pool, observed fnstate.Observed, draining map[string]boo
 		ready[p.Name] = !draining[p.Name] && isReady(np, npOK) && isReady(nc, ncOK)
 	}
 	return ready
-}
-
-// reportTransition says on the XR and the claim whether the organization's pools are what its spec asks
-// for, or what is being replaced, and what for.
-func reportTransition(rsp *fnv1.RunFunctionResponse, t transition) {
-	var waits []string
-	if t.Holding() {
-		waits = append(waits, fmt.Sprintf("keeping retired pools %s until new pools %s report Ready", strings.Join(t.RetiredPools, ", "), strings.Join(t.Waiting, ", ")))
-	}
-	if len(t.Draining) > 0 {
-		waits = append(waits, fmt.Sprintf("pools %s are composed anew once their earlier objects of the same names are deleted", strings.Join(t.Draining, ", ")))
-	}
-	if len(waits) == 0 {
-		response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
-		return
-	}
-	response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).WithMessage(strings.Join(waits, "; ")).TargetCompositeAndClaim()
 }
 
 // Settled reports whether the organization's pools are all Ready and nothing
@@ -202,20 +183,26 @@ func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, obs
 // organization is not the organization's to keep: its Role and ConfigMap go
 // at once, whatever the pools wait for. It changes rendered in place and
 // says what it holds on to.
-func settle(rendered map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed, pools []pool, draining, ready, given map[string]bool, keys placement.Keys) transition {
-	withoutPools(rendered, pools, draining)
-	tr := planTransition(observed, rendered, pools, draining, ready)
-	if tr.Holding() {
-		keepRetiredGrants(rendered, observed)
-		for name, dc := range keepObserved(tr.Retired, keys) {
-			if ns := dc.Resource.GetNamespace(); ns != "" && !given[ns] {
+// Which pools are draining and which Ready is known on every call, for the status; nothing settles while
+// nothing new was rendered.
+func (r *call) settle() {
+	r.draining = drainingPools(r.pools, r.view)
+	r.ready = readyPools(r.pools, r.view, r.draining)
+	if r.found.Unresolved() || r.taking {
+		return
+	}
+	withoutPools(r.rendered, r.pools, r.draining)
+	r.tr = r.planTransition()
+	if r.tr.Holding() {
+		keepRetiredGrants(r.rendered, r.view)
+		for name, dc := range keepObserved(r.tr.Retired, r.keys) {
+			if ns := dc.Resource.GetNamespace(); ns != "" && !r.found.Namespaces[ns] {
 				continue
 			}
-			rendered[name] = dc
+			r.rendered[name] = dc
 		}
 	}
-	tr.Guarded = keepGuarded(rendered, observed, keys)
-	return tr
+	r.tr.Guarded = keepGuarded(r.rendered, r.view, r.keys)
 }
 
 // Idle reports whether nothing is left for the organization to wait on: its pools settled, and no retired

@@ -34,6 +34,13 @@ var (
 // refuses them on the claim first.
 var karpenterTagKeys = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
 
+// validate refuses a spec kiso cannot render, each error naming its field, and stops, saying so on the
+// claim, while the API server refuses Crossplane something this XR needs: Crossplane alone would only tell the
+// XR.
+func (r *call) validate() bool {
+	return r.Valid(validateSpec(r.Spec, r.keys)) && !r.Refused()
+}
+
 // validateSpec returns every problem with the spec, each naming its field.
 // The spec has had defaults applied.
 func validateSpec(spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) field.ErrorList {
@@ -127,8 +134,8 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 		errs = append(errs, field.TooMany(path, len(spec.Stacks), maxStackedStacks))
 	}
 	errs = append(errs, validateNamespaceCount(path, spec)...)
-	seen := map[string]bool{}          // stack names, to find duplicates
-	namespaceOf := map[string]string{} // namespace -> the stack that claimed it first
+	seen := map[string]bool{} // stack names, to find duplicates
+	namespaceOf := namespaceOwners{}
 	for i, s := range spec.Stacks {
 		p := path.Index(i)
 		nameErrs := dnsLabel(p.Child("name"), s.Name)
@@ -138,7 +145,7 @@ func validateStacks(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, org
 			continue
 		}
 		seen[s.Name] = true
-		errs = append(errs, validateStackNamespaces(p.Child("namespaces"), spec.Organization, s, organizationValid && len(nameErrs) == 0, namespaceOf)...)
+		errs = append(errs, namespaceOf.validateStackNamespaces(p.Child("namespaces"), spec.Organization, s, organizationValid && len(nameErrs) == 0)...)
 		errs = append(errs, validateStackClasses(p.Child("classes"), spec, s)...)
 		if s.Pool == nil {
 			continue
@@ -385,6 +392,74 @@ func dnsSubdomain(path *field.Path, v string) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Subdomain(v) {
 		errs = append(errs, field.Invalid(path, v, msg))
+	}
+	return errs
+}
+
+// Limits on namespaces keep an organization's desired state well inside the
+// 4 MiB gRPC message Crossplane receives from a function (a test renders the
+// largest organization each allows): about 2 KB per namespace (its
+// ConfigMap, its entries in the admission policies and the status).
+const (
+	maxNamespaces        = 1000
+	maxStackedNamespaces = 600
+)
+
+// namespaceLimit is how many namespaces an organization may serve.
+func namespaceLimit(isolation v1alpha1.IsolationMode) int {
+	if isolation == v1alpha1.IsolationStack {
+		return maxStackedNamespaces
+	}
+	return maxNamespaces
+}
+
+// reservedNamespacePrefix is the prefix Kubernetes reserves for its system
+// namespaces (kube-system, kube-public, kube-node-lease).
+const reservedNamespacePrefix = "kube-"
+
+// validateNamespaceCount refuses more namespaces than an organization may serve.
+func validateNamespaceCount(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec) field.ErrorList {
+	n := 0
+	for _, s := range spec.Stacks {
+		n += max(1, len(s.Namespaces))
+	}
+	if limit := namespaceLimit(spec.Isolation); n > limit {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("the stacks list %d namespaces; an organization serves at most %d in %s isolation", n, limit, spec.Isolation))}
+	}
+	return nil
+}
+
+// namespaceOwners are the namespaces the stacks listed so far, each with the stack that listed it first.
+type namespaceOwners map[string]string
+
+// validateStackNamespaces checks one stack's namespaces, at path (its
+// namespaces field): each a valid name outside Kubernetes' own, and none
+// another stack already listed (namespaceOf, which it extends). defaultValid
+// says the organization and stack names are valid, so the default namespace
+// they make can be checked.
+func (namespaceOf namespaceOwners) validateStackNamespaces(path *field.Path, organization string, s v1alpha1.Stack, defaultValid bool) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case len(s.Namespaces) > 0:
+		for j, ns := range s.Namespaces {
+			errs = append(errs, dnsLabel(path.Index(j), ns)...)
+		}
+	case defaultValid:
+		// Both parts are valid, yet <organization>-<stack> can be too long.
+		def := defaultNamespace(organization, s.Name)
+		for _, msg := range validation.IsDNS1123Label(def) {
+			errs = append(errs, field.Invalid(path, def, "the default namespace <organization>-<name> is not a valid namespace ("+msg+"); list the stack's namespaces"))
+		}
+	}
+	for j, ns := range namespacesOf(organization, s) {
+		if strings.HasPrefix(ns, reservedNamespacePrefix) {
+			errs = append(errs, field.Invalid(path.Index(j), ns, "the kube- prefix is reserved for Kubernetes system namespaces, whose pods must never depend on a tenant's pool"))
+		}
+		if other, taken := namespaceOf[ns]; taken {
+			errs = append(errs, field.Invalid(path.Index(j), ns, fmt.Sprintf("namespace already belongs to stack %q; a namespace's pods can run in one stack's pool only", other)))
+			continue
+		}
+		namespaceOf[ns] = s.Name
 	}
 	return errs
 }

@@ -50,20 +50,21 @@ func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in 
 
 // validateAgainstReferences returns spec errors that only show once the
 // reference NodePool and the pools already composed are known.
-func validateAgainstReferences(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed fnstate.Observed) field.ErrorList {
+func (r *call) validateAgainstReferences() field.ErrorList {
+	spec, found := r.Spec, r.found
 	if errs := validateReferenceShapes(spec, found); len(errs) > 0 {
 		return errs
 	}
 	sp := field.NewPath("spec")
 	errs := validateStaticReferences(spec, found)
-	errs = append(errs, validateKarpenterNamespace(spec, found.Cluster)...)
+	errs = append(errs, validateKarpenterNamespace(r.namespaces, found.Cluster)...)
 
 	// Only a cluster whose controller may pass per-organization roles can
 	// host a Dedicated one.
 	if spec.NodeRole == v1alpha1.NodeRoleDedicated && found.Cluster != nil && found.Cluster.Status.NodeRolePath == "" {
 		errs = append(errs, field.Forbidden(sp.Child("nodeRole"), fmt.Sprintf("%s %q uses an existing instance profile and its controller may pass that one role only; use Shared", v1alpha1.ClusterKind, found.Cluster.Name)))
 	}
-	return append(errs, validateNodeClassKinds(spec, pools, observed)...)
+	return append(errs, validateNodeClassKinds(spec, r.pools, r.view)...)
 }
 
 // validateStaticReferences refuses what Karpenter refuses on a static NodePool (spec.replicas): any limit but
@@ -132,24 +133,27 @@ func validateNodeClassKinds(spec v1alpha1.XKarpenterIsolationSpec, pools []pool,
 	return errs
 }
 
-// validateFound returns the spec errors that only show once what the spec
-// names has been fetched: the references, the cluster, the namespaces the
-// platform gives the organization and the claim's own namespace.
-func validateFound(spec v1alpha1.XKarpenterIsolationSpec, pools []pool, found lookup, observed fnstate.Observed, in Input, claim claimOf, keys placement.Keys) field.ErrorList {
-	errs := validateAgainstReferences(spec, pools, found, observed)
-	errs = append(errs, validateReferences(spec, found, in, keys)...)
-	errs = append(errs, validatePlatformNamespaces(spec, found, keys)...)
-	return append(errs, validateClaimedOrganization(spec, claim, found, keys)...)
+// validateFound refuses what only shows once what the spec names has been fetched: the references, the
+// cluster, the namespaces the platform gives the organization and the claim's own namespace. Nothing is
+// judged before everything is found.
+func (r *call) validateFound() bool {
+	if r.found.Unresolved() {
+		return true
+	}
+	errs := r.validateAgainstReferences()
+	errs = append(errs, validateReferences(r.Spec, r.found, r.In, r.keys)...)
+	errs = append(errs, validatePlatformNamespaces(r.namespaces, r.found, r.keys)...)
+	return r.Valid(append(errs, validateClaimedOrganization(r.Spec, r.claim, r.found, r.keys)...))
 }
 
 // validateKarpenterNamespace refuses the namespace Karpenter's controller
 // runs in: Karpenter's own pods must never need a tenant's pool to start.
-func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundCluster) field.ErrorList {
+func validateKarpenterNamespace(namespaces []specNamespace, c *boundCluster) field.ErrorList {
 	if c == nil || c.Spec.Karpenter.Namespace == "" {
 		return nil
 	}
 	var errs field.ErrorList
-	for _, ns := range specNamespaces(spec) {
+	for _, ns := range namespaces {
 		if ns.Name == c.Spec.Karpenter.Namespace {
 			errs = append(errs, field.Invalid(ns.Path(), ns.Name, fmt.Sprintf("Karpenter's controller runs in this namespace (%s %q)", v1alpha1.ClusterKind, c.Name)))
 		}
@@ -159,9 +163,9 @@ func validateKarpenterNamespace(spec v1alpha1.XKarpenterIsolationSpec, c *boundC
 
 // validatePlatformNamespaces refuses namespaces whose pods are the
 // platform's: placement exempts them, so no organization may hold one.
-func validatePlatformNamespaces(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) field.ErrorList {
+func validatePlatformNamespaces(namespaces []specNamespace, found lookup, keys placement.Keys) field.ErrorList {
 	var errs field.ErrorList
-	for _, ns := range specNamespaces(spec) {
+	for _, ns := range namespaces {
 		if why := platformNamespace(ns.Name, found.Placement, found.Exempt, keys); why != "" {
 			errs = append(errs, field.Invalid(ns.Path(), ns.Name, why))
 		}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -91,15 +89,13 @@ func lastWarnCount(last v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpe
 // requireWarnedPods asks, in Warn mode, for the pods of every namespace the
 // platform gives the organization, those no stack lists included; none
 // while counting is paused.
-func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, paused bool) {
-	if !spec.Placement.Warned() || paused {
+func (r *call) requireWarnedPods(rs map[string]*fnv1.ResourceSelector) {
+	if !r.Spec.Placement.Warned() || r.at.PodsPaused {
 		return
 	}
-	namespaces := unlistedNamespaces(spec, given)
-	for _, ns := range specNamespaces(spec) {
-		if given.Namespaces[ns.Name] {
-			namespaces = append(namespaces, ns.Name)
-		}
+	namespaces := unlistedNamespaces(r.namespaces, r.given)
+	for _, ns := range r.served {
+		namespaces = append(namespaces, ns.Name)
 	}
 	for _, ns := range namespaces {
 		namespace := ns
@@ -113,16 +109,14 @@ func requireWarnedPods(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarp
 // and every pod of a namespace given that no stack lists (no Role grants it
 // anything). A pod being deleted or done is not counted. Resolved is false
 // until Crossplane has answered for every namespace.
-func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, given givenSet, keys placement.Keys) (warned []string, pods int, resolved bool) {
+func (r *call) warnedPods() (warned []string, pods int, resolved bool) {
+	req, spec, keys := r.Req, r.Spec, r.keys
 	if !spec.Placement.Warned() {
 		return nil, 0, true
 	}
 	var out []string
 	resolved = true
-	for _, ns := range specNamespaces(spec) {
-		if !given.Namespaces[ns.Name] {
-			continue
-		}
+	for _, ns := range r.served {
 		nsPods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns.Name)
 		resolved = resolved && ok
 		pods += len(nsPods)
@@ -136,7 +130,7 @@ func warnedPods(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationS
 			}
 		}
 	}
-	for _, ns := range unlistedNamespaces(spec, given) {
+	for _, ns := range unlistedNamespaces(r.namespaces, r.given) {
 		nsPods, ok := fnstate.Required(req, requireWarnedPodsPrefix+ns)
 		resolved = resolved && ok
 		pods += len(nsPods)
@@ -193,61 +187,4 @@ func requiresExactly(exprs []any, key, value string) bool {
 		}
 	}
 	return false
-}
-
-// countWarned says in the status, in Warn mode, how many pods Enforce would
-// refuse, when and out of how many; while counting is paused, what the last
-// count said.
-func countWarned(st *v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpenterIsolationSpec, found lookup, wc warnCount, now time.Time) {
-	switch {
-	case !spec.Placement.Warned():
-	case wc.Paused:
-		st.WarnedPods, st.WarnedPodsCountedAt, st.PodsCounted = wc.Last.WarnedPods, wc.Last.WarnedPodsCountedAt, wc.Last.PodsCounted
-	default:
-		st.WarnedPods = ptr.To(int32(min(len(found.Warned), math.MaxInt32)))
-		st.PodsCounted = ptr.To(int32(max(0, min(found.PodsCounted, math.MaxInt32))))
-		st.WarnedPodsCountedAt = now.UTC().Format(time.RFC3339)
-	}
-}
-
-// warnedMessage adds the count to the WarnOnly condition's message.
-func warnedMessage(found lookup, wc warnCount, now time.Time) string {
-	if wc.Paused {
-		n := int32(0)
-		if wc.Last.WarnedPods != nil {
-			n = *wc.Last.WarnedPods
-		}
-		return fmt.Sprintf("; %d pods in its namespaces selected no pool of the organization when counted at %s, of %d there: above %d pods Warn mode counts once an hour, not at each change of a pod, next at %s",
-			n, wc.Last.WarnedPodsCountedAt, ptr.Deref(wc.Last.PodsCounted, 0), warnRecountLimit, wc.Resume.UTC().Format(time.RFC3339))
-	}
-	var msg string
-	if len(found.Warned) == 0 {
-		msg = "; every pod in its namespaces selects a pool of the organization: switching to Enforce refuses none of them"
-	} else {
-		msg = fmt.Sprintf("; %d pods in its namespaces select no pool of the organization, so Enforce would refuse them: %s", len(found.Warned), listed(found.Warned))
-	}
-	if found.PodsCounted > warnRecountLimit {
-		msg += fmt.Sprintf(" (its namespaces hold %d pods, more than the %d Warn mode counts at each change: it counts again at %s)",
-			found.PodsCounted, warnRecountLimit, now.Add(warnRecountEvery).UTC().Format(time.RFC3339))
-	}
-	return msg
-}
-
-// requeueForCount asks to be called again when a paused count resumes, or
-// when the count that just saw too many pods is due again.
-func requeueForCount(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterIsolationSpec, found lookup, wc warnCount, now time.Time) {
-	var next time.Duration
-	switch {
-	case !spec.Placement.Warned():
-		return
-	case wc.Paused:
-		next = wc.Resume.Sub(now)
-	case found.PodsCounted > warnRecountLimit:
-		next = warnRecountEvery
-	default:
-		return
-	}
-	if ttl := rsp.GetMeta().GetTtl(); ttl == nil || next < ttl.AsDuration() {
-		rsp.GetMeta().Ttl = durationpb.New(max(next, time.Second))
-	}
 }

@@ -57,16 +57,16 @@ func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in I
 // workloadView returns the reader of the organization's workload cluster (nil when it runs beside Crossplane),
 // by its cluster as Crossplane last fetched it, and the observed composed resources as the rest of the function
 // reads them (see remote.Reader.Localize).
-func workloadView(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf, observed fnstate.Observed) (*remote.Reader, fnstate.Observed, error) {
-	c, err := fetchedCluster(req, spec)
+func (r *call) workloadView() (*remote.Reader, fnstate.Observed, error) {
+	c, err := fetchedCluster(r.Req, r.Spec)
 	if err != nil {
 		return nil, fnstate.Observed{}, err
 	}
-	wl := workloadReader(c, spec, in, claim)
+	wl := workloadReader(c, r.Spec, r.In, r.claim)
 	if wl == nil {
-		return wl, observed, nil
+		return wl, r.Observed, nil
 	}
-	local, err := wl.Localize(req, observed.ReadAll())
+	local, err := wl.Localize(r.Req, r.Observed.ReadAll())
 	return wl, fnstate.ObservedOf(local), err
 }
 
