@@ -166,7 +166,7 @@ func poolName(organization, stack, class string) string {
 	if len(name) <= names.MaxLabelValue {
 		return name
 	}
-	return names.ShortenWith(names.MaxLabelValue, shortenedPoolPrefix, name[len(poolNamePrefix)+1:], poolHashLen, name)
+	return names.Cut{MaxLen: names.MaxLabelValue, Prefix: shortenedPoolPrefix, HashLen: poolHashLen}.Shorten(name[len(poolNamePrefix)+1:], name)
 }
 
 // mergeSettings returns base with every field override sets replacing it;

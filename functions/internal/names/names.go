@@ -35,12 +35,20 @@ func Shorten(maxLen int, name string) string {
 	return head + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }
 
-// ShortenWith returns prefix + the start of body, cut to fit maxLen with "-"
-// and the first hashLen hex digits of the SHA-256 of full. The cut never ends
-// in "-" or ".", so a DNS-1123 name stays one. The caller picks a prefix that
-// no name it leaves whole can start with, so that shortened and whole names
-// never meet.
-func ShortenWith(maxLen int, prefix, body string, hashLen int, full string) string {
+// A Cut shortens names to MaxLen behind a Prefix of the caller's, with a hash
+// of HashLen hex digits. The caller picks a prefix that no name it leaves whole
+// can start with, so that shortened and whole names never meet.
+type Cut struct {
+	MaxLen  int
+	Prefix  string
+	HashLen int
+}
+
+// Shorten returns the cut's prefix + the start of body, cut to fit MaxLen with
+// "-" and the first HashLen hex digits of the SHA-256 of full. The cut never
+// ends in "-" or ".", so a DNS-1123 name stays one.
+func (c Cut) Shorten(body, full string) string {
+	maxLen, prefix, hashLen := c.MaxLen, c.Prefix, c.HashLen
 	sum := sha256.Sum256([]byte(full))
 	room := maxLen - len(prefix) - 1 - hashLen
 	if room > len(body) {

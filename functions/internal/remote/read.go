@@ -89,7 +89,7 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 			// A name check lasts until the object is composed, and what it finds is often that very object
 			// being created, which its controller writes many times a second (a NodePool Karpenter is
 			// provisioning): watched, each write would wake the XR until Crossplane's circuit breaker opened.
-			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel.GetNamespace(), sel.GetMatchName(), !ownership.IsNameCheck(key))
+			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel, !ownership.IsNameCheck(key))
 			continue
 		}
 		reads[resource.Name(readPrefix+key)] = r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
@@ -102,10 +102,10 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 	return reads
 }
 
-// observe is an observe-only Object of one object of the workload cluster, watched if watch.
-func (r *Reader) observe(name string, gvk schema.GroupVersionKind, namespace, objectName string, watch bool) *composed.Unstructured {
-	metadata := map[string]any{"name": objectName}
-	if namespace != "" {
+// observe is an observe-only Object of the one object of the workload cluster sel names, watched if watch.
+func (r *Reader) observe(name string, gvk schema.GroupVersionKind, sel *fnv1.ResourceSelector, watch bool) *composed.Unstructured {
+	metadata := map[string]any{"name": sel.GetMatchName()}
+	if namespace := sel.GetNamespace(); namespace != "" {
 		metadata["namespace"] = namespace
 	}
 	o := composed.New()
