@@ -16,7 +16,6 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
@@ -53,26 +52,31 @@ const (
 	nodeClaimKind    = "NodeClaim"
 )
 
-// requireRollout asks Crossplane for what a staged rollout reads: every pool
-// kiso composes and the reference pairs the pools name and, only while a
-// wave is being judged (staged.JudgesNodes), every NodeClaim (Karpenter
-// labels them with their pool, which one label selector cannot ask for).
-// NodeClaims are the read that grows with the fleet and changes all day as
-// Karpenter launches and consolidates nodes, and Crossplane calls the XR on
-// every change of what it requires: a cluster whose rollouts are done reads
-// none. Nothing is asked without spec.rollout: a cluster that does not stage
-// rollouts costs nothing more.
+// requireRollout asks Crossplane for every pool kiso composes, which a staged rollout reads; resolveRollout
+// asks for the reference pairs the pools name and, only while a wave is being judged (staged.JudgesNodes), every
+// NodeClaim (Karpenter labels them with their pool, which one label selector cannot ask for). NodeClaims are
+// the read that grows with the fleet and changes all day as Karpenter launches and consolidates nodes, and
+// Crossplane calls the XR on every change of what it requires: a cluster whose rollouts are done reads none.
+// Nothing is asked without spec.rollout: a cluster that does not stage rollouts costs nothing more.
 // A NodePool list Crossplane could not return is reported by readRollout.
-func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string, staged rolloutResult) {
+func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec) {
 	if spec.Rollout == nil {
 		return
 	}
 	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: rollout.NodePoolGVK.GroupVersion().String(), Kind: rollout.NodePoolGVK.Kind, Match: &fnv1.ResourceSelector_MatchLabels{
 		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{ownership.ManagedByLabel: ownership.ManagedByValue}},
 	}}
+}
+
+// requireJudgedNodeClaims asks for every NodeClaim while a wave is judged.
+func requireJudgedNodeClaims(rs map[string]*fnv1.ResourceSelector, staged rolloutResult) {
 	if staged.JudgesNodes {
 		rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
 	}
+}
+
+// requireReferences asks for the reference pair each pool Crossplane returned names.
+func requireReferences(rs map[string]*fnv1.ResourceSelector, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) {
 	pools, _ := fnstate.Required(req, requirePools)
 	a := rollout.NewAnnotations(keys.Domain)
 	for _, np := range pools {
@@ -772,28 +776,40 @@ const (
 	ReasonBlocked     = "Blocked"
 )
 
-// stageRollout reads a staged rollout, moves it as far as it can go now and
-// says where it stands. While Crossplane has not answered every requirement
-// it keeps the last reconcile's state, snapshots included.
-func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, spec v1alpha1.XKarpenterClusterSpec, keys placement.Keys, now time.Time) (rolloutResult, error) {
-	if spec.Rollout == nil {
-		return rolloutResult{}, nil
+// resolveRollout reads a staged rollout, moves it as far as it can go now, and asks for what the answers name:
+// the reference pairs of the pools, and the NodeClaims while a wave is judged.
+func (r *request) resolveRollout() bool {
+	if r.Spec.Rollout == nil {
+		return true
 	}
 	var previous v1alpha1.XKarpenterClusterStatus
-	if err := xrfields.Decode(oxr.Resource.Object, "status", &previous); err != nil {
-		return rolloutResult{}, errors.Wrap(err, "cannot read the XR's status.rollouts")
+	if err := xrfields.Decode(r.ObservedXR.Resource.Object, "status", &previous); err != nil {
+		return r.Fatal(errors.Wrap(err, "cannot read the XR's status.rollouts"))
 	}
-	v, err := readRollout(req, keys, oxr.Resource.GetName())
+	v, err := readRollout(r.Req, r.keys, r.name())
 	if err != nil {
-		return rolloutResult{}, err
+		return r.Fatal(err)
 	}
+	r.rollout = &v
+	if r.staged, err = stageRollout(r.Spec, previous.Rollouts, v, r.Now); err != nil {
+		return r.Fatal(err)
+	}
+	requireReferences(r.required, r.Req, r.keys, r.name())
+	requireJudgedNodeClaims(r.required, r.staged)
+	return true
+}
+
+// stageRollout moves a staged rollout as far as it can go now. While Crossplane has not answered every
+// requirement it keeps the last reconcile's state, snapshots included.
+func stageRollout(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceRollout, v rolloutView, now time.Time) (rolloutResult, error) {
 	if v.Waiting {
-		return rolloutResult{Rollouts: previous.Rollouts, InProgress: true}, nil
+		return rolloutResult{Rollouts: previous, InProgress: true}, nil
 	}
-	res, err := advance(spec, previous.Rollouts, v, now)
-	if err != nil {
-		return res, err
-	}
+	return advance(spec, previous, v, now)
+}
+
+// reportRollout says where a staged rollout stands, once Crossplane has answered every requirement.
+func reportRollout(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterClusterSpec, v rolloutView, res rolloutResult) {
 	for _, w := range unboundWaveMembers(spec.Rollout, v) {
 		response.Warning(rsp, errors.New(w))
 	}
@@ -824,5 +840,4 @@ func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, o
 	default:
 		response.ConditionTrue(rsp, TypeRolledOut, ReasonComplete).WithMessage("every bound organization is on its reference's current revision")
 	}
-	return res, nil
 }

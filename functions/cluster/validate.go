@@ -45,6 +45,12 @@ const (
 	maxIAMPath             = v1alpha1.MaxLengthNamingIAMPath
 )
 
+// validate stops the call on a spec with errors, each naming its field, and while the API server refuses
+// Crossplane something this XR needs.
+func (r *request) validate() bool {
+	return r.Valid(validateSpec(r.Spec)) && !r.Refused()
+}
+
 // validateSpec returns every problem with the spec, each naming its field.
 // The spec has had defaults applied.
 func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
