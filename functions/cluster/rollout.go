@@ -264,7 +264,7 @@ func advance(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceR
 			}
 			continue
 		}
-		st, err := advanceReference(&res, spec.Rollout, ref, prev, cur, v.Pools[ref], now)
+		st, err := pairRollout{r: spec.Rollout, ref: ref, prev: prev, cur: cur, pools: v.Pools[ref], now: now}.advance(&res)
 		if err != nil {
 			return res, err
 		}
@@ -306,7 +306,8 @@ func released(prev *v1alpha1.ReferenceRollout, last int) string {
 // carryOver starts a reconcile's state of a pair from the last one's: what
 // it released, and for the same revision when its open wave was done and
 // (the same wave still open) when it opened.
-func carryOver(st *v1alpha1.ReferenceRollout, prev *v1alpha1.ReferenceRollout, wave, last int, now time.Time) {
+func (p pairRollout) carryOver(st *v1alpha1.ReferenceRollout, wave int) {
+	prev, last, now := p.prev, len(p.r.Waves), p.now
 	if prev != nil {
 		st.Released = released(prev, last)
 		if prev.Revision == st.Revision {
@@ -326,7 +327,8 @@ func carryOver(st *v1alpha1.ReferenceRollout, prev *v1alpha1.ReferenceRollout, w
 // and otherwise asks to be called again when its deadline passes: a wave held
 // by nodes Karpenter does not replace changes nothing that would wake the
 // cluster then.
-func (res *rolloutResult) checkDeadline(r *v1alpha1.Rollout, st v1alpha1.ReferenceRollout, orgs trackedOrganizations, wave int, now time.Time) error {
+func (res *rolloutResult) checkDeadline(p pairRollout, st v1alpha1.ReferenceRollout, orgs trackedOrganizations, wave int) error {
+	r, now := p.r, p.now
 	if wave > len(r.Waves) || st.HeldBy == "" || st.HeldBy == heldByPause {
 		return nil
 	}
@@ -355,15 +357,27 @@ func (res *rolloutResult) requeueWithin(d time.Duration) {
 // heldByPause is what holds a done wave's successor back while paused.
 const heldByPause = "spec.rollout.paused: the next wave opens once the rollout is resumed"
 
-// advanceReference moves one reference pair's rollout.
-func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool, now time.Time) (v1alpha1.ReferenceRollout, error) {
+// pairRollout is one reference pair's rollout as a reconcile moves it: spec.rollout, the pair, the state the
+// last reconcile left (nil if none), the pair's current revision, and the pools that clone it.
+type pairRollout struct {
+	r     *v1alpha1.Rollout
+	ref   string
+	prev  *v1alpha1.ReferenceRollout
+	cur   rollout.Revision
+	pools []trackedPool
+	now   time.Time
+}
+
+// advance moves one reference pair's rollout.
+func (p pairRollout) advance(res *rolloutResult) (v1alpha1.ReferenceRollout, error) {
+	r, ref, prev, cur, pools, now := p.r, p.ref, p.prev, p.cur, p.pools, p.now
 	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: cur.ID}
 	all := organizations(pools, r.Waves)
 	orgs, skipped := all.without(r.Skip, cur.ID)
 	st.Skipped = skipped
 	last := len(r.Waves)
 	wave := firstWave(r, prev, cur, orgs)
-	carryOver(&st, prev, wave, last, now)
+	p.carryOver(&st, wave)
 	res.JudgesNodes = res.JudgesNodes || wave <= last
 	for wave <= last {
 		holdup, notReady := heldBy(orgs, cur.ID, wave)
@@ -399,7 +413,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 		}
 		wave, st.WaveDoneAt, st.WaveOpenedAt = wave+1, "", now.UTC().Format(time.RFC3339)
 	}
-	if err := res.checkDeadline(r, st, orgs, wave, now); err != nil {
+	if err := res.checkDeadline(p, st, orgs, wave); err != nil {
 		return st, err
 	}
 	res.InProgress = res.InProgress || wave <= last
