@@ -45,10 +45,11 @@ type alertsPlan struct {
 	composed bool
 }
 
-func newAlertsPlan(req *fnv1.RunFunctionRequest, observed fnstate.Observed, wanted bool) alertsPlan {
-	_, composed := observed.Get(crPrometheusRule)
+// resolve reads Crossplane's answer for the CRD, and whether the PrometheusRule was composed before.
+func (a *alertsPlan) resolve(req *fnv1.RunFunctionRequest, observed fnstate.Observed) {
+	_, a.composed = observed.Get(crPrometheusRule)
 	found, answered := fnstate.Required(req, requirePrometheusRuleCRD)
-	return alertsPlan{wanted: wanted, answered: answered, served: len(found) > 0, composed: composed}
+	a.answered, a.served = answered, len(found) > 0
 }
 
 // compose reports whether to compose the PrometheusRule: while Crossplane has not answered yet, as before

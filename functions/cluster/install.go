@@ -56,13 +56,14 @@ type karpenterInstall struct {
 	kept *composed.Unstructured
 }
 
-func newKarpenterInstall(req *fnv1.RunFunctionRequest, p plan, xr *resource.Composite, observed fnstate.Observed, domain string) karpenterInstall {
-	k := karpenterInstall{plan: p, users: newReleaseUsers(req, p.Spec, xr, observed, domain), kept: keptRelease(observed)}
+// resolve reads Karpenter's Releases as provider-helm observed them; the plan is the one the Releases are
+// rendered from.
+func (k *karpenterInstall) resolve(p plan, observed fnstate.Observed) {
+	k.plan, k.kept = p, keptRelease(observed)
 	if install := p.Spec.Karpenter.Install; install != nil {
 		k.crds = notDeployed(observed, crKarpenterCRDRelease, karpenterCRDChart, install)
 		k.chart = notDeployed(observed, crKarpenterRelease, karpenterChart, install)
 	}
-	return k
 }
 
 // keptRelease is Karpenter's Release as it was rendered, if Crossplane observed one.
@@ -205,11 +206,18 @@ type releaseUsers struct {
 	inUse bool
 }
 
-func newReleaseUsers(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterClusterSpec, xr *resource.Composite, observed fnstate.Observed, domain string) releaseUsers {
-	if spec.Karpenter.Install != nil || !observed.Has(crKarpenterRelease) {
-		return releaseUsers{}
+// readsReleaseUsers reports whether the Release's users are read: Karpenter's Release was composed before and
+// spec.karpenter.install is not set.
+func readsReleaseUsers(spec v1alpha1.XKarpenterClusterSpec, observed fnstate.Observed) bool {
+	return spec.Karpenter.Install == nil && observed.Has(crKarpenterRelease)
+}
+
+// resolve reads whether the Release's users still use it, if they are read.
+func (u *releaseUsers) resolve(req *fnv1.RunFunctionRequest, xr *resource.Composite, domain string) {
+	if !u.read {
+		return
 	}
-	u := releaseUsers{read: true, inUse: usage.InUse(&xr.Resource.Unstructured)}
+	u.inUse = usage.InUse(&xr.Resource.Unstructured)
 	annotation := placement.NewRolloutAnnotations(domain).Cluster
 	for _, key := range []string{requireReleaseNodePools, requireReleaseNodeClasses} {
 		pools, resolved := fnstate.Required(req, key)
@@ -218,7 +226,6 @@ func newReleaseUsers(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterClust
 			return r.Resource.GetAnnotations()[annotation] == xr.Resource.GetName()
 		})
 	}
-	return u
 }
 
 // require asks for the tenant pools, if the Release's users are read.

@@ -88,7 +88,7 @@ func mergeValues(base, over map[string]any) map[string]any {
 
 // newRelease renders a Release of one of Karpenter's charts, from spec.karpenter.install's repository and
 // version, into Karpenter's namespace of the cluster Karpenter runs in.
-func newRelease(p plan, name, chart, helmRelease string, forProvider map[string]any) *composed.Unstructured {
+func (p plan) newRelease(name, chart, helmRelease string, forProvider map[string]any) *composed.Unstructured {
 	install := p.Spec.Karpenter.Install
 	providerConfig := localProviderConfig
 	if pc, remote := p.Spec.Remote(); remote {
@@ -126,7 +126,7 @@ func renderKarpenterRelease(p plan) (*composed.Unstructured, error) {
 		}
 		values = mergeValues(values, given)
 	}
-	return newRelease(p, p.releaseName(), karpenterChart, karpenterRelease, map[string]any{"skipCRDs": true, "values": values}), nil
+	return p.newRelease(p.releaseName(), karpenterChart, karpenterRelease, map[string]any{"skipCRDs": true, "values": values}), nil
 }
 
 // renderCRDRelease renders the Release of Karpenter's CRD chart, or nil without spec.karpenter.install.
@@ -138,7 +138,7 @@ func renderCRDRelease(p plan) *composed.Unstructured {
 	if p.Spec.Karpenter.Install == nil {
 		return nil
 	}
-	r := newRelease(p, p.crdReleaseName(), karpenterCRDChart, karpenterCRDRelease, map[string]any{"takeOwnership": true, "values": crdChartValues()})
+	r := p.newRelease(p.crdReleaseName(), karpenterCRDChart, karpenterCRDRelease, map[string]any{"takeOwnership": true, "values": crdChartValues()})
 	r.Object["spec"].(map[string]any)["deletionPolicy"] = "Orphan"
 	return r
 }

@@ -127,7 +127,8 @@ func observedAPIVersion(oc resource.ObservedComposed) string {
 	return oc.Resource.GetAPIVersion()
 }
 
-func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI string) placementPlan {
+// newPlacementPlan plans the policies; resolve sets the MutatingAdmissionPolicy API once the apiserver has said.
+func newPlacementPlan(cluster, karpenterNamespace string, in Input) placementPlan {
 	nss := append(append([]string{}, alwaysPlatformNamespaces...), karpenterNamespace)
 	nss = append(nss, in.PlatformNamespaces...)
 	slices.Sort(nss)
@@ -141,7 +142,6 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input, injectAPI st
 		NodeStackKey:        keys.NodeStack,
 		PlatformNamespaces:  slices.Compact(nss),
 		Schedulers:          in.Schedulers,
-		InjectAPIVersion:    injectAPI,
 	}
 }
 

@@ -41,25 +41,40 @@ func requirePlatformNamespaces(rs map[string]*fnv1.ResourceSelector, pp placemen
 	}
 }
 
-// reportPlatformNamespaces says which platform namespaces do not exist, once
-// Crossplane has answered for every one.
-func reportPlatformNamespaces(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, pp placementPlan) {
-	var missing []string
-	for _, ns := range pp.namesExemptByName() {
-		found, resolved := fnstate.Required(req, requirePlatformNamespacePrefix+ns)
+// platformNamespaces is which platform namespaces a user could create do not exist, once Crossplane has
+// answered for every one.
+type platformNamespaces struct {
+	answered bool
+	missing  []string
+}
+
+// resolvePlatformNamespaces reads Crossplane's answers for the platform namespaces a user could create.
+func resolvePlatformNamespaces(req *fnv1.RunFunctionRequest, pp placementPlan) platformNamespaces {
+	var ns platformNamespaces
+	for _, name := range pp.namesExemptByName() {
+		found, resolved := fnstate.Required(req, requirePlatformNamespacePrefix+name)
 		if !resolved {
-			return
+			return platformNamespaces{}
 		}
 		if len(found) == 0 {
-			missing = append(missing, ns)
+			ns.missing = append(ns.missing, name)
 		}
 	}
-	if len(missing) == 0 {
+	ns.answered = true
+	return ns
+}
+
+// report says which platform namespaces do not exist, once Crossplane has answered for every one.
+func (ns platformNamespaces) report(rsp *fnv1.RunFunctionResponse) {
+	if !ns.answered {
+		return
+	}
+	if len(ns.missing) == 0 {
 		response.ConditionTrue(rsp, TypePlatformNamespaces, ReasonAllExist).TargetComposite()
 		return
 	}
 	response.ConditionFalse(rsp, TypePlatformNamespaces, ReasonSomeMissing).
-		WithMessage("platform namespaces " + strings.Join(missing, ", ") + " do not exist in the cluster: placement exempts them by name, so policy " +
+		WithMessage("platform namespaces " + strings.Join(ns.missing, ", ") + " do not exist in the cluster: placement exempts them by name, so policy " +
 			placement.NamespacePolicyName + " lets only the platform create them (who holds " + placement.VerbLabel + " on " + placement.Namespaces + "." + placement.Group +
 			"); drop them from the function input's platformNamespaces if the platform runs nothing there").
 		TargetComposite()

@@ -15,7 +15,6 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
-	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
@@ -263,7 +262,8 @@ func TestWorkloadClusterRolloutReadsThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := map[string]*fnv1.ResourceSelector{}
-	requireRollout(rs, s, &fnv1.RunFunctionRequest{}, placement.NewKeys(""), "prod", rolloutResult{JudgesNodes: true})
+	requireRollout(rs, s)
+	requireJudgedNodeClaims(rs, rolloutResult{JudgesNodes: true})
 	reads := workloadReader(s, "prod").Requirements(rs)
 	desired := map[string]*fnv1.Resource{}
 	for name, read := range reads {

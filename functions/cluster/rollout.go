@@ -16,7 +16,6 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
@@ -52,26 +51,31 @@ const (
 	nodeClaimKind    = "NodeClaim"
 )
 
-// requireRollout asks Crossplane for what a staged rollout reads: every pool
-// kiso composes and the reference pairs the pools name and, only while a
-// wave is being judged (staged.JudgesNodes), every NodeClaim (Karpenter
-// labels them with their pool, which one label selector cannot ask for).
-// NodeClaims are the read that grows with the fleet and changes all day as
-// Karpenter launches and consolidates nodes, and Crossplane calls the XR on
-// every change of what it requires: a cluster whose rollouts are done reads
-// none. Nothing is asked without spec.rollout: a cluster that does not stage
-// rollouts costs nothing more.
+// requireRollout asks Crossplane for every pool kiso composes, which a staged rollout reads; resolveRollout
+// asks for the reference pairs the pools name and, only while a wave is being judged (staged.JudgesNodes), every
+// NodeClaim (Karpenter labels them with their pool, which one label selector cannot ask for). NodeClaims are
+// the read that grows with the fleet and changes all day as Karpenter launches and consolidates nodes, and
+// Crossplane calls the XR on every change of what it requires: a cluster whose rollouts are done reads none.
+// Nothing is asked without spec.rollout: a cluster that does not stage rollouts costs nothing more.
 // A NodePool list Crossplane could not return is reported by readRollout.
-func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string, staged rolloutResult) {
+func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec) {
 	if spec.Rollout == nil {
 		return
 	}
 	rs[requirePools] = &fnv1.ResourceSelector{ApiVersion: rollout.NodePoolGVK.GroupVersion().String(), Kind: rollout.NodePoolGVK.Kind, Match: &fnv1.ResourceSelector_MatchLabels{
 		MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{placement.ManagedByLabel: placement.ManagedByValue}},
 	}}
+}
+
+// requireJudgedNodeClaims asks for every NodeClaim while a wave is judged.
+func requireJudgedNodeClaims(rs map[string]*fnv1.ResourceSelector, staged rolloutResult) {
 	if staged.JudgesNodes {
 		rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
 	}
+}
+
+// requireReferences asks for the reference pair each pool Crossplane returned names.
+func requireReferences(rs map[string]*fnv1.ResourceSelector, req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) {
 	pools, _ := fnstate.Required(req, requirePools)
 	a := placement.NewRolloutAnnotations(keys.Domain)
 	for _, np := range pools {
@@ -259,7 +263,7 @@ func advance(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceR
 			}
 			continue
 		}
-		st, err := advanceReference(&res, spec.Rollout, ref, prev, cur, v.Pools[ref], now)
+		st, err := pairRollout{r: spec.Rollout, ref: ref, prev: prev, cur: cur, pools: v.Pools[ref], now: now}.advance(&res)
 		if err != nil {
 			return res, err
 		}
@@ -301,7 +305,8 @@ func released(prev *v1alpha1.ReferenceRollout, last int) string {
 // carryOver starts a reconcile's state of a pair from the last one's: what
 // it released, and for the same revision when its open wave was done and
 // (the same wave still open) when it opened.
-func carryOver(st *v1alpha1.ReferenceRollout, prev *v1alpha1.ReferenceRollout, wave, last int, now time.Time) {
+func (p pairRollout) carryOver(st *v1alpha1.ReferenceRollout, wave int) {
+	prev, last, now := p.prev, len(p.r.Waves), p.now
 	if prev != nil {
 		st.Released = released(prev, last)
 		if prev.Revision == st.Revision {
@@ -321,7 +326,8 @@ func carryOver(st *v1alpha1.ReferenceRollout, prev *v1alpha1.ReferenceRollout, w
 // and otherwise asks to be called again when its deadline passes: a wave held
 // by nodes Karpenter does not replace changes nothing that would wake the
 // cluster then.
-func (res *rolloutResult) checkDeadline(r *v1alpha1.Rollout, st v1alpha1.ReferenceRollout, orgs trackedOrganizations, wave int, now time.Time) error {
+func (res *rolloutResult) checkDeadline(p pairRollout, st v1alpha1.ReferenceRollout, orgs trackedOrganizations, wave int) error {
+	r, now := p.r, p.now
 	if wave > len(r.Waves) || st.HeldBy == "" || st.HeldBy == heldByPause {
 		return nil
 	}
@@ -350,15 +356,27 @@ func (res *rolloutResult) requeueWithin(d time.Duration) {
 // heldByPause is what holds a done wave's successor back while paused.
 const heldByPause = "spec.rollout.paused: the next wave opens once the rollout is resumed"
 
-// advanceReference moves one reference pair's rollout.
-func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev *v1alpha1.ReferenceRollout, cur rollout.Revision, pools []trackedPool, now time.Time) (v1alpha1.ReferenceRollout, error) {
+// pairRollout is one reference pair's rollout as a reconcile moves it: spec.rollout, the pair, the state the
+// last reconcile left (nil if none), the pair's current revision, and the pools that clone it.
+type pairRollout struct {
+	r     *v1alpha1.Rollout
+	ref   string
+	prev  *v1alpha1.ReferenceRollout
+	cur   rollout.Revision
+	pools []trackedPool
+	now   time.Time
+}
+
+// advance moves one reference pair's rollout.
+func (p pairRollout) advance(res *rolloutResult) (v1alpha1.ReferenceRollout, error) {
+	r, ref, prev, cur, pools, now := p.r, p.ref, p.prev, p.cur, p.pools, p.now
 	st := v1alpha1.ReferenceRollout{Reference: ref, Revision: cur.ID}
 	all := organizations(pools, r.Waves)
 	orgs, skipped := all.without(r.Skip, cur.ID)
 	st.Skipped = skipped
 	last := len(r.Waves)
 	wave := firstWave(r, prev, cur, orgs)
-	carryOver(&st, prev, wave, last, now)
+	p.carryOver(&st, wave)
 	res.JudgesNodes = res.JudgesNodes || wave <= last
 	for wave <= last {
 		holdup, notReady := heldBy(orgs, cur.ID, wave)
@@ -394,7 +412,7 @@ func advanceReference(res *rolloutResult, r *v1alpha1.Rollout, ref string, prev 
 		}
 		wave, st.WaveDoneAt, st.WaveOpenedAt = wave+1, "", now.UTC().Format(time.RFC3339)
 	}
-	if err := res.checkDeadline(r, st, orgs, wave, now); err != nil {
+	if err := res.checkDeadline(p, st, orgs, wave); err != nil {
 		return st, err
 	}
 	res.InProgress = res.InProgress || wave <= last
@@ -771,28 +789,40 @@ const (
 	ReasonBlocked     = "Blocked"
 )
 
-// stageRollout reads a staged rollout, moves it as far as it can go now and
-// says where it stands. While Crossplane has not answered every requirement
-// it keeps the last reconcile's state, snapshots included.
-func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, spec v1alpha1.XKarpenterClusterSpec, keys placement.Keys, now time.Time) (rolloutResult, error) {
-	if spec.Rollout == nil {
-		return rolloutResult{}, nil
+// resolveRollout reads a staged rollout, moves it as far as it can go now, and asks for what the answers name:
+// the reference pairs of the pools, and the NodeClaims while a wave is judged.
+func (r *request) resolveRollout() bool {
+	if r.Spec.Rollout == nil {
+		return true
 	}
 	var previous v1alpha1.XKarpenterClusterStatus
-	if err := fnstate.Decode(oxr.Resource.Object, "status", &previous); err != nil {
-		return rolloutResult{}, errors.Wrap(err, "cannot read the XR's status.rollouts")
+	if err := fnstate.Decode(r.ObservedXR.Resource.Object, "status", &previous); err != nil {
+		return r.Fatal(errors.Wrap(err, "cannot read the XR's status.rollouts"))
 	}
-	v, err := readRollout(req, keys, oxr.Resource.GetName())
+	v, err := readRollout(r.Req, r.keys, r.name())
 	if err != nil {
-		return rolloutResult{}, err
+		return r.Fatal(err)
 	}
+	r.rollout = &v
+	if r.staged, err = stageRollout(r.Spec, previous.Rollouts, v, r.Now); err != nil {
+		return r.Fatal(err)
+	}
+	requireReferences(r.required, r.Req, r.keys, r.name())
+	requireJudgedNodeClaims(r.required, r.staged)
+	return true
+}
+
+// stageRollout moves a staged rollout as far as it can go now. While Crossplane has not answered every
+// requirement it keeps the last reconcile's state, snapshots included.
+func stageRollout(spec v1alpha1.XKarpenterClusterSpec, previous []v1alpha1.ReferenceRollout, v rolloutView, now time.Time) (rolloutResult, error) {
 	if v.Waiting {
-		return rolloutResult{Rollouts: previous.Rollouts, InProgress: true}, nil
+		return rolloutResult{Rollouts: previous, InProgress: true}, nil
 	}
-	res, err := advance(spec, previous.Rollouts, v, now)
-	if err != nil {
-		return res, err
-	}
+	return advance(spec, previous, v, now)
+}
+
+// reportRollout says where a staged rollout stands, once Crossplane has answered every requirement.
+func reportRollout(rsp *fnv1.RunFunctionResponse, spec v1alpha1.XKarpenterClusterSpec, v rolloutView, res rolloutResult) {
 	for _, w := range unboundWaveMembers(spec.Rollout, v) {
 		response.Warning(rsp, errors.New(w))
 	}
@@ -823,5 +853,4 @@ func stageRollout(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, o
 	default:
 		response.ConditionTrue(rsp, TypeRolledOut, ReasonComplete).WithMessage("every bound organization is on its reference's current revision")
 	}
-	return res, nil
 }

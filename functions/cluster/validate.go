@@ -44,6 +44,12 @@ const (
 	maxIAMPath             = v1alpha1.MaxLengthNamingIAMPath
 )
 
+// validate stops the call on a spec with errors, each naming its field, and while the API server refuses
+// Crossplane something this XR needs.
+func (r *request) validate() bool {
+	return r.Valid(validateSpec(r.Spec)) && !r.Refused()
+}
+
 // validateSpec returns every problem with the spec, each naming its field.
 // The spec has had defaults applied.
 func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
@@ -95,7 +101,7 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 		errs = append(errs, validateExistingInstanceProfile(sp.Child("nodeRole", "existingInstanceProfile"), *ex, spec)...)
 	}
 	if b := spec.PermissionsBoundary; b != "" {
-		errs = append(errs, validateIAMARN(sp.Child("permissionsBoundary"), b, policyResource, "a managed policy ARN, arn:<partition>:iam::<account>:policy/<name>", spec, true)...)
+		errs = append(errs, validateIAMARN(sp.Child("permissionsBoundary"), b, managedPolicyARN, spec)...)
 	}
 	errs = append(errs, validateLabels(sp.Child("monitoring", "labels"), spec.Monitoring.Labels)...)
 	errs = append(errs, validateNaming(sp.Child("naming"), spec.Naming)...)
@@ -177,7 +183,7 @@ func validateController(path *field.Path, spec v1alpha1.XKarpenterClusterSpec) f
 		if c.OIDCProviderARN == "" {
 			return field.ErrorList{field.Required(arnPath, "IRSA trusts the cluster's IAM OIDC provider")}
 		}
-		return validateIAMARN(arnPath, c.OIDCProviderARN, oidcResource, "an IAM OIDC provider ARN, arn:<partition>:iam::<account>:oidc-provider/<issuer>", spec, false)
+		return validateIAMARN(arnPath, c.OIDCProviderARN, oidcProviderARN, spec)
 	default:
 		return field.ErrorList{field.NotSupported(path.Child("identity"), c.Identity, v1alpha1.EnumControllerIdentityIdentity)}
 	}
@@ -197,12 +203,28 @@ func validateExistingInstanceProfile(path *field.Path, ex v1alpha1.ExistingInsta
 	if ex.RoleARN == "" {
 		return append(errs, field.Required(path.Child("roleArn"), "the role in the instance profile, which the controller may pass to EC2"))
 	}
-	return append(errs, validateIAMARN(path.Child("roleArn"), ex.RoleARN, roleResource, "a role ARN, arn:<partition>:iam::<account>:role/<name>", spec, false)...)
+	return append(errs, validateIAMARN(path.Child("roleArn"), ex.RoleARN, roleARN, spec)...)
 }
+
+// arnForm is the form of an IAM ARN of one kind of resource: its resource part, what to call it in an error,
+// and whether AWS may own it (a managed policy).
+type arnForm struct {
+	resource *regexp.Regexp
+	what     string
+	awsOwned bool
+}
+
+// The IAM ARNs a spec names.
+var (
+	roleARN          = arnForm{resource: roleResource, what: "a role ARN, arn:<partition>:iam::<account>:role/<name>"}
+	managedPolicyARN = arnForm{resource: policyResource, what: "a managed policy ARN, arn:<partition>:iam::<account>:policy/<name>", awsOwned: true}
+	oidcProviderARN  = arnForm{resource: oidcResource, what: "an IAM OIDC provider ARN, arn:<partition>:iam::<account>:oidc-provider/<issuer>"}
+)
 
 // validateIAMARN checks an IAM ARN's form and that it is in the cluster's
 // partition and account (or, for a managed policy when awsOwned, owned by AWS).
-func validateIAMARN(path *field.Path, v string, resource *regexp.Regexp, what string, spec v1alpha1.XKarpenterClusterSpec, awsOwned bool) field.ErrorList {
+func validateIAMARN(path *field.Path, v string, form arnForm, spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
+	resource, what, awsOwned := form.resource, form.what, form.awsOwned
 	m := iamARNPattern.FindStringSubmatch(v)
 	if m == nil || !resource.MatchString(m[3]) || (m[2] == "aws" && !awsOwned) {
 		return field.ErrorList{field.Invalid(path, v, "must be "+what)}

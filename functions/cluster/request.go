@@ -1,0 +1,69 @@
+package main
+
+import (
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
+)
+
+// request is what one RunFunction call knows: what it read (fncall.Call) and what each phase derives from it,
+// set by that phase.
+type request struct {
+	*fncall.Call[Input, v1alpha1.XKarpenterClusterSpec]
+
+	// Set by begin.
+	keys placement.Keys
+	// workload reads the workload cluster for the cluster's own requirements; nil when Karpenter runs beside
+	// Crossplane.
+	workload *remote.Reader
+
+	// Set by require.
+	plan      plan
+	placement placementPlan
+	// required is what the call asks Crossplane for; resolve adds what the answers name, settle the names
+	// the objects hold.
+	required map[string]*fnv1.ResourceSelector
+
+	// Set by resolve.
+	alerts     alertsPlan
+	install    karpenterInstall
+	namespaces platformNamespaces
+	// rollout is what was read of a staged rollout, nil without spec.rollout.
+	rollout *rolloutView
+	staged  rolloutResult
+
+	// Set by render.
+	status  v1alpha1.XKarpenterClusterStatus
+	objects map[resource.Name]*composed.Unstructured
+
+	// Set by settle.
+	reads    map[resource.Name]*composed.Unstructured
+	verdict  ownership.Verdict
+	notReady int
+	inUse    []resource.Name
+}
+
+// begin reads what the call knows: its input, the observed and desired state, and the XR's spec. It returns
+// false, with a Fatal result, when any cannot be read.
+func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*request, bool) {
+	c, ok := fncall.Begin(req, log, fncall.Reader[Input, v1alpha1.XKarpenterClusterSpec]{
+		Input: getInput, Spec: decodeSpec, To: fncall.Composite,
+	})
+	r := &request{Call: c}
+	if !ok {
+		return r, false
+	}
+	r.keys = placement.NewKeys(r.In.KeyDomain)
+	r.workload = workloadReader(r.Spec, r.name())
+	return r, true
+}
+
+// name is the XR's name.
+func (r *request) name() string { return r.ObservedXR.Resource.GetName() }

@@ -1,0 +1,25 @@
+package main
+
+import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// require plans what the cluster composes and asks Crossplane for what it reads to render it, all known from
+// the spec, the input and what the cluster composed before: the MutatingAdmissionPolicy API the apiserver
+// serves, prometheus-operator's CRD, the platform namespaces, a staged rollout's pools, and the tenant pools
+// that may still use a Release the spec no longer asks for. Whatever a workload cluster holds is read there
+// (settle hands the requirements over).
+func (r *request) require() {
+	r.plan = newPlan(r.Spec)
+	// One placement plan serves the policies rendered and the platform namespaces required.
+	r.placement = newPlacementPlan(r.name(), r.Spec.Karpenter.Namespace, r.In)
+	r.alerts = alertsPlan{wanted: r.plan.PrometheusRule}
+	r.install = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
+
+	r.required = map[string]*fnv1.ResourceSelector{}
+	requireInjectAPI(r.required, r.In)
+	r.alerts.require(r.required)
+	requirePlatformNamespaces(r.required, r.placement)
+	requireRollout(r.required, r.Spec)
+	r.install.require(r.required)
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+)
+
+// resolve reads Crossplane's answers to what require asked for, before anything is rendered: a workload
+// cluster's first (the provider's observations there become the answers), then whether the cluster serves
+// prometheus-operator's PrometheusRule, a staged rollout, the MutatingAdmissionPolicy API, the tenant pools a
+// Release the spec no longer asks for may still serve, Karpenter's Releases as provider-helm observed them, and
+// which platform namespaces exist.
+func (r *request) resolve() bool {
+	if r.workload != nil {
+		answered, err := r.workload.Answer(r.Req, r.Observed.ReadAll())
+		if err != nil {
+			return r.Fatal(err)
+		}
+		r.Observed = fnstate.ObservedOf(answered)
+	}
+	r.alerts.resolve(r.Req, r.Observed)
+	r.plan.PrometheusRule = r.alerts.compose()
+	if !r.resolveRollout() {
+		return false
+	}
+	r.placement.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed)
+	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
+	r.install.resolve(r.plan, r.Observed)
+	r.namespaces = resolvePlatformNamespaces(r.Req, r.placement)
+	return true
+}
