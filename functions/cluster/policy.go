@@ -26,10 +26,14 @@ var passedToEC2 = aws.Values{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
 // interruption is enabled.
 func controllerPolicies(p plan) []managedPolicy {
 	part, region, account, cluster := p.Partition, p.Region, p.Account, p.Cluster
-	ec2 := func(resource string) string { return aws.ARN(part, "ec2", region, "*", resource) }
-	ec2NoAccount := func(resource string) string { return aws.ARN(part, "ec2", region, "", resource) }
-	instanceProfiles := aws.ARN(part, "iam", "", account, "instance-profile/*")
-	clusterARN := aws.ARN(part, "eks", region, account, "cluster/"+cluster)
+	ec2 := func(resource string) string {
+		return aws.ARN{Partition: part, Service: "ec2", Region: region, Account: "*", Resource: resource}.String()
+	}
+	ec2NoAccount := func(resource string) string {
+		return aws.ARN{Partition: part, Service: "ec2", Region: region, Resource: resource}.String()
+	}
+	instanceProfiles := aws.ARN{Partition: part, Service: "iam", Account: account, Resource: "instance-profile/*"}.String()
+	clusterARN := aws.ARN{Partition: part, Service: "eks", Region: region, Account: account, Resource: "cluster/" + cluster}.String()
 
 	owned := "kubernetes.io/cluster/" + cluster
 	taggedResources := aws.Values{ec2("fleet/*"), ec2("instance/*"), ec2("volume/*"), ec2("network-interface/*"), ec2("launch-template/*"), ec2("spot-instances-request/*")}
@@ -158,7 +162,7 @@ func controllerPolicies(p plan) []managedPolicy {
 				},
 				aws.Values{"*"},
 				aws.Condition{"StringEquals": {"aws:RequestedRegion": {region}}}),
-			aws.AllowStatement("AllowSSMReadActions", aws.Values{"ssm:GetParameter"}, aws.Values{aws.ARN(part, "ssm", region, "", "parameter/aws/service/*")}, nil),
+			aws.AllowStatement("AllowSSMReadActions", aws.Values{"ssm:GetParameter"}, aws.Values{aws.ARN{Partition: part, Service: "ssm", Region: region, Resource: "parameter/aws/service/*"}.String()}, nil),
 			aws.AllowStatement("AllowPricingReadActions", aws.Values{"pricing:GetProducts"}, aws.Values{"*"}, nil),
 			aws.AllowStatement("AllowUnscopedInstanceProfileListAction", aws.Values{"iam:ListInstanceProfiles"}, aws.Values{"*"}, nil),
 			aws.AllowStatement("AllowInstanceProfileReadActions", aws.Values{"iam:GetInstanceProfile"}, aws.Values{instanceProfiles}, nil),
@@ -173,5 +177,5 @@ func passRoleResources(p plan) aws.Values {
 	if p.Spec.NodeRole.ExistingInstanceProfile != nil {
 		return aws.Values{p.NodeRoleARN}
 	}
-	return aws.Values{p.NodeRoleARN, aws.ARN(p.Partition, "iam", "", p.Account, "role"+p.NodeRolePath+"*")}
+	return aws.Values{p.NodeRoleARN, aws.ARN{Partition: p.Partition, Service: "iam", Account: p.Account, Resource: "role" + p.NodeRolePath + "*"}.String()}
 }

@@ -29,7 +29,7 @@ func (r *request) settle() bool {
 	if len(r.required) > 0 {
 		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required}
 	}
-	r.verdict = ownership.Verify(r.Req, planned, composedIdx, v1alpha1.ClusterKind, r.ObservedXR.Resource.GetUID())
+	r.verdict = ownership.Verify(r.Req, planned, composedIdx, ownership.Owner{Kind: v1alpha1.ClusterKind, UID: r.ObservedXR.Resource.GetUID()})
 	if r.Conflicts(r.verdict.Messages()) {
 		return false
 	}

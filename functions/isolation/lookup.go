@@ -212,7 +212,7 @@ func (r *call) lookup() (lookup, error) {
 		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
 	l.resolveClusterPolicy(req)
-	v := ownership.Verify(req, r.planned, r.ours, v1alpha1.IsolationKind, r.ObservedXR.Resource.GetUID())
+	v := ownership.Verify(req, r.planned, r.ours, ownership.Owner{Kind: v1alpha1.IsolationKind, UID: r.ObservedXR.Resource.GetUID()})
 	l.Waiting = l.Waiting || v.Waiting
 	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
 	return l, nil

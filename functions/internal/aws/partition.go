@@ -32,8 +32,13 @@ func PartitionOfRegion(region string) v1alpha1.Partition {
 	}
 }
 
-// ARN builds an ARN. IAM ARNs have no region; AWS-managed policies have the
-// account "aws".
-func ARN(partition v1alpha1.Partition, service, region, account, resource string) string {
-	return "arn:" + string(partition) + ":" + service + ":" + region + ":" + account + ":" + resource
+// An ARN names an AWS resource. IAM ARNs have no region; AWS-managed policies have the account "aws".
+type ARN struct {
+	Partition                          v1alpha1.Partition
+	Service, Region, Account, Resource string
+}
+
+// String is the ARN as AWS writes it.
+func (a ARN) String() string {
+	return "arn:" + string(a.Partition) + ":" + a.Service + ":" + a.Region + ":" + a.Account + ":" + a.Resource
 }

@@ -51,12 +51,12 @@ func TestARN(t *testing.T) {
 	}{
 		"IAMHasNoRegion": {
 			reason: "An IAM ARN leaves the region empty.",
-			got:    ARN(v1alpha1.PartitionAWS, "iam", "", "111122223333", "role/KarpenterNodeRole-prod"),
+			got:    ARN{Partition: v1alpha1.PartitionAWS, Service: "iam", Account: "111122223333", Resource: "role/KarpenterNodeRole-prod"}.String(),
 			want:   "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
 		},
 		"Regional": {
 			reason: "A regional ARN names its partition, region and account.",
-			got:    ARN(v1alpha1.PartitionGovCloud, "sqs", "us-gov-west-1", "111122223333", "prod"),
+			got:    ARN{Partition: v1alpha1.PartitionGovCloud, Service: "sqs", Region: "us-gov-west-1", Account: "111122223333", Resource: "prod"}.String(),
 			want:   "arn:aws-us-gov:sqs:us-gov-west-1:111122223333:prod",
 		},
 	}

@@ -127,8 +127,15 @@ func (v Verdict) Messages() []string {
 	return out
 }
 
+// An Owner is the XR that composes the planned objects: of its kind, its UID controls what it composed.
+type Owner struct {
+	Kind string
+	UID  types.UID
+}
+
 // Verify reads Crossplane's answers to Require.
-func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, xrKind string, xrUID types.UID) Verdict {
+func Verify(req *fnv1.RunFunctionRequest, planned []Object, composed Composed, owner Owner) Verdict {
+	xrKind, xrUID := owner.Kind, owner.UID
 	v := Verdict{}
 	for _, o := range planned {
 		if composed.Has(o) {

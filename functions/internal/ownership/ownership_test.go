@@ -85,7 +85,7 @@ func TestVerify(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{RequiredResources: tc.required}
-			got := Verify(req, []Object{role}, Composed{}, "XKarpenterCluster", "xr-uid")
+			got := Verify(req, []Object{role}, Composed{}, Owner{Kind: "XKarpenterCluster", UID: "xr-uid"})
 			if diff := cmp.Diff(tc.want, verdict{Waiting: got.Waiting, Conflicts: got.Messages()}, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nVerify(...): -want, +got:\n%s", tc.reason, diff)
 			}
