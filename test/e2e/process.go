@@ -12,7 +12,17 @@ import (
 
 // runCommand runs a short-lived command and returns its stdout; the error carries its stderr.
 func runCommand(ctx context.Context, env []string, stdin []byte, binary string, args ...string) ([]byte, error) {
+	return runCommandWith(ctx, "", env, stdin, binary, args...)
+}
+
+// runCommandIn runs a command as runCommand does, in dir.
+func runCommandIn(ctx context.Context, dir string, env []string, binary string, args ...string) ([]byte, error) {
+	return runCommandWith(ctx, dir, env, nil, binary, args...)
+}
+
+func runCommandWith(ctx context.Context, dir string, env []string, stdin []byte, binary string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
