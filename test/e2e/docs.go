@@ -36,7 +36,7 @@ func runDocBlock(ctx context.Context, kubectl, kubeconfig, dir, block string) (s
 		"KUBECONFIG=" + kubeconfig,
 		"PATH=" + filepath.Dir(kubectl) + string(os.PathListSeparator) + os.Getenv("PATH"),
 	}
-	out, err := runCommandIn(ctx, dir, shellEnv, "sh", "-c", block)
+	out, err := runCommandWith(ctx, dir, shellEnv, nil, "sh", "-c", block)
 	return string(out), err
 }
 

@@ -15,11 +15,7 @@ func runCommand(ctx context.Context, env []string, stdin []byte, binary string, 
 	return runCommandWith(ctx, "", env, stdin, binary, args...)
 }
 
-// runCommandIn runs a command as runCommand does, in dir.
-func runCommandIn(ctx context.Context, dir string, env []string, binary string, args ...string) ([]byte, error) {
-	return runCommandWith(ctx, dir, env, nil, binary, args...)
-}
-
+// runCommandWith runs a command as runCommand does, in dir.
 func runCommandWith(ctx context.Context, dir string, env []string, stdin []byte, binary string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir = dir
