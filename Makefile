@@ -72,9 +72,12 @@ lint: ## golangci-lint (.golangci.yml: vet, staticcheck, gosec, import order, ..
 	  $$lint run --allow-serial-runners ./... && \
 	  cd test/e2e && $$lint run --allow-serial-runners --config ../../.golangci.yml ./...
 
+# KISO_RENDER_DOCS=1: docs/development.md's make render command, run as written (hack/render/docs_test.go); go test
+# ./... skips it, as it builds the functions and runs the Crossplane CLI, which this target has just done.
 .PHONY: examples
-examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml.
+examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml; run docs/development.md's render command.
 	$(GO) run ./hack/render check
+	KISO_RENDER_DOCS=1 $(GO) test -count=1 -timeout=20m -run '^TestTheDevelopmentPagesRenderCommandRenders$$' ./hack/render
 
 .PHONY: golden
 golden: ## Rewrite every example's expected.yaml from a fresh render (review the diff before committing).

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Environment variables of `make demo`.
@@ -104,6 +106,35 @@ func TestDemo(t *testing.T) {
 			if out := show.kubectl(t, args...); strings.TrimSpace(out) == "" {
 				t.Errorf("docs/install.md's `kubectl %s` lists nothing here", strings.Join(args, " "))
 			}
+		}
+	})
+
+	step(t, "TheRunbooksCommandListsAnOrganizationsConditions", func(t *testing.T) {
+		xr, _, _ := unstructured.NestedString(env.Cluster.GetT(t, IsolationClaimKind, "tyrell", "tyrell").Object, "spec", "resourceRef", "name")
+		if xr == "" {
+			t.Fatal("claim tyrell/tyrell names no XR in spec.resourceRef")
+		}
+		out := runDocBlockT(t, "docs/runbooks.md", "kubectl get xkarpenterisolation <xr>", map[string]string{"<xr>": xr})
+		for _, want := range []string{"Ready=True", "Synced=True", "ReferencesResolved=True", "PlacementInjected=True"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("docs/runbooks.md's command for XR %s prints %q; want it to hold %s", xr, out, want)
+			}
+		}
+	})
+
+	step(t, "TheDashboardLoadsAsTheMonitoringPageSays", func(t *testing.T) {
+		monitoring := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: monitoring\n")
+		env.ApplyT(t, monitoring)
+		t.Cleanup(func() { deleteAtCleanup(t, monitoring) })
+		runDocBlockT(t, "docs/monitoring.md", "kubectl create configmap kiso-organizations", nil)
+		dashboard := string(readRepoFileT(t, "monitoring/dashboards/kiso-organizations.json"))
+		out, err := env.Kubectl.Run(t.Context(), nil, "get", "configmap", "kiso-organizations", "-n", "monitoring", "-l", "grafana_dashboard=1",
+			"-o", `jsonpath={.data.kiso-organizations\.json}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != dashboard {
+			t.Errorf("ConfigMap monitoring/kiso-organizations, labelled grafana_dashboard=1, holds %d bytes under kiso-organizations.json; want the dashboard's %d", len(out), len(dashboard))
 		}
 	})
 

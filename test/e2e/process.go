@@ -12,7 +12,13 @@ import (
 
 // runCommand runs a short-lived command and returns its stdout; the error carries its stderr.
 func runCommand(ctx context.Context, env []string, stdin []byte, binary string, args ...string) ([]byte, error) {
+	return runCommandWith(ctx, "", env, stdin, binary, args...)
+}
+
+// runCommandWith runs a command as runCommand does, in dir.
+func runCommandWith(ctx context.Context, dir string, env []string, stdin []byte, binary string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

@@ -330,24 +330,8 @@ func (pr provider) start(ctx context.Context, servers *process.Group, mgmt *Envi
 	))
 }
 
-// configure creates the provider's ProviderConfig named name, whose credentials are the kubeconfig in a key of a
-// secret in Crossplane's namespace, and waits for the provider to take it up.
-func (pr provider) configure(ctx context.Context, mgmt *Environment, name, secret, key string) error {
-	manifest := fmt.Appendf(nil, `apiVersion: %s
-kind: %s
-metadata:
-  name: %s
-spec:
-  credentials:
-    source: Secret
-    secretRef:
-      namespace: %s
-      name: %s
-      key: %s
-`, pr.providerConfig.GroupVersion(), pr.providerConfig.Kind, name, crossplaneNamespace, secret, key)
-	if err := mgmt.Kubectl.Apply(ctx, manifest); err != nil {
-		return fmt.Errorf("cannot create the ProviderConfig %s of %s: %w", name, pr.name, err)
-	}
+// configured waits for the provider to take up its ProviderConfig named name.
+func (pr provider) configured(ctx context.Context, mgmt *Environment, name string) error {
 	_, err := mgmt.Cluster.WaitFor(ctx, serverStartTimeout, pr.providerConfig, "", name, func(u *unstructured.Unstructured) (bool, string) {
 		for _, f := range u.GetFinalizers() {
 			if f == providerConfigInUse {

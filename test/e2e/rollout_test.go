@@ -191,6 +191,10 @@ func TestAReferenceChangeRollsOutWaveByWave(t *testing.T) {
 				t.Errorf("RolledOut=False Blocked says %q; want it to say %q", r.Message, want)
 			}
 		}
+		// What docs/runbooks.md's KisoRolloutBlocked has the operator run says the same.
+		if out := runDocBlockT(t, "docs/runbooks.md", "kubectl get xkarpentercluster <cluster>", map[string]string{"<cluster>": rolloutCluster}); strings.TrimSpace(out) != r.Message {
+			t.Errorf("docs/runbooks.md's command for cluster %s prints %q; want RolledOut's message %q", rolloutCluster, out, r.Message)
+		}
 		assertOnNodeT(t, holder, nodes[holder])
 		waitForClusterWarningT(t, "rollout blocked: ")
 		waitForDriftedSeriesT(t, "kiso-"+holder, nodes[holder])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -17,11 +18,15 @@ import (
 const workloadBootTimeout = 5 * time.Minute
 
 // The workload cluster as the management cluster knows it: one ProviderConfig of each provider, both named
-// workload, reading its kubeconfig from one secret in Crossplane's namespace.
+// workload, reading its kubeconfig from one secret in Crossplane's namespace, made by the commands
+// docs/many-clusters.md gives (manyClustersPage).
 const (
 	WorkloadProviderConfig = "workload"
-	workloadSecret         = "workload-kubeconfig"
-	workloadSecretKey      = "kubeconfig"
+	// manyClustersPage is the page whose commands make the workload cluster's Secret and ProviderConfigs, and
+	// manyClustersNameLine the line of them that names the workload cluster; the harness runs them with its own
+	// name there, WorkloadProviderConfig, the kubeconfig in the file they read, <name>.kubeconfig.
+	manyClustersPage     = "docs/many-clusters.md"
+	manyClustersNameLine = "cluster=eu-workloads\n"
 	// workloadKarpenterRelease is the release the harness's Karpenter takes its identity from in the workload
 	// cluster. Not karpenter: a scenario installs Karpenter's AWS chart there as release karpenter, and Helm
 	// refuses to take over the ClusterRoles, bindings and kube-system Roles of that name which another
@@ -132,10 +137,11 @@ func (e *Environment) startWorkload(ctx context.Context, phases *phaseTimer) (*W
 	return wl, err
 }
 
-// startWorkloadProviders gives the management cluster a kubeconfig of the workload cluster, in a secret, and runs
-// provider-kubernetes and provider-helm with a ProviderConfig that uses it.
+// startWorkloadProviders runs provider-kubernetes and provider-helm for the management cluster and gives them,
+// by docs/many-clusters.md's commands, a Secret holding a kubeconfig of the workload cluster and a ProviderConfig
+// each that reads it.
 func (e *Environment) startWorkloadProviders(ctx context.Context, servers *process.Group, workload *controlPlane, dir string) error {
-	kubeconfig := filepath.Join(dir, "workload.kubeconfig")
+	kubeconfig := filepath.Join(dir, WorkloadProviderConfig+".kubeconfig")
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -146,20 +152,41 @@ func (e *Environment) startWorkloadProviders(ctx context.Context, servers *proce
 	if _, err := kubectl.Run(ctx, nil, "create", "clusterrolebinding", managementUser, "--clusterrole=cluster-admin", "--user="+managementUser); err != nil {
 		return fmt.Errorf("cannot make %s an administrator of the workload cluster: %w", managementUser, err)
 	}
-	// The providers run on this machine, so the kubeconfig's server, https://127.0.0.1:PORT, reaches the
-	// workload cluster from them as it does from here.
-	if _, err := e.Kubectl.Run(ctx, nil, "create", "secret", "generic", workloadSecret, "--namespace="+crossplaneNamespace,
-		"--from-file="+workloadSecretKey+"="+kubeconfig); err != nil {
-		return fmt.Errorf("cannot store the workload cluster's kubeconfig: %w", err)
-	}
+	var providers []provider
 	for _, start := range []func(context.Context, *process.Group, *Environment, string) (provider, error){startProviderKubernetes, startProviderHelm} {
 		pr, err := start(ctx, servers, e, dir)
 		if err != nil {
 			return err
 		}
-		if err := pr.configure(ctx, e, WorkloadProviderConfig, workloadSecret, workloadSecretKey); err != nil {
+		providers = append(providers, pr)
+	}
+	// The providers run on this machine, so the kubeconfig's server, https://127.0.0.1:PORT, reaches the
+	// workload cluster from them as it does from here.
+	if err := e.runManyClustersCommands(ctx, dir); err != nil {
+		return err
+	}
+	for _, pr := range providers {
+		if err := pr.configured(ctx, e, WorkloadProviderConfig); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// runManyClustersCommands runs, in dir, the commands of docs/many-clusters.md that store a workload cluster's
+// kubeconfig in a Secret and make both providers' ProviderConfigs read it, against the management cluster, with the
+// page's name for the workload cluster replaced by WorkloadProviderConfig.
+func (e *Environment) runManyClustersCommands(ctx context.Context, dir string) error {
+	block, err := docBlock(e.RepoRoot, manyClustersPage, manyClustersNameLine)
+	if err != nil {
+		return err
+	}
+	if n := strings.Count(block, manyClustersNameLine); n != 1 {
+		return fmt.Errorf("%s's commands name the workload cluster %d times (%q); want once", manyClustersPage, n, manyClustersNameLine)
+	}
+	block = strings.Replace(block, manyClustersNameLine, "cluster="+WorkloadProviderConfig+"\n", 1)
+	if out, err := runDocBlock(ctx, e.prepared.Kubectl, e.Kubeconfig, dir, block); err != nil {
+		return fmt.Errorf("%s's commands for a workload cluster failed: %w\n%s", manyClustersPage, err, out)
 	}
 	return nil
 }
