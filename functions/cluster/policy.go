@@ -32,7 +32,7 @@ func controllerPolicies(p plan) []managedPolicy {
 	ec2NoAccount := func(resource string) string {
 		return aws.ARN{Partition: part, Service: "ec2", Region: region, Resource: resource}.String()
 	}
-	instanceProfiles := aws.ARN{Partition: part, Service: "iam", Account: account, Resource: "instance-profile/*"}.String()
+	instanceProfiles := aws.ARN{Partition: part, Service: aws.ServiceIAM, Account: account, Resource: "instance-profile/*"}.String()
 	clusterARN := aws.ARN{Partition: part, Service: "eks", Region: region, Account: account, Resource: "cluster/" + cluster}.String()
 
 	owned := "kubernetes.io/cluster/" + cluster
@@ -177,5 +177,5 @@ func passRoleResources(p plan) aws.Values {
 	if p.Spec.NodeRole.ExistingInstanceProfile != nil {
 		return aws.Values{p.NodeRoleARN}
 	}
-	return aws.Values{p.NodeRoleARN, aws.ARN{Partition: p.Partition, Service: "iam", Account: p.Account, Resource: "role" + p.NodeRolePath + "*"}.String()}
+	return aws.Values{p.NodeRoleARN, aws.ARN{Partition: p.Partition, Service: aws.ServiceIAM, Account: p.Account, Resource: "role" + p.NodeRolePath + "*"}.String()}
 }

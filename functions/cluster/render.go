@@ -19,7 +19,7 @@ const crClusterView resource.Name = "organization-view"
 // karpenterInstall), the Usages that order their deletion, and the view its organizations read. For a workload
 // cluster, every Kubernetes object goes there in a provider-kubernetes Object; the view stays where Crossplane
 // and the organizations' XRs run.
-func (r *request) render() bool {
+func (r *call) render() bool {
 	// The status comes first: the view the cluster composes for its organizations shows part of it.
 	r.status = buildStatus(r.plan)
 	r.status.Rollouts, r.status.Rollout = r.staged.Rollouts, summary(r.Spec, r.staged.Rollouts)

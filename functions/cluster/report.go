@@ -5,10 +5,13 @@ import (
 )
 
 // report says on the XR what the call found and composed: the spec valid, which platform namespaces do not
-// exist, whether the alerts are in place, and how far Karpenter's install is.
-func (r *request) report() {
+// exist, whether the alerts are in place, how far Karpenter's install is, and how soon Crossplane calls again.
+func (r *call) report() {
 	fncall.SpecValid(r.Rsp, r.To)
 	r.namespaces.report(r.Rsp)
 	r.alerts.report(r.Rsp)
 	r.install.report(r.Rsp)
+	// How soon Crossplane calls again: an hour once nothing waits, a soaking wave's end if sooner.
+	r.Settled(r.notReady == 0 && len(r.inUse) == 0 && !r.verdict.Waiting && !r.staged.InProgress)
+	r.staged.requeue(r.Rsp)
 }

@@ -9,7 +9,7 @@ import (
 // serves, prometheus-operator's CRD, the platform namespaces, a staged rollout's pools, and the tenant pools
 // that may still use a Release the spec no longer asks for. Whatever a workload cluster holds is read there
 // (settle hands the requirements over).
-func (r *request) require() {
+func (r *call) require() {
 	r.plan = newPlan(r.Spec)
 	// One placement plan serves the policies rendered and the platform namespaces required.
 	r.placement = newPlacementPlan(r.name(), r.Spec.Karpenter.Namespace, r.In)

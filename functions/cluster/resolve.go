@@ -9,7 +9,7 @@ import (
 // prometheus-operator's PrometheusRule, a staged rollout, the MutatingAdmissionPolicy API, the tenant pools a
 // Release the spec no longer asks for may still serve, Karpenter's Releases as provider-helm observed them, and
 // which platform namespaces exist.
-func (r *request) resolve() bool {
+func (r *call) resolve() bool {
 	if r.workload != nil {
 		answered, err := r.workload.Answer(r.Req, r.Observed.ReadAll())
 		if err != nil {

@@ -791,7 +791,7 @@ const (
 
 // resolveRollout reads a staged rollout, moves it as far as it can go now, and asks for what the answers name:
 // the reference pairs of the pools, and the NodeClaims while a wave is judged.
-func (r *request) resolveRollout() bool {
+func (r *call) resolveRollout() bool {
 	if r.Spec.Rollout == nil {
 		return true
 	}

@@ -16,12 +16,12 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
-// settle decides what of the rendered objects Crossplane composes now, and how soon it calls again. Never take
+// settle decides what of the rendered objects Crossplane composes now. Never take
 // over an IAM role, queue or rule kiso did not create: Crossplane is asked for whatever holds each name not yet
 // composed, and a name something else holds stops the call; an object not yet known to be free waits. Each object
 // is ready by what Crossplane observed of it, and an object the spec no longer asks for that a Usage still names
 // goes once Crossplane can delete it.
-func (r *request) settle() bool {
+func (r *call) settle() bool {
 	planned := plannedObjects(r.objects)
 	composedIdx := ownership.IndexObserved(r.Observed)
 	ownership.Require(r.required, planned, composedIdx)
@@ -37,14 +37,12 @@ func (r *request) settle() bool {
 
 	r.notReady = r.compose()
 	r.inUse = usage.KeepInUse(r.Desired, r.Observed, []string{meta.AnnotationKeyExternalName})
-	r.Settled(r.notReady == 0 && len(r.inUse) == 0 && !r.verdict.Waiting && !r.staged.InProgress)
-	r.staged.requeue(r.Rsp)
 	return true
 }
 
 // compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,
 // and the reads, and returns how many objects are not ready.
-func (r *request) compose() int {
+func (r *call) compose() int {
 	notReady := 0
 	for name, cd := range r.objects {
 		if r.verdict.Waiting && !r.Observed.Has(name) {

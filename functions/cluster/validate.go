@@ -46,7 +46,7 @@ const (
 
 // validate stops the call on a spec with errors, each naming its field, and while the API server refuses
 // Crossplane something this XR needs.
-func (r *request) validate() bool {
+func (r *call) validate() bool {
 	return r.Valid(validateSpec(r.Spec)) && !r.Refused()
 }
 

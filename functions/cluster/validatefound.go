@@ -4,7 +4,7 @@ package main
 // organizations spec.rollout names that have no pool bound to the cluster, and whether its waves are done,
 // progressing, paused or blocked. Nothing is said while Crossplane has not answered every requirement of the
 // rollout.
-func (r *request) validateFound() {
+func (r *call) validateFound() {
 	if r.rollout != nil && !r.rollout.Waiting {
 		reportRollout(r.Rsp, r.Spec, *r.rollout, r.staged)
 	}

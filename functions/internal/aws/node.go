@@ -26,5 +26,5 @@ var NodePolicies = []struct{ Key, Name string }{
 
 // ManagedPolicyARN is the ARN of an AWS-managed policy in a partition.
 func ManagedPolicyARN(partition v1alpha1.Partition, name string) string {
-	return ARN{Partition: partition, Service: "iam", Account: "aws", Resource: "policy/" + name}.String()
+	return ARN{Partition: partition, Service: ServiceIAM, Account: "aws", Resource: "policy/" + name}.String()
 }

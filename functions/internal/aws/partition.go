@@ -32,6 +32,9 @@ func PartitionOfRegion(region string) v1alpha1.Partition {
 	}
 }
 
+// ServiceIAM is IAM's service in an ARN.
+const ServiceIAM = "iam"
+
 // An ARN names an AWS resource. IAM ARNs have no region; AWS-managed policies have the account "aws".
 type ARN struct {
 	Partition                          v1alpha1.Partition

@@ -51,7 +51,7 @@ func TestARN(t *testing.T) {
 	}{
 		"IAMHasNoRegion": {
 			reason: "An IAM ARN leaves the region empty.",
-			got:    ARN{Partition: v1alpha1.PartitionAWS, Service: "iam", Account: "111122223333", Resource: "role/KarpenterNodeRole-prod"}.String(),
+			got:    ARN{Partition: v1alpha1.PartitionAWS, Service: ServiceIAM, Account: "111122223333", Resource: "role/KarpenterNodeRole-prod"}.String(),
 			want:   "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
 		},
 		"Regional": {

@@ -13,9 +13,9 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
-// request is what one RunFunction call knows: what it read (fncall.Call) and what each phase derives from it,
+// call is what one RunFunction call knows: what it read (fncall.Call) and what each phase derives from it,
 // set by that phase.
-type request struct {
+type call struct {
 	*fncall.Call[Input, v1alpha1.XKarpenterClusterSpec]
 
 	// Set by begin.
@@ -52,11 +52,11 @@ type request struct {
 
 // begin reads what the call knows: its input, the observed and desired state, and the XR's spec. It returns
 // false, with a Fatal result, when any cannot be read.
-func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*request, bool) {
+func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*call, bool) {
 	c, ok := fncall.Begin(req, log, fncall.Reader[Input, v1alpha1.XKarpenterClusterSpec]{
 		Input: getInput, Spec: decodeSpec, To: fncall.Composite,
 	})
-	r := &request{Call: c}
+	r := &call{Call: c}
 	if !ok {
 		return r, false
 	}
@@ -66,4 +66,4 @@ func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*request, bool) {
 }
 
 // name is the XR's name.
-func (r *request) name() string { return r.ObservedXR.Resource.GetName() }
+func (r *call) name() string { return r.ObservedXR.Resource.GetName() }
