@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -128,13 +129,32 @@ func TestDemo(t *testing.T) {
 		t.Cleanup(func() { deleteAtCleanup(t, monitoring) })
 		runDocBlockT(t, "docs/monitoring.md", "kubectl create configmap kiso-organizations", nil)
 		dashboard := string(readRepoFileT(t, "monitoring/dashboards/kiso-organizations.json"))
-		out, err := env.Kubectl.Run(t.Context(), nil, "get", "configmap", "kiso-organizations", "-n", "monitoring", "-l", "grafana_dashboard=1",
-			"-o", `jsonpath={.data.kiso-organizations\.json}`)
+		// What a dashboard sidecar lists: the namespace's ConfigMaps of the label (kubectl takes no name beside a
+		// selector).
+		out, err := env.Kubectl.Run(t.Context(), nil, "get", "configmaps", "-n", "monitoring", "-l", "grafana_dashboard=1", "-o", "json")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(out) != dashboard {
-			t.Errorf("ConfigMap monitoring/kiso-organizations, labelled grafana_dashboard=1, holds %d bytes under kiso-organizations.json; want the dashboard's %d", len(out), len(dashboard))
+		var labelled struct {
+			Items []struct {
+				Metadata struct{ Name string } `json:"metadata"`
+				Data     map[string]string     `json:"data"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(out, &labelled); err != nil {
+			t.Fatal(err)
+		}
+		got, found := "", false
+		for _, cm := range labelled.Items {
+			if cm.Metadata.Name == "kiso-organizations" {
+				got, found = cm.Data["kiso-organizations.json"], true
+			}
+		}
+		if !found {
+			t.Fatal("no ConfigMap kiso-organizations labelled grafana_dashboard=1 in namespace monitoring")
+		}
+		if got != dashboard {
+			t.Errorf("ConfigMap monitoring/kiso-organizations, labelled grafana_dashboard=1, holds %d bytes under kiso-organizations.json; want the dashboard's %d", len(got), len(dashboard))
 		}
 	})
 
