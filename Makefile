@@ -52,12 +52,12 @@ FUZZTIME ?= 20000x
 FUZZMINIMIZETIME ?= 20x
 
 .PHONY: fuzz
-fuzz: ## Every Go fuzz target (func Fuzz... under functions/) for FUZZTIME each (default 20000 executions); inputs that fail are kept in the package's testdata/fuzz.
+fuzz: ## Every Go fuzz target (func Fuzz... under functions/ and internal/) for FUZZTIME each (default 20000 executions); inputs that fail are kept in the package's testdata/fuzz.
 	@# Go keeps every interesting input in the machine's fuzz cache and replays them all before fuzzing: on a
 	@# machine that has fuzzed often, that replay alone outlasts FUZZTIME and the run ends "context deadline
 	@# exceeded". Each run starts from the seeds and testdata/fuzz, as on a fresh machine.
 	@$(GO) clean -fuzzcache
-	@grep -rl --include='*_test.go' '^func Fuzz' functions | sort | while read -r file; do \
+	@grep -rl --include='*_test.go' '^func Fuzz' functions internal | sort | while read -r file; do \
 	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
 	    echo "fuzz $$target in ./$$(dirname "$$file") for $(FUZZTIME)"; \
 	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "./$$(dirname "$$file")"; \

@@ -1,21 +1,14 @@
 package docs
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-// A command block is a ```sh block of README.md or docs/*.md, with the marker on the line before its fence.
-type commandBlock struct {
-	doc    string // the page, relative to the repository's root: README.md, docs/install.md
-	line   int    // the fence's line
-	marker string // the HTML comment before the fence, without <!-- and -->; "" if there is none
-	text   string // the commands
-}
+	"github.com/kiso-dev/kiso/internal/docblocks"
+)
 
 // runByMarker names the Go function that runs a block: `<!-- run by TestX -->`, optionally followed by what it
 // does with it after a colon or a space.
@@ -38,30 +31,33 @@ var ciCommand = regexp.MustCompile(`^make ([a-z][a-z0-9-]*)\b`)
 // command could drift from what the code does and nobody would notice until a reader ran it.
 func TestEveryCommandBlockIsRunOrSaysWhyNot(t *testing.T) {
 	root := filepath.Join("..", "..")
-	blocks := commandBlocks(t, root)
+	blocks, err := docblocks.Pages(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(blocks) < 10 {
 		t.Fatalf("found only %d sh blocks in README.md and docs/*.md; the pattern no longer matches how they are written", len(blocks))
 	}
 	funcs := goFunctions(t, root)
 	for _, b := range blocks {
-		where := fmt.Sprintf("%s:%d", b.doc, b.line)
-		if m := runByMarker.FindStringSubmatch(b.marker); m != nil {
+		where := b.Where()
+		if m := runByMarker.FindStringSubmatch(b.Marker); m != nil {
 			checkRunBy(t, root, where, b, m[1], funcs)
 			continue
 		}
-		if m := notRunMarker.FindStringSubmatch(b.marker); m != nil {
-			if !needsAWSOrInternet.MatchString(b.text) {
-				t.Errorf("%s is marked %q, but none of its commands needs AWS or a public registry: run it in a test", where, b.marker)
+		if m := notRunMarker.FindStringSubmatch(b.Marker); m != nil {
+			if !needsAWSOrInternet.MatchString(b.Text) {
+				t.Errorf("%s is marked %q, but none of its commands needs AWS or a public registry: run it in a test", where, b.Marker)
 			}
 			continue
 		}
 		t.Errorf("%s: a sh block needs a marker on the line before its fence: <!-- run by TestX --> naming the test that "+
-			"runs it, or <!-- not run here: why --> if it needs AWS or a public registry (found %q)", where, b.marker)
+			"runs it, or <!-- not run here: why --> if it needs AWS or a public registry (found %q)", where, b.Marker)
 	}
 }
 
 // checkRunBy holds a run-by marker to a function declared once in the repository, in a file that names the page.
-func checkRunBy(t *testing.T, root, where string, b commandBlock, name string, funcs map[string][]string) {
+func checkRunBy(t *testing.T, root, where string, b docblocks.Block, name string, funcs map[string][]string) {
 	t.Helper()
 	if name == "CI" {
 		checkRunByCI(t, root, where, b)
@@ -72,19 +68,19 @@ func checkRunBy(t *testing.T, root, where string, b commandBlock, name string, f
 		t.Errorf("%s is run by %s, which is declared in %d Go files of the repository (%v); want one", where, name, len(files), files)
 		return
 	}
-	if !strings.Contains(readT(t, files[0]), `"`+b.doc+`"`) {
-		t.Errorf("%s is run by %s, but %s, which declares it, never names %q", where, name, rel(root, files[0]), b.doc)
+	if !strings.Contains(readT(t, files[0]), `"`+b.Page+`"`) {
+		t.Errorf("%s is run by %s, but %s, which declares it, never names %q", where, name, rel(root, files[0]), b.Page)
 	}
 }
 
 // checkRunByCI holds a block marked as run by CI to make targets the Makefile defines, CI running make test.
-func checkRunByCI(t *testing.T, root, where string, b commandBlock) {
+func checkRunByCI(t *testing.T, root, where string, b docblocks.Block) {
 	t.Helper()
 	if !strings.Contains(readT(t, filepath.Join(root, ".github", "workflows", "ci.yml")), "run: make test\n") {
 		t.Errorf("%s is run by CI, but .github/workflows/ci.yml no longer runs make test", where)
 	}
 	makefile := readT(t, filepath.Join(root, "Makefile"))
-	for _, line := range commands(b.text) {
+	for _, line := range docblocks.Commands(b.Text) {
 		m := ciCommand.FindStringSubmatch(line)
 		if m == nil {
 			t.Errorf("%s is run by CI, but holds %q, which is no make target", where, line)
@@ -94,74 +90,6 @@ func checkRunByCI(t *testing.T, root, where string, b commandBlock) {
 			t.Errorf("%s is run by CI, but the Makefile defines no target %s", where, m[1])
 		}
 	}
-}
-
-// commandBlocks reads every sh block of README.md and docs/*.md.
-func commandBlocks(t *testing.T, root string) []commandBlock {
-	t.Helper()
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages = append([]string{filepath.Join(root, "README.md")}, pages...)
-	var blocks []commandBlock
-	for _, page := range pages {
-		blocks = append(blocks, pageBlocks(t, rel(root, page), readT(t, page))...)
-	}
-	return blocks
-}
-
-// pageBlocks reads one page's sh blocks.
-func pageBlocks(t *testing.T, doc, text string) []commandBlock {
-	t.Helper()
-	lines := strings.Split(text, "\n")
-	var blocks []commandBlock
-	for i := 0; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != "```sh" {
-			continue
-		}
-		b := commandBlock{doc: doc, line: i + 1}
-		if i > 0 {
-			prev := strings.TrimSpace(lines[i-1])
-			if inner, ok := strings.CutPrefix(prev, "<!--"); ok {
-				inner, closed := strings.CutSuffix(inner, "-->")
-				if closed {
-					b.marker = strings.TrimSpace(inner)
-				}
-			}
-		}
-		end := i + 1
-		for end < len(lines) && strings.TrimSpace(lines[end]) != "```" {
-			end++
-		}
-		if end == len(lines) {
-			t.Fatalf("%s:%d: a sh block is never closed", doc, i+1)
-		}
-		b.text = strings.Join(lines[i+1:end], "\n") + "\n"
-		blocks = append(blocks, b)
-		i = end
-	}
-	return blocks
-}
-
-// commands returns a block's command lines: comments and blank lines dropped, continued lines joined.
-func commands(text string) []string {
-	var out []string
-	var cur strings.Builder
-	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\n")
-		if cur.Len() == 0 && (strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#")) {
-			continue
-		}
-		if continued, ok := strings.CutSuffix(line, "\\"); ok {
-			cur.WriteString(continued)
-			continue
-		}
-		cur.WriteString(line)
-		out = append(out, strings.TrimSpace(cur.String()))
-		cur.Reset()
-	}
-	return out
 }
 
 // goFunction matches the declaration of a top-level function or a method.
@@ -192,21 +120,23 @@ func goFunctions(t *testing.T, root string) map[string][]string {
 	return funcs
 }
 
-// TestCommandBlockMarkers holds the reading of markers to how pages write them.
+// TestCommandBlockMarkers holds the markers to how pages write them.
 func TestCommandBlockMarkers(t *testing.T) {
-	page := "text\n\n<!-- run by TestDemo: its step X -->\n```sh\nkubectl get a \\\n  -A   # all\n# note\n```\n\n```sh\nmake demo\n```\n"
-	blocks := pageBlocks(t, "docs/x.md", page)
-	if len(blocks) != 2 {
-		t.Fatalf("read %d blocks, want 2", len(blocks))
-	}
-	if m := runByMarker.FindStringSubmatch(blocks[0].marker); m == nil || m[1] != "TestDemo" {
-		t.Errorf("first block's marker %q: want it run by TestDemo", blocks[0].marker)
-	}
-	if got := commands(blocks[0].text); len(got) != 1 || got[0] != "kubectl get a   -A   # all" {
-		t.Errorf("commands(%q) = %q", blocks[0].text, got)
-	}
-	if blocks[1].marker != "" || blocks[1].line != 10 {
-		t.Errorf("second block: marker %q at line %d, want none at line 10", blocks[1].marker, blocks[1].line)
+	for marker, runBy := range map[string]string{
+		"run by TestDemo":             "TestDemo",
+		"run by TestDemo: its step X": "TestDemo",
+		"run by CI":                   "CI",
+		"run by TestDemo's step":      "",
+		"run by":                      "",
+		"not run here: it calls AWS":  "",
+	} {
+		got := ""
+		if m := runByMarker.FindStringSubmatch(marker); m != nil {
+			got = m[1]
+		}
+		if got != runBy {
+			t.Errorf("%q is read as run by %q, want %q", marker, got, runBy)
+		}
 	}
 	if notRunMarker.MatchString("not run here: ") {
 		t.Error("a not-run marker without a reason is accepted")

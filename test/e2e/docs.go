@@ -7,26 +7,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kiso-dev/kiso/internal/docblocks"
 )
 
 // docBlock returns the one sh block of a page of the repository (README.md, docs/install.md) that holds want, so
 // that a scenario runs the commands a reader copies, not its own version of them.
 func docBlock(root, page, want string) (string, error) {
-	text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
+	blocks, err := docblocks.File(root, page)
 	if err != nil {
 		return "", err
 	}
-	var found []string
-	for _, part := range strings.Split(string(text), "```sh\n")[1:] {
-		block, _, closed := strings.Cut(part, "```")
-		if closed && strings.Contains(block, want) {
-			found = append(found, block)
-		}
+	b, err := docblocks.Holding(blocks, want)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", page, err)
 	}
-	if len(found) != 1 {
-		return "", fmt.Errorf("%s has %d sh blocks holding %q; want one", page, len(found), want)
-	}
-	return found[0], nil
+	return b.Text, nil
 }
 
 // runDocBlock runs a page's sh block with sh, in dir, as a reader at a shell whose kubectl (the one built from the

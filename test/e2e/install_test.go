@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kiso-dev/kiso/internal/docblocks"
 )
 
 // installApply matches a command of the README's Install section that applies a file.
@@ -18,7 +20,7 @@ var installApply = regexp.MustCompile(`^kubectl apply -f (\S+)$`)
 var installRunsAsWritten = regexp.MustCompile(`^(kubectl wait configuration\.pkg\.crossplane\.io/kiso |kubectl create namespace |for ns in )`)
 
 // installMarker marks the README's blocks this test runs.
-const installMarker = "<!-- run by TestInstallStepsApply"
+var installMarker = regexp.MustCompile(`^run by TestInstallStepsApply\b`)
 
 // TestInstallStepsApply keeps the README's Install section true: it runs every command of the section's blocks
 // marked as run by it, in the README's order. Every file they apply exists and is accepted by the real API server
@@ -29,7 +31,7 @@ func TestInstallStepsApply(t *testing.T) {
 	blocks := installBlocksT(t)
 	var files, commands []string
 	for _, block := range blocks {
-		for _, c := range shellCommands(block) {
+		for _, c := range docblocks.Commands(block) {
 			if m := installApply.FindStringSubmatch(c); m != nil {
 				files = append(files, m[1])
 			} else if !installRunsAsWritten.MatchString(c) {
@@ -75,54 +77,24 @@ func TestInstallStepsApply(t *testing.T) {
 	}
 }
 
-// installBlocksT returns the sh blocks of the README's Install section that are marked as run by
-// TestInstallStepsApply.
+// installBlocksT returns the sh blocks of the README that are marked as run by TestInstallStepsApply: the
+// Install section's, in order.
 func installBlocksT(t *testing.T) []string {
 	t.Helper()
-	readme := string(readRepoFileT(t, "README.md"))
-	start := strings.Index(readme, "\n## Install\n")
-	if start < 0 {
-		t.Fatal("README.md has no Install section")
-	}
-	section := readme[start+1:]
-	if end := strings.Index(section[1:], "\n## "); end >= 0 {
-		section = section[:end+1]
+	all, err := docblocks.File(env.RepoRoot, "README.md")
+	if err != nil {
+		t.Fatal(err)
 	}
 	var blocks []string
-	for _, part := range strings.Split(section, installMarker)[1:] {
-		_, block, fenced := strings.Cut(part, "```sh\n")
-		block, _, closed := strings.Cut(block, "```")
-		if !fenced || !closed {
-			t.Fatalf("README.md's Install section has a marker %q with no sh block after it", installMarker)
+	for _, b := range all {
+		if installMarker.MatchString(b.Marker) {
+			blocks = append(blocks, b.Text)
 		}
-		blocks = append(blocks, block)
 	}
 	if len(blocks) == 0 {
-		t.Fatalf("README.md's Install section has no block marked %q", installMarker)
+		t.Fatalf("README.md has no sh block marked as run by TestInstallStepsApply")
 	}
 	return blocks
-}
-
-// shellCommands returns a block's commands: comments and blank lines dropped, continued lines joined, a comment
-// after a command cut.
-func shellCommands(block string) []string {
-	var out []string
-	var cur strings.Builder
-	for line := range strings.Lines(block) {
-		line = strings.TrimRight(line, "\n")
-		if cur.Len() == 0 && (strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#")) {
-			continue
-		}
-		if continued, ok := strings.CutSuffix(line, "\\"); ok {
-			cur.WriteString(continued)
-			continue
-		}
-		command, _, _ := strings.Cut(line, "   #")
-		cur.WriteString(command)
-		out = append(out, strings.TrimSpace(cur.String()))
-		cur.Reset()
-	}
-	return out
 }
 
 // installNamespace matches the names a README command creates namespaces under: one name, or a loop's list.
