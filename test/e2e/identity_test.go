@@ -67,18 +67,8 @@ metadata:
   name: e2e-mallory
   labels: {kiso.dev/organization: mallory}
 ---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-admin, namespace: umbra-web}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-umbra-admin}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-editor, namespace: umbra-web}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-umbra-editor}]
----
+` + roleBinding("umbra-web", "tenant-admin", "admin", "e2e-umbra-admin") + `---
+` + roleBinding("umbra-web", "tenant-editor", "edit", "e2e-umbra-editor") + `---
 ` + userWithClusterRole(namespaceCreator, `{apiGroups: [""], resources: [namespaces], verbs: [create, get, patch, update, delete]}`) + `---
 ` + userWithClusterRole(namespaceFinalizer, `{apiGroups: [""], resources: [namespaces], verbs: [get]}`, `{apiGroups: [""], resources: [namespaces/finalize], verbs: [update]}`) + `---
 ` + userWithClusterRole(namespaceStatusWriter, `{apiGroups: [""], resources: [namespaces], verbs: [get]}`, `{apiGroups: [""], resources: [namespaces/status], verbs: [get, update, patch]}`) + `---

@@ -22,23 +22,8 @@ func TestASettledOrganizationSeesEachChangeAtOnce(t *testing.T) {
 	env.ApplyT(t, references)
 	t.Cleanup(func() { deleteAtCleanup(t, references) })
 	const web, more = "e2e-sterling-web", "e2e-sterling-more"
-	namespaces := []byte(fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[1]s
-  labels: {kiso.dev/organization: sterling}
----
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[2]s
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-admin, namespace: %[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-sterling-admin}]
-`, web, more))
+	namespaces := []byte(namespaceYAML(web, "sterling") + "---\n" + namespaceYAML(more, "") + "---\n" +
+		roleBinding(web, "tenant-admin", "admin", "e2e-sterling-admin"))
 	env.ApplyT(t, namespaces)
 	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
 	tn := tenant{Namespace: "e2e-sterling", Name: "sterling", Organization: "sterling", Isolation: "stack", Stacks: []string{"web"},

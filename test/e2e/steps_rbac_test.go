@@ -22,6 +22,26 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ` + user + `}
 `
 }
 
+// namespaceYAML is a namespace as a platform gives it: labelled for organization, or unlabelled if that is "".
+func namespaceYAML(name, organization string) string {
+	labels := ""
+	if organization != "" {
+		labels = "\n  labels: {kiso.dev/organization: " + organization + "}"
+	}
+	return "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + name + labels + "\n"
+}
+
+// roleBinding binds user to the ClusterRole role in namespace, under the name binding: a tenant admin (admin) or
+// editor (edit) as a platform gives its people a namespace.
+func roleBinding(namespace, binding, role, user string) string {
+	return `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: ` + binding + `, namespace: ` + namespace + `}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ` + role + `}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ` + user + `}]
+`
+}
+
 // namespaceCreator may create and patch namespaces, as many platforms let teams do.
 const namespaceCreator = "e2e-namespace-creator"
 

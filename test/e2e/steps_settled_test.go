@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -65,17 +64,7 @@ func assertRemoteSettledOrganizationSeesEachChangeT(t *testing.T, wl *WorkloadCl
 	const web, more, admin = "wl-wonka-web", "wl-wonka-more", "wl-wonka-admin"
 	tn := tenant{Namespace: "wl-wonka", Name: "wonka"}
 	xr := tn.xrName(t)
-	setup := []byte(fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[2]s
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-admin, namespace: %[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %[3]s}]
-`, web, more, admin))
+	setup := []byte(namespaceYAML(more, "") + "---\n" + roleBinding(web, "tenant-admin", "admin", admin))
 	if err := wl.Kubectl.Apply(t.Context(), setup); err != nil {
 		t.Fatalf("cannot create the workload cluster's namespace and tenant admin: %v", err)
 	}
