@@ -177,5 +177,5 @@ func passRoleResources(p plan) aws.Values {
 	if p.Spec.NodeRole.ExistingInstanceProfile != nil {
 		return aws.Values{p.NodeRoleARN}
 	}
-	return aws.Values{p.NodeRoleARN, aws.ARN{Partition: p.Partition, Service: aws.ServiceIAM, Account: p.Account, Resource: "role" + p.NodeRolePath + "*"}.String()}
+	return aws.Values{p.NodeRoleARN, aws.RoleARN(p.Partition, p.Account, p.NodeRolePath, "*")}
 }

@@ -105,7 +105,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 
 	p.ControllerRoleName = p.names.controllerRole()
 	p.ControllerRoleResource = p.objectName("controller")
-	p.ControllerRoleARN = aws.ARN{Partition: p.Partition, Service: aws.ServiceIAM, Account: p.Account, Resource: "role" + p.IAMPath + p.ControllerRoleName}.String()
+	p.ControllerRoleARN = aws.RoleARN(p.Partition, p.Account, p.IAMPath, p.ControllerRoleName)
 
 	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
 		p.NodeRoleARN = ex.RoleARN
@@ -114,7 +114,7 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 	} else {
 		p.CreateNodeRole = true
 		p.NodeRoleName = p.names.nodeRole()
-		p.NodeRoleARN = aws.ARN{Partition: p.Partition, Service: aws.ServiceIAM, Account: p.Account, Resource: "role" + p.IAMPath + p.NodeRoleName}.String()
+		p.NodeRoleARN = aws.RoleARN(p.Partition, p.Account, p.IAMPath, p.NodeRoleName)
 		p.InstanceProfileName = p.NodeRoleName
 		p.NodeRolePath = organizationsPath(iamPath)
 	}

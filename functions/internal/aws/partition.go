@@ -41,6 +41,11 @@ type ARN struct {
 	Service, Region, Account, Resource string
 }
 
+// RoleARN is the ARN of the IAM role name under path ("/" or "/kiso/"): IAM is global, so it names no region.
+func RoleARN(partition v1alpha1.Partition, account, path, name string) string {
+	return ARN{Partition: partition, Service: ServiceIAM, Account: account, Resource: "role" + path + name}.String()
+}
+
 // String is the ARN as AWS writes it.
 func (a ARN) String() string {
 	return "arn:" + string(a.Partition) + ":" + a.Service + ":" + a.Region + ":" + a.Account + ":" + a.Resource

@@ -59,6 +59,11 @@ func TestARN(t *testing.T) {
 			got:    ARN{Partition: v1alpha1.PartitionGovCloud, Service: "sqs", Region: "us-gov-west-1", Account: "111122223333", Resource: "prod"}.String(),
 			want:   "arn:aws-us-gov:sqs:us-gov-west-1:111122223333:prod",
 		},
+		"RoleUnderAPath": {
+			reason: "A role's ARN holds its path between role and its name.",
+			got:    RoleARN(v1alpha1.PartitionChina, "111122223333", "/kiso/", "KarpenterNodeRole-prod"),
+			want:   "arn:aws-cn:iam::111122223333:role/kiso/KarpenterNodeRole-prod",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -154,5 +154,5 @@ func (id Identity) Usages() map[resource.Name]usage.Usage {
 
 // RoleARN is the role's ARN, known before AWS creates it.
 func (id Identity) RoleARN(account string) string {
-	return aws.ARN{Partition: id.Partition, Service: aws.ServiceIAM, Account: account, Resource: "role" + id.Path + id.RoleName}.String()
+	return aws.RoleARN(id.Partition, account, id.Path, id.RoleName)
 }
