@@ -1,0 +1,164 @@
+package main
+
+import (
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/clusterview"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
+	"github.com/kiso-dev/kiso/functions/internal/ownership"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
+)
+
+// The require phase: what the function asks Crossplane for, and the plan it derives first (the pools, and every
+// object they name in the namespaces the platform gives), since what it asks for depends on it. Nothing here
+// decides what to render; resolve.go reads the answers.
+
+// require plans what the organization composes (its pools, and every object it names, in the namespaces the
+// platform gives it) and asks Crossplane for what it needs to know: its references, its cluster, its
+// namespaces and whatever holds a name it is about to take. An organization of a workload cluster reads what
+// the provider observed there as Crossplane's answers, and its composed objects as they are there.
+func (r *call) require() bool {
+	var err error
+	if r.wl, r.view, err = r.workloadView(); err != nil {
+		return r.Fatal(err)
+	}
+	r.pools = planPools(r.Spec, r.keys)
+	r.given = givenNamespaces(r.Req, r.keys)
+	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)
+	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
+	r.ours = ownership.IndexObserved(r.view)
+	r.wc = lastWarnCount(lastCount(r.Req.GetObserved().GetComposite().GetResource()), r.Spec, r.Now)
+	r.at = siteOf(r.wl, r.claim)
+	r.at.PodsPaused = r.wc.Paused
+	r.Rsp.Requirements = r.requirements()
+	r.reads = r.wl.Requirements(r.Rsp.GetRequirements().GetResources())
+	return true
+}
+
+// Names of the required resources this function asks Crossplane for: the default class's reference pair;
+// a class's are these names, "-" and the class's name.
+const (
+	requireReferenceNodeClass = "reference-nodeclass"
+	requireReferenceNodePool  = "reference-nodepool"
+)
+
+// referenceRequirements names the required resources of a class's reference NodeClass and NodePool.
+func referenceRequirements(c capacityClass) (nodeClass, nodePool string) {
+	if c.Name == "" {
+		return requireReferenceNodeClass, requireReferenceNodePool
+	}
+	return requireReferenceNodeClass + "-" + c.Name, requireReferenceNodePool + "-" + c.Name
+}
+
+var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
+
+// requirements asks Crossplane for the two reference objects, the cluster if
+// the spec names one, the cluster's placement policy, the namespaces the
+// platform gives the organization (and in Warn mode their pods, where they
+// are readable: not in a workload cluster, where each would take an Object)
+// and, for every object kiso is about to create, for whatever already holds
+// its name.
+func (r *call) requirements() *fnv1.Requirements {
+	spec, at := r.Spec, r.at
+	rs := map[string]*fnv1.ResourceSelector{}
+	for _, c := range classesOf(spec) {
+		nc, np := referenceRequirements(c)
+		rs[nc] = ownership.ByName(nodeClassGVK(c.NodeClassRef), "", c.NodeClassRef.Name)
+		rs[np] = ownership.ByName(nodePoolGVK, "", c.NodePoolRef.Name)
+	}
+	if spec.ClusterRef != nil {
+		rs[requireCluster] = ownership.ByName(clusterview.GVK, "", clusterview.Name(spec.ClusterRef.Name))
+	}
+	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
+	requireNamespaces(rs, spec, r.keys)
+	if !at.Workload {
+		r.requireWarnedPods(rs)
+	}
+	if at.Workload && at.ClaimNamespace != "" {
+		rs[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", at.ClaimNamespace)
+	}
+	ownership.Require(rs, r.planned, r.ours)
+	return &fnv1.Requirements{Resources: rs}
+}
+
+// requireOrganizationNamespaces is the required resource under which
+// Crossplane returns every namespace the platform gives the organization.
+const requireOrganizationNamespaces = "organization-namespaces"
+
+// requireNamespaces asks Crossplane for the namespaces the platform labels
+// <keyDomain>/organization=<organization>: the platform's statement of which
+// namespaces are the organization's, which no claim can make for itself (the
+// cluster's namespace policy lets only the platform set the label). One
+// selector, whatever the number of namespaces.
+func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) {
+	rs[requireOrganizationNamespaces] = &fnv1.ResourceSelector{
+		ApiVersion: namespaceGVK.GroupVersion().String(),
+		Kind:       namespaceGVK.Kind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
+			Labels: map[string]string{keys.Organization: spec.Organization},
+		}},
+	}
+}
+
+// givenSet is what the platform gives the organization: its namespaces
+// (labelled <keyDomain>/organization=<organization>) and which of those it
+// also labels exempt. Resolved is false until Crossplane has answered.
+type givenSet struct {
+	Namespaces, Exempt map[string]bool
+	Resolved           bool
+}
+
+// givenNamespaces reads the namespaces the platform gives the organization
+// from Crossplane's answer to requireNamespaces. The objects kiso plans in
+// them depend on it, so it is read once, before the plan, and handed to
+// resolve.
+func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) givenSet {
+	g := givenSet{Namespaces: map[string]bool{}, Exempt: map[string]bool{}}
+	found, resolved := fnstate.RequiredLabeled(req, requireOrganizationNamespaces)
+	g.Resolved = resolved
+	for _, ns := range found {
+		g.Namespaces[ns.Name] = true
+		if ns.Labels[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+			g.Exempt[ns.Name] = true
+		}
+	}
+	return g
+}
+
+// requireClusterPolicy is the required resource under which Crossplane
+// returns the cluster's placement policy, if one exists.
+const requireClusterPolicy = "placement-policy"
+
+// site is where an organization runs, as its requirements and their answers differ.
+type site struct {
+	// Workload is true for an organization of a workload cluster: what it reads there is read through
+	// provider-kubernetes, and its pods are not read (an Object per pod).
+	Workload bool
+	// ClaimNamespace is the claim's namespace, which for an organization of a workload cluster is read in the
+	// cluster that runs Crossplane, where the claim is.
+	ClaimNamespace string
+	// PodsPaused is true while Warn mode's count is paused (warnCount): its
+	// pods are not read.
+	PodsPaused bool
+}
+
+// requireClaimNamespace is the required resource under which Crossplane returns the claim's namespace, for an
+// organization of a workload cluster.
+const requireClaimNamespace = "claim-namespace"
+
+// servedNamespaces are the namespaces of the spec the platform gives the organization, in spec order: each
+// holds the organization's placement Role and ConfigMap. A namespace not given gets nothing, so whatever it
+// holds is none of this organization's business (another's grant, in a namespace the platform gave another).
+func servedNamespaces(namespaces []specNamespace, given map[string]bool) []specNamespace {
+	out := make([]specNamespace, 0, len(given))
+	for _, ns := range namespaces {
+		if given[ns.Name] {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
