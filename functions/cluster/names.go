@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/aws"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 )
 
@@ -105,3 +108,50 @@ const (
 	crTarget           = "target-"
 	crUsage            = "usage-"
 )
+
+// nameAWSObjects names what the cluster creates in AWS, from the spec's naming (a prefix and IAM path of the
+// platform's, or the defaults derived from the cluster's name; AWS's getting-started names under takeOver) and an
+// existing instance profile, whose role the cluster uses instead of creating one.
+func (p *plan) nameAWSObjects(naming v1alpha1.Naming, existing *v1alpha1.ExistingInstanceProfile) {
+	p.NamePrefix = naming.Prefix
+	if p.NamePrefix == "" {
+		p.NamePrefix = defaultNamePrefix(p.Cluster)
+	}
+	iamPath := naming.IAMPath
+	if iamPath == "" {
+		iamPath = defaultIAMPath(p.Cluster)
+	}
+	p.TakeOver = naming.TakeOver == v1alpha1.TakeOverAWSGettingStarted
+	p.IAMPath = iamPath
+	if p.TakeOver {
+		// What AWS's template created lives at the root path.
+		p.IAMPath = "/"
+	}
+	p.names = awsNames{prefix: p.NamePrefix, cluster: p.Cluster, takeOver: p.TakeOver}
+
+	p.ControllerRoleName = p.names.controllerRole()
+	p.ControllerRoleResource = p.objectName("controller")
+	p.ControllerRoleARN = aws.RoleARN(p.Partition, p.Account, p.IAMPath, p.ControllerRoleName)
+
+	if ex := existing; ex != nil {
+		p.NodeRoleARN = ex.RoleARN
+		p.NodeRoleName = roleNameOf(ex.RoleARN)
+		p.InstanceProfileName = ex.Name
+	} else {
+		p.CreateNodeRole = true
+		p.NodeRoleName = p.names.nodeRole()
+		p.NodeRoleARN = aws.RoleARN(p.Partition, p.Account, p.IAMPath, p.NodeRoleName)
+		p.InstanceProfileName = p.NodeRoleName
+		p.NodeRolePath = organizationsPath(iamPath)
+	}
+	if p.Interruption {
+		p.QueueName = p.names.queue()
+		p.QueueARN = aws.ARN{Partition: p.Partition, Service: "sqs", Region: p.Region, Account: p.Account, Resource: p.QueueName}.String()
+	}
+}
+
+// roleNameOf is the name of a role from its ARN: the part after the last "/"
+// (a role ARN is arn:<partition>:iam::<account>:role/<path><name>).
+func roleNameOf(roleARN string) string {
+	return roleARN[strings.LastIndex(roleARN, "/")+1:]
+}

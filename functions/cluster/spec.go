@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -87,48 +86,8 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 		Tags:           awsTags(spec),
 		objectBase:     names.Lower(spec.ClusterName),
 	}
-	p.NamePrefix = spec.Naming.Prefix
-	if p.NamePrefix == "" {
-		p.NamePrefix = defaultNamePrefix(p.Cluster)
-	}
-	iamPath := spec.Naming.IAMPath
-	if iamPath == "" {
-		iamPath = defaultIAMPath(p.Cluster)
-	}
-	p.TakeOver = spec.Naming.TakeOver == v1alpha1.TakeOverAWSGettingStarted
-	p.IAMPath = iamPath
-	if p.TakeOver {
-		// What AWS's template created lives at the root path.
-		p.IAMPath = "/"
-	}
-	p.names = awsNames{prefix: p.NamePrefix, cluster: p.Cluster, takeOver: p.TakeOver}
-
-	p.ControllerRoleName = p.names.controllerRole()
-	p.ControllerRoleResource = p.objectName("controller")
-	p.ControllerRoleARN = aws.RoleARN(p.Partition, p.Account, p.IAMPath, p.ControllerRoleName)
-
-	if ex := spec.NodeRole.ExistingInstanceProfile; ex != nil {
-		p.NodeRoleARN = ex.RoleARN
-		p.NodeRoleName = roleNameOf(ex.RoleARN)
-		p.InstanceProfileName = ex.Name
-	} else {
-		p.CreateNodeRole = true
-		p.NodeRoleName = p.names.nodeRole()
-		p.NodeRoleARN = aws.RoleARN(p.Partition, p.Account, p.IAMPath, p.NodeRoleName)
-		p.InstanceProfileName = p.NodeRoleName
-		p.NodeRolePath = organizationsPath(iamPath)
-	}
+	p.nameAWSObjects(spec.Naming, spec.NodeRole.ExistingInstanceProfile)
 	p.PassRoleResources = passRoleResources(p)
-
-	if p.Interruption {
-		p.QueueName = p.names.queue()
-		p.QueueARN = aws.ARN{Partition: p.Partition, Service: "sqs", Region: p.Region, Account: p.Account, Resource: p.QueueName}.String()
-	}
 	return p
 }
 
-// roleNameOf is the name of a role from its ARN: the part after the last "/"
-// (a role ARN is arn:<partition>:iam::<account>:role/<path><name>).
-func roleNameOf(roleARN string) string {
-	return roleARN[strings.LastIndex(roleARN, "/")+1:]
-}

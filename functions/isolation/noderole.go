@@ -107,3 +107,21 @@ func plannedIdentity(spec v1alpha1.XKarpenterIsolationSpec) []ownership.Object {
 	slices.SortFunc(out, func(a, b ownership.Object) int { return strings.Compare(string(a.Resource), string(b.Resource)) })
 	return out
 }
+
+// renderIdentity adds a Dedicated organization's node identity to objects, once its cluster is found, and
+// returns it for the NodeClasses to name; nil for a Shared one.
+func (r *call) renderIdentity(objects map[resource.Name]*composed.Unstructured) (*nodeidentity.Identity, error) {
+	c := r.found.Cluster
+	if c == nil || r.Spec.NodeRole != v1alpha1.NodeRoleDedicated {
+		return nil, nil
+	}
+	id := dedicatedIdentity(r.Spec, c, organizationTags(r.Spec, c, r.keys), r.keys)
+	ios, err := identityObjects(id, r.keys)
+	if err != nil {
+		return nil, err
+	}
+	for name, o := range ios {
+		objects[name] = o
+	}
+	return &id, nil
+}

@@ -74,3 +74,20 @@ func composesNothing(observed fnstate.Observed) bool {
 	}
 	return true
 }
+
+// takeOrganization renders a new organization's first composition: its lock
+// alone. Crossplane applies a response's objects in no fixed order and skips
+// each one another XR controls, so two XRs of one new organization (two
+// claims applied together) that each rendered everything at once could each
+// take part of it, one the lock and a NodePool, the other the NodeClass, and
+// both then fail for ever, each holding objects the other's nodes run on.
+// Rendered alone, the lock goes to exactly one XR; that one renders the rest
+// once it observes the lock, and the other finds the lock held and is
+// refused, having composed nothing. The lock is not Ready meanwhile, so
+// neither is the organization: it has no pool yet.
+// The report says so (reportTaking).
+func (r *call) takeOrganization() map[resource.Name]*resource.DesiredComposed {
+	return map[resource.Name]*resource.DesiredComposed{
+		organizationLockResource: {Resource: renderOrganizationLock(r.Spec, r.In, r.claim, r.keys), Ready: resource.ReadyFalse},
+	}
+}

@@ -185,3 +185,18 @@ func placementConfigMaps(spec v1alpha1.XKarpenterIsolationSpec, stacks []v1alpha
 	}
 	return out, nil
 }
+
+// renderPlacement adds the placement Role and ConfigMap of each namespace the platform gives the organization.
+func (r *call) renderPlacement(objects map[resource.Name]*composed.Unstructured) error {
+	for name, o := range placementRoles(r.Spec, r.stacks, r.served, r.keys) {
+		objects[name] = o
+	}
+	configMaps, err := placementConfigMaps(r.Spec, r.stacks, r.served, r.keys)
+	if err != nil {
+		return err
+	}
+	for name, o := range configMaps {
+		objects[name] = o
+	}
+	return nil
+}
