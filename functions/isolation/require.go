@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"

@@ -212,4 +212,3 @@ func claimNamespaceGiven(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterI
 	found, resolved := fnstate.RequiredLabeled(req, requireClaimNamespace)
 	return len(found) > 0 && found[0].Labels[keys.Organization] == spec.Organization, resolved
 }
-
