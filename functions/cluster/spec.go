@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -90,4 +89,3 @@ func newPlan(spec v1alpha1.XKarpenterClusterSpec) plan {
 	p.PassRoleResources = passRoleResources(p)
 	return p
 }
-

@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -22,8 +21,7 @@ import (
 // namespaces and whatever holds a name it is about to take. An organization of a workload cluster reads what
 // the provider observed there as Crossplane's answers, and its composed objects as they are there.
 func (r *call) require() bool {
-	var err error
-	if r.wl, r.view, err = r.workloadView(); err != nil {
+	if err := r.workloadView(); err != nil {
 		return r.Fatal(err)
 	}
 	r.pools = planPools(r.Spec, r.keys)
@@ -32,7 +30,7 @@ func (r *call) require() bool {
 	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
 	r.ours = ownership.IndexObserved(r.view)
 	r.wc = lastWarnCount(lastCount(r.Req.GetObserved().GetComposite().GetResource()), r.Spec, r.Now)
-	r.at = siteOf(r.wl, r.claim)
+	r.at = siteOf(r.wl, r.claim, r.fetched)
 	r.at.PodsPaused = r.wc.Paused
 	r.Rsp.Requirements = r.requirements()
 	r.reads = r.wl.Requirements(r.Rsp.GetRequirements().GetResources())
@@ -73,7 +71,9 @@ func (r *call) requirements() *fnv1.Requirements {
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterview.GVK, "", clusterview.Name(spec.ClusterRef.Name))
 	}
-	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
+	if at.Placement == nil {
+		rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
+	}
 	requireNamespaces(rs, spec, r.keys)
 	if !at.Workload {
 		r.requireWarnedPods(rs)
@@ -144,6 +144,12 @@ type site struct {
 	// PodsPaused is true while Warn mode's count is paused (warnCount): its
 	// pods are not read.
 	PodsPaused bool
+	// Placement is what the cluster's placement policy enforces, as the workload cluster's XKarpenterCluster
+	// publishes it in its view once the policy is there: read there instead of through an observe-only Object
+	// per organization. Nil for an organization beside Crossplane (its own read costs nothing and sees a policy
+	// any cluster of that apiserver composed) and while the cluster has not published it (an earlier release,
+	// or the policy not there yet), when the organization reads the policy itself.
+	Placement *v1alpha1.PlacementPolicyStatus
 }
 
 // requireClaimNamespace is the required resource under which Crossplane returns the claim's namespace, for an

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -269,5 +270,47 @@ func TestWorkloadClusterClaimIsAuthorizedWhereItIs(t *testing.T) {
 				t.Errorf("refusal %q does not name spec.organization", valid.GetMessage())
 			}
 		})
+	}
+}
+
+// TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes: an organization of a workload cluster reads
+// what the cluster's placement policy enforces from the cluster's view once the cluster publishes it, instead of
+// reading the policy there through an observe-only Object of its own (one managed resource per organization); it
+// reads the policy itself while the cluster has not published it, and drops that read, and nothing else, once it
+// has.
+func TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes(t *testing.T) {
+	const read = "read:" + requireClusterPolicy
+	published := strings.Replace(workloadClusterXR, `"namePrefix":"kiso-prod-eu"`,
+		`"namePrefix":"kiso-prod-eu","placement":{"cluster":"prod","keyDomain":"kiso.dev","platformNamespaces":["kube-system","karpenter"]}`, 1)
+	if published == workloadClusterXR {
+		t.Fatal("the fixture's cluster no longer has the status this test extends")
+	}
+	workload := []string{refNodeClass, refNodePool, namespace("acme-web")}
+
+	// Unpublished (a cluster of an earlier release, or its policy not there yet): the organization reads the policy.
+	before := settleReads(t, run(t, newRequest(t, input, xr(workloadSpec), nil), cluster{workloadClusterXR}), xr(workloadSpec), workload, cluster{workloadClusterXR})
+	fntest.AssertNoFatal(t, before)
+	if _, ok := fntest.Desired(t, before)[read]; !ok {
+		t.Fatalf("an organization whose cluster publishes no placement does not read the policy (%v)", keys(fntest.Desired(t, before)))
+	}
+	if c := conditionOf(t, before, TypePlacementEnforced); c.GetReason() != ReasonNoPlacementPolicy {
+		t.Errorf("without a policy or a published placement: PlacementEnforced %s (%s), want %s", c.GetReason(), c.GetMessage(), ReasonNoPlacementPolicy)
+	}
+
+	// The cluster publishes it: the next call drops the read and keeps everything else as it was.
+	observed, withMembers := provider(t, before, workload, cluster{published})
+	after := run(t, newRequest(t, input, xr(workloadSpec), observed), withMembers)
+	fntest.AssertNoFatal(t, after)
+	if _, ok := after.GetRequirements().GetResources()[requireClusterPolicy]; ok {
+		t.Error("the organization still requires the placement policy its cluster publishes")
+	}
+	want := fntest.Desired(t, before)
+	delete(want, read)
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(fntest.Desired(t, after)))); diff != "" {
+		t.Errorf("composed resources once the cluster publishes its placement (-want +got):\n%s", diff)
+	}
+	c := conditionOf(t, after, TypePlacementEnforced)
+	if c.GetReason() == ReasonNoPlacementPolicy || !strings.Contains(c.GetMessage(), `XKarpenterCluster "prod"`) {
+		t.Errorf("with the placement published: PlacementEnforced %s (%s), want it read from cluster prod's view", c.GetReason(), c.GetMessage())
 	}
 }
