@@ -25,7 +25,7 @@ func (r *call) require() bool {
 		return r.Fatal(err)
 	}
 	r.pools = planPools(r.Spec, r.keys)
-	r.given = givenNamespaces(r.Req, r.keys)
+	r.given = r.givenNamespaces()
 	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)
 	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
 	r.ours = ownership.IndexObserved(r.view)
@@ -74,7 +74,7 @@ func (r *call) requirements() *fnv1.Requirements {
 	if at.Placement == nil {
 		rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	}
-	requireNamespaces(rs, spec, r.keys)
+	r.requireNamespaces(rs)
 	if !at.Workload {
 		r.requireWarnedPods(rs)
 	}
@@ -89,17 +89,34 @@ func (r *call) requirements() *fnv1.Requirements {
 // Crossplane returns every namespace the platform gives the organization.
 const requireOrganizationNamespaces = "organization-namespaces"
 
+// requireListedNamespace prefixes the required resource under which an organization of a workload cluster reads
+// one namespace its spec lists (requireNamespaces).
+const requireListedNamespace = "namespace-"
+
 // requireNamespaces asks Crossplane for the namespaces the platform labels
 // <keyDomain>/organization=<organization>: the platform's statement of which
 // namespaces are the organization's, which no claim can make for itself (the
 // cluster's namespace policy lets only the platform set the label). One
 // selector, whatever the number of namespaces.
-func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) {
+//
+// An organization of a workload cluster asks instead for each namespace its spec lists, by name: each becomes a
+// watched observe-only Object there, so a namespace labelled, unlabelled or created reaches the organization at
+// once. A selector would become an ObservedObjectCollection, which the provider lists only at its poll and whose
+// members it rewrites at every poll (see docs/capacity.md), waking the organization each time; and it would cost
+// a member per namespace besides. A namespace labelled for the organization that its spec does not list is not
+// read there, so not reported.
+func (r *call) requireNamespaces(rs map[string]*fnv1.ResourceSelector) {
+	if r.at.Workload {
+		for _, ns := range r.namespaces {
+			rs[requireListedNamespace+ns.Name] = ownership.ByName(namespaceGVK, "", ns.Name)
+		}
+		return
+	}
 	rs[requireOrganizationNamespaces] = &fnv1.ResourceSelector{
 		ApiVersion: namespaceGVK.GroupVersion().String(),
 		Kind:       namespaceGVK.Kind,
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
-			Labels: map[string]string{keys.Organization: spec.Organization},
+			Labels: map[string]string{r.keys.Organization: r.Spec.Organization},
 		}},
 	}
 }
@@ -116,13 +133,25 @@ type givenSet struct {
 // from Crossplane's answer to requireNamespaces. The objects kiso plans in
 // them depend on it, so it is read once, before the plan, and handed to
 // resolve.
-func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) givenSet {
+func (r *call) givenNamespaces() givenSet {
 	g := givenSet{Namespaces: map[string]bool{}, Exempt: map[string]bool{}}
-	found, resolved := fnstate.RequiredLabeled(req, requireOrganizationNamespaces)
-	g.Resolved = resolved
+	var found []fnstate.Labeled
+	if r.wl != nil {
+		g.Resolved = true
+		for _, ns := range r.namespaces {
+			one, resolved := fnstate.RequiredLabeled(r.Req, requireListedNamespace+ns.Name)
+			g.Resolved = g.Resolved && resolved
+			found = append(found, one...)
+		}
+	} else {
+		found, g.Resolved = fnstate.RequiredLabeled(r.Req, requireOrganizationNamespaces)
+	}
 	for _, ns := range found {
+		if ns.Labels[r.keys.Organization] != r.Spec.Organization {
+			continue
+		}
 		g.Namespaces[ns.Name] = true
-		if ns.Labels[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+		if ns.Labels[placement.ExemptLabel(r.keys.Domain)] == placement.ExemptValue {
 			g.Exempt[ns.Name] = true
 		}
 	}

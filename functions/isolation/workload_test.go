@@ -130,6 +130,7 @@ func TestWorkloadClusterOrganization(t *testing.T) {
 		}
 	}
 	desired := fntest.Desired(t, rsp)
+	assertNamespacesReadByName(t, desired, "acme-web")
 	assertComposedInWorkload(t, desired)
 	assertKeptOnGap(t, rsp, workload, desired)
 }
@@ -312,5 +313,27 @@ func TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes(t *test
 	c := conditionOf(t, after, TypePlacementEnforced)
 	if c.GetReason() == ReasonNoPlacementPolicy || !strings.Contains(c.GetMessage(), `XKarpenterCluster "prod"`) {
 		t.Errorf("with the placement published: PlacementEnforced %s (%s), want it read from cluster prod's view", c.GetReason(), c.GetMessage())
+	}
+}
+
+// assertNamespacesReadByName checks that the organization reads each namespace its spec lists through a watched
+// observe-only Object of its own, and lists none through a collection, which the provider would list only at its
+// poll and whose members it rewrites at every poll.
+func assertNamespacesReadByName(t *testing.T, desired map[string]map[string]any, namespaces ...string) {
+	t.Helper()
+	for name, o := range desired {
+		if o["kind"] == "ObservedObjectCollection" {
+			t.Errorf("%s is a collection of %v: the organization lists objects in the workload cluster", name, fntest.Dig(o, "spec", "observeObjects", "kind"))
+		}
+	}
+	for _, ns := range namespaces {
+		read := desired["read:"+requireListedNamespace+ns]
+		if read == nil {
+			t.Errorf("namespace %s is not read by name (%v)", ns, keys(desired))
+			continue
+		}
+		if fntest.Dig(read, "spec", "forProvider", "manifest", "metadata", "name") != ns || fntest.Dig(read, "spec", "watch") != true {
+			t.Errorf("namespace %s's read is not a watched read of it: %v", ns, read["spec"])
+		}
 	}
 }
