@@ -28,7 +28,7 @@ func Commands(text string) []string {
 // withoutComment cuts a shell comment off a command line: from a # at the start of a word that no quote holds.
 func withoutComment(line string) string {
 	var quote byte
-	for i := 0; i < len(line); i++ {
+	for i := range len(line) {
 		switch c := line[i]; {
 		case quote != 0:
 			if c == quote {
