@@ -368,6 +368,27 @@ type XKarpenterClusterStatus struct {
 
 	// Rollouts are, per reference the bound organizations clone, the revision rolling out and how far it got.
 	Rollouts []ReferenceRollout `json:"rollouts,omitempty"`
+
+	// Placement is what the cluster's placement policy says it enforces, as last observed in the apiserver it is
+	// composed in; absent until the policy is there. Organizations of a workload cluster read it from the cluster's
+	// view instead of each reading the policy there through a managed resource of its own.
+	Placement *PlacementPolicyStatus `json:"placement,omitempty"`
+}
+
+// PlacementPolicyStatus is what the cluster's placement policy says it enforces: the annotations organizations
+// read from it.
+type PlacementPolicyStatus struct {
+	// Cluster is the XKarpenterCluster that composed the policy.
+	Cluster string `json:"cluster"`
+
+	// KeyDomain is the domain of the label and taint keys the policy checks.
+	KeyDomain string `json:"keyDomain"`
+
+	// PlatformNamespaces are the namespaces whose pods the policy lets run on any node.
+	PlatformNamespaces []string `json:"platformNamespaces,omitempty"`
+
+	// InjectAPIVersion is the MutatingAdmissionPolicy API the apiserver serves; absent if none.
+	InjectAPIVersion string `json:"injectAPIVersion,omitempty"`
 }
 
 // ReferenceRollout is the state of one reference's rollout. The cluster function keeps it from one reconcile to

@@ -14,14 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
@@ -116,6 +119,34 @@ func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed fnstate.O
 		return ""
 	}
 	return admissionv1beta1.SchemeGroupVersion.String()
+}
+
+// publishedPlacement is what the cluster's placement policy says it enforces, as observed where it is composed:
+// its annotations once it is there (in a workload cluster, once provider-kubernetes reports its Object Ready).
+// Organizations of a workload cluster read it from the cluster's view rather than each reading the policy
+// there; nil until then, and they read the policy themselves meanwhile.
+func (r *call) publishedPlacement() *v1alpha1.PlacementPolicyStatus {
+	oc, ok := r.Observed.Get(crPlacementPolicy)
+	if !ok {
+		return nil
+	}
+	policy := oc.Resource
+	if policy.GroupVersionKind().GroupKind() == remote.ObjectGVK.GroupKind() {
+		if !ready.IsTrue(oc, xpv1.TypeReady) {
+			return nil
+		}
+		policy = remote.Unwrap(policy)
+	}
+	a := policy.GetAnnotations()
+	if a[placement.AnnotationCluster] == "" {
+		return nil
+	}
+	return &v1alpha1.PlacementPolicyStatus{
+		Cluster:            a[placement.AnnotationCluster],
+		KeyDomain:          a[placement.AnnotationKeyDomain],
+		PlatformNamespaces: placement.SplitList(a[placement.AnnotationPlatformNamespaces]),
+		InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
+	}
 }
 
 // observedAPIVersion is the API version of an observed composed object, or of the object a provider-kubernetes

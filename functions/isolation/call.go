@@ -28,11 +28,13 @@ type call struct {
 
 	// Set by require. view is the observed composed resources as the function reads them: an organization of
 	// a workload cluster reads its objects as they are there (wl), through what the provider observed; the
-	// Call's Observed stays what Crossplane observed.
-	wl    *remote.Reader
-	view  fnstate.Observed
-	pools []pool
-	given givenSet
+	// Call's Observed stays what Crossplane observed. fetched is the organization's cluster as Crossplane last
+	// returned it (fetchedCluster).
+	fetched *boundCluster
+	wl      *remote.Reader
+	view    fnstate.Observed
+	pools   []pool
+	given   givenSet
 	// served are those of namespaces the platform gives the organization: each holds its Role and ConfigMap.
 	served  []specNamespace
 	planned []ownership.Object

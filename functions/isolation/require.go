@@ -21,17 +21,16 @@ import (
 // namespaces and whatever holds a name it is about to take. An organization of a workload cluster reads what
 // the provider observed there as Crossplane's answers, and its composed objects as they are there.
 func (r *call) require() bool {
-	var err error
-	if r.wl, r.view, err = r.workloadView(); err != nil {
+	if err := r.workloadView(); err != nil {
 		return r.Fatal(err)
 	}
 	r.pools = planPools(r.Spec, r.keys)
-	r.given = givenNamespaces(r.Req, r.keys)
+	r.given = r.givenNamespaces()
 	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)
 	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
 	r.ours = ownership.IndexObserved(r.view)
 	r.wc = lastWarnCount(lastCount(r.Req.GetObserved().GetComposite().GetResource()), r.Spec, r.Now)
-	r.at = siteOf(r.wl, r.claim)
+	r.at = siteOf(r.wl, r.claim, r.fetched)
 	r.at.PodsPaused = r.wc.Paused
 	r.Rsp.Requirements = r.requirements()
 	r.reads = r.wl.Requirements(r.Rsp.GetRequirements().GetResources())
@@ -72,8 +71,10 @@ func (r *call) requirements() *fnv1.Requirements {
 	if spec.ClusterRef != nil {
 		rs[requireCluster] = ownership.ByName(clusterview.GVK, "", clusterview.Name(spec.ClusterRef.Name))
 	}
-	rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
-	requireNamespaces(rs, spec, r.keys)
+	if at.Placement == nil {
+		rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
+	}
+	r.requireNamespaces(rs)
 	if !at.Workload {
 		r.requireWarnedPods(rs)
 	}
@@ -88,17 +89,34 @@ func (r *call) requirements() *fnv1.Requirements {
 // Crossplane returns every namespace the platform gives the organization.
 const requireOrganizationNamespaces = "organization-namespaces"
 
+// requireListedNamespace prefixes the required resource under which an organization of a workload cluster reads
+// one namespace its spec lists (requireNamespaces).
+const requireListedNamespace = "namespace-"
+
 // requireNamespaces asks Crossplane for the namespaces the platform labels
 // <keyDomain>/organization=<organization>: the platform's statement of which
 // namespaces are the organization's, which no claim can make for itself (the
 // cluster's namespace policy lets only the platform set the label). One
 // selector, whatever the number of namespaces.
-func requireNamespaces(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterIsolationSpec, keys placement.Keys) {
+//
+// An organization of a workload cluster asks instead for each namespace its spec lists, by name: each becomes a
+// watched observe-only Object there, so a namespace labelled, unlabelled or created reaches the organization at
+// once. A selector would become an ObservedObjectCollection, which the provider lists only at its poll and whose
+// members it rewrites at every poll (see docs/capacity.md), waking the organization each time; and it would cost
+// a member per namespace besides. A namespace labelled for the organization that its spec does not list is not
+// read there, so not reported.
+func (r *call) requireNamespaces(rs map[string]*fnv1.ResourceSelector) {
+	if r.at.Workload {
+		for _, ns := range r.namespaces {
+			rs[requireListedNamespace+ns.Name] = ownership.ByName(namespaceGVK, "", ns.Name)
+		}
+		return
+	}
 	rs[requireOrganizationNamespaces] = &fnv1.ResourceSelector{
 		ApiVersion: namespaceGVK.GroupVersion().String(),
 		Kind:       namespaceGVK.Kind,
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
-			Labels: map[string]string{keys.Organization: spec.Organization},
+			Labels: map[string]string{r.keys.Organization: r.Spec.Organization},
 		}},
 	}
 }
@@ -115,13 +133,25 @@ type givenSet struct {
 // from Crossplane's answer to requireNamespaces. The objects kiso plans in
 // them depend on it, so it is read once, before the plan, and handed to
 // resolve.
-func givenNamespaces(req *fnv1.RunFunctionRequest, keys placement.Keys) givenSet {
+func (r *call) givenNamespaces() givenSet {
 	g := givenSet{Namespaces: map[string]bool{}, Exempt: map[string]bool{}}
-	found, resolved := fnstate.RequiredLabeled(req, requireOrganizationNamespaces)
-	g.Resolved = resolved
+	var found []fnstate.Labeled
+	if r.wl != nil {
+		g.Resolved = true
+		for _, ns := range r.namespaces {
+			one, resolved := fnstate.RequiredLabeled(r.Req, requireListedNamespace+ns.Name)
+			g.Resolved = g.Resolved && resolved
+			found = append(found, one...)
+		}
+	} else {
+		found, g.Resolved = fnstate.RequiredLabeled(r.Req, requireOrganizationNamespaces)
+	}
 	for _, ns := range found {
+		if ns.Labels[r.keys.Organization] != r.Spec.Organization {
+			continue
+		}
 		g.Namespaces[ns.Name] = true
-		if ns.Labels[placement.ExemptLabel(keys.Domain)] == placement.ExemptValue {
+		if ns.Labels[placement.ExemptLabel(r.keys.Domain)] == placement.ExemptValue {
 			g.Exempt[ns.Name] = true
 		}
 	}
@@ -143,6 +173,12 @@ type site struct {
 	// PodsPaused is true while Warn mode's count is paused (warnCount): its
 	// pods are not read.
 	PodsPaused bool
+	// Placement is what the cluster's placement policy enforces, as the workload cluster's XKarpenterCluster
+	// publishes it in its view once the policy is there: read there instead of through an observe-only Object
+	// per organization. Nil for an organization beside Crossplane (its own read costs nothing and sees a policy
+	// any cluster of that apiserver composed) and while the cluster has not published it (an earlier release,
+	// or the policy not there yet), when the organization reads the policy itself.
+	Placement *v1alpha1.PlacementPolicyStatus
 }
 
 // requireClaimNamespace is the required resource under which Crossplane returns the claim's namespace, for an

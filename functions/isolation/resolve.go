@@ -142,7 +142,7 @@ func (r *call) lookup() (lookup, error) {
 		given, resolved := claimNamespaceGiven(req, spec, keys)
 		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
-	l.resolveClusterPolicy(req)
+	l.resolveClusterPolicy(req, at.Placement)
 	v := ownership.Verify(req, r.planned, r.ours, ownership.Owner{Kind: v1alpha1.IsolationKind, UID: r.ObservedXR.Resource.GetUID()})
 	l.Waiting = l.Waiting || v.Waiting
 	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
@@ -189,8 +189,18 @@ type clusterPlacement struct {
 	InjectAPIVersion   string
 }
 
-// resolveClusterPolicy reads the cluster's placement policy, if any.
-func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest) {
+// resolveClusterPolicy reads what the cluster's placement policy enforces: as its workload cluster's
+// XKarpenterCluster published it, or from the policy, if any.
+func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest, published *v1alpha1.PlacementPolicyStatus) {
+	if published != nil {
+		l.Placement = &clusterPlacement{
+			Cluster:            published.Cluster,
+			KeyDomain:          published.KeyDomain,
+			PlatformNamespaces: published.PlatformNamespaces,
+			InjectAPIVersion:   published.InjectAPIVersion,
+		}
+		return
+	}
 	found, resolved := fnstate.Required(req, requireClusterPolicy)
 	switch {
 	case !resolved:

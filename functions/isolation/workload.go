@@ -54,23 +54,30 @@ func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in I
 	}
 }
 
-// workloadView returns the reader of the organization's workload cluster (nil when it runs beside Crossplane),
-// by its cluster as Crossplane last fetched it, and the observed composed resources as the rest of the function
-// reads them (see remote.Reader.Localize).
-func (r *call) workloadView() (*remote.Reader, fnstate.Observed, error) {
-	c, err := fetchedCluster(r.Req, r.Spec)
-	if err != nil {
-		return nil, fnstate.Observed{}, err
+// workloadView sets the organization's cluster as Crossplane last fetched it, the reader of its workload cluster
+// (nil when it runs beside Crossplane), and the observed composed resources as the rest of the function reads
+// them (see remote.Reader.Localize).
+func (r *call) workloadView() error {
+	var err error
+	if r.fetched, err = fetchedCluster(r.Req, r.Spec); err != nil {
+		return err
 	}
-	wl := workloadReader(c, r.Spec, r.In, r.claim)
-	if wl == nil {
-		return wl, r.Observed, nil
+	r.wl = workloadReader(r.fetched, r.Spec, r.In, r.claim)
+	if r.wl == nil {
+		r.view = r.Observed
+		return nil
 	}
-	local, err := wl.Localize(r.Req, r.Observed.ReadAll())
-	return wl, fnstate.ObservedOf(local), err
+	local, err := r.wl.Localize(r.Req, r.Observed.ReadAll())
+	r.view = fnstate.ObservedOf(local)
+	return err
 }
 
-// siteOf is where the organization runs: in a workload cluster when it has a reader there.
-func siteOf(wl *remote.Reader, claim claimOf) site {
-	return site{Workload: wl != nil, ClaimNamespace: claim.Namespace}
+// siteOf is where the organization runs: in a workload cluster when it has a reader there, with what its
+// cluster publishes of the placement policy there.
+func siteOf(wl *remote.Reader, claim claimOf, c *boundCluster) site {
+	at := site{Workload: wl != nil, ClaimNamespace: claim.Namespace}
+	if at.Workload && c != nil {
+		at.Placement = c.Status.Placement
+	}
+	return at
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -129,6 +130,7 @@ func TestWorkloadClusterOrganization(t *testing.T) {
 		}
 	}
 	desired := fntest.Desired(t, rsp)
+	assertNamespacesReadByName(t, desired, "acme-web")
 	assertComposedInWorkload(t, desired)
 	assertKeptOnGap(t, rsp, workload, desired)
 }
@@ -269,5 +271,69 @@ func TestWorkloadClusterClaimIsAuthorizedWhereItIs(t *testing.T) {
 				t.Errorf("refusal %q does not name spec.organization", valid.GetMessage())
 			}
 		})
+	}
+}
+
+// TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes: an organization of a workload cluster reads
+// what the cluster's placement policy enforces from the cluster's view once the cluster publishes it, instead of
+// reading the policy there through an observe-only Object of its own (one managed resource per organization); it
+// reads the policy itself while the cluster has not published it, and drops that read, and nothing else, once it
+// has.
+func TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes(t *testing.T) {
+	const read = "read:" + requireClusterPolicy
+	published := strings.Replace(workloadClusterXR, `"namePrefix":"kiso-prod-eu"`,
+		`"namePrefix":"kiso-prod-eu","placement":{"cluster":"prod","keyDomain":"kiso.dev","platformNamespaces":["kube-system","karpenter"]}`, 1)
+	if published == workloadClusterXR {
+		t.Fatal("the fixture's cluster no longer has the status this test extends")
+	}
+	workload := []string{refNodeClass, refNodePool, namespace("acme-web")}
+
+	// Unpublished (a cluster of an earlier release, or its policy not there yet): the organization reads the policy.
+	before := settleReads(t, run(t, newRequest(t, input, xr(workloadSpec), nil), cluster{workloadClusterXR}), xr(workloadSpec), workload, cluster{workloadClusterXR})
+	fntest.AssertNoFatal(t, before)
+	if _, ok := fntest.Desired(t, before)[read]; !ok {
+		t.Fatalf("an organization whose cluster publishes no placement does not read the policy (%v)", keys(fntest.Desired(t, before)))
+	}
+	if c := conditionOf(t, before, TypePlacementEnforced); c.GetReason() != ReasonNoPlacementPolicy {
+		t.Errorf("without a policy or a published placement: PlacementEnforced %s (%s), want %s", c.GetReason(), c.GetMessage(), ReasonNoPlacementPolicy)
+	}
+
+	// The cluster publishes it: the next call drops the read and keeps everything else as it was.
+	observed, withMembers := provider(t, before, workload, cluster{published})
+	after := run(t, newRequest(t, input, xr(workloadSpec), observed), withMembers)
+	fntest.AssertNoFatal(t, after)
+	if _, ok := after.GetRequirements().GetResources()[requireClusterPolicy]; ok {
+		t.Error("the organization still requires the placement policy its cluster publishes")
+	}
+	want := fntest.Desired(t, before)
+	delete(want, read)
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(fntest.Desired(t, after)))); diff != "" {
+		t.Errorf("composed resources once the cluster publishes its placement (-want +got):\n%s", diff)
+	}
+	c := conditionOf(t, after, TypePlacementEnforced)
+	if c.GetReason() == ReasonNoPlacementPolicy || !strings.Contains(c.GetMessage(), `XKarpenterCluster "prod"`) {
+		t.Errorf("with the placement published: PlacementEnforced %s (%s), want it read from cluster prod's view", c.GetReason(), c.GetMessage())
+	}
+}
+
+// assertNamespacesReadByName checks that the organization reads each namespace its spec lists through a watched
+// observe-only Object of its own, and lists none through a collection, which the provider would list only at its
+// poll and whose members it rewrites at every poll.
+func assertNamespacesReadByName(t *testing.T, desired map[string]map[string]any, namespaces ...string) {
+	t.Helper()
+	for name, o := range desired {
+		if o["kind"] == "ObservedObjectCollection" {
+			t.Errorf("%s is a collection of %v: the organization lists objects in the workload cluster", name, fntest.Dig(o, "spec", "observeObjects", "kind"))
+		}
+	}
+	for _, ns := range namespaces {
+		read := desired["read:"+requireListedNamespace+ns]
+		if read == nil {
+			t.Errorf("namespace %s is not read by name (%v)", ns, keys(desired))
+			continue
+		}
+		if fntest.Dig(read, "spec", "forProvider", "manifest", "metadata", "name") != ns || fntest.Dig(read, "spec", "watch") != true {
+			t.Errorf("namespace %s's read is not a watched read of it: %v", ns, read["spec"])
+		}
 	}
 }

@@ -90,6 +90,10 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		}
 	})
 
+	step(t, "OrganizationsReadThePlacementTheirClusterPublishes", func(t *testing.T) {
+		assertOrganizationsReadPublishedPlacementT(t, []tenant{{Namespace: "wl-dunder", Name: "dunder"}, {Namespace: "wl-wonka", Name: "wonka"}})
+	})
+
 	step(t, "PodsLandOnTheirOwnNodesThere", func(t *testing.T) {
 		pending := time.Now()
 		for _, org := range []organization{dunder, wonka} {

@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Steps of the scenarios that compose into the workload cluster: the platform's objects there, and the
@@ -37,4 +40,35 @@ func workloadClusterManifestT(t *testing.T, wl *WorkloadCluster) []byte {
 		"CHART_REPOSITORY", wl.KarpenterChart.Repository,
 		"CHART_VERSION", wl.KarpenterChart.Version,
 	).Replace(string(readTestdataT(t, "workload", "cluster.yaml"))))
+}
+
+// assertOrganizationsReadPublishedPlacementT: once provider-kubernetes has the cluster's placement policy in the
+// workload cluster, the cluster publishes what it enforces (status.placement, and so its view), and each of its
+// organizations stops reading the policy there through an observe-only Object of its own, still reporting the
+// placement that cluster enforces.
+func assertOrganizationsReadPublishedPlacementT(t *testing.T, tenants []tenant) {
+	t.Helper()
+	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, func(u *unstructured.Unstructured) (bool, string) {
+		published, _, _ := unstructured.NestedMap(u.Object, "status", "placement")
+		return published["cluster"] == remoteClusterXR, fmt.Sprintf("status.placement %v", published)
+	})
+	for _, tn := range tenants {
+		xr := tn.xrName(t)
+		waitForT(t, xrSettleTimeout, xr+" reads no placement policy of its own", func(ctx context.Context) (bool, string, error) {
+			objects, err := env.Cluster.List(ctx, ObjectKind, "", "crossplane.io/composite="+xr)
+			if err != nil {
+				return false, "", err
+			}
+			for _, o := range objects {
+				if o.GetAnnotations()["crossplane.io/composition-resource-name"] == "read:placement-policy" {
+					return false, "Object " + o.GetName() + " still reads the policy", nil
+				}
+			}
+			return true, "", nil
+		})
+		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationKind, "", xr, func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "PlacementEnforced")
+			return c.Status == "True" && strings.Contains(c.Message, `XKarpenterCluster "`+remoteClusterXR+`"`), c.Status + " " + c.Reason + ": " + c.Message
+		})
+	}
 }

@@ -126,7 +126,7 @@ func (r *Reader) observe(name string, gvk schema.GroupVersionKind, sel *fnv1.Res
 	if watch {
 		// Watched, so an edit of the reference or of the cluster's policy in the workload cluster reaches the
 		// organizations that read it at once, not at the provider's next poll. A collection cannot be watched:
-		// a newly labelled namespace waits for the provider's poll (the install sets it, see README).
+		// what it lists waits for the provider's poll (the install sets it, see docs/many-clusters.md).
 		o.Object["spec"].(map[string]any)["watch"] = true
 	}
 	return o
