@@ -34,6 +34,11 @@ func (r *call) require() bool {
 	r.at.PodsPaused = r.wc.Paused
 	r.Rsp.Requirements = r.requirements()
 	r.reads = r.wl.Requirements(r.Rsp.GetRequirements().GetResources())
+	// Asked once the workload cluster's reads are split off: Crossplane answers it where the claim is, whatever
+	// the workload cluster holds under the same name (a stack's namespace is often the claim's, by default).
+	if r.at.Workload && r.at.ClaimNamespace != "" {
+		r.Rsp.Requirements.Resources[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", r.at.ClaimNamespace)
+	}
 	return true
 }
 
@@ -77,9 +82,6 @@ func (r *call) requirements() *fnv1.Requirements {
 	r.requireNamespaces(rs)
 	if !at.Workload {
 		r.requireWarnedPods(rs)
-	}
-	if at.Workload && at.ClaimNamespace != "" {
-		rs[requireClaimNamespace] = ownership.ByName(namespaceGVK, "", at.ClaimNamespace)
 	}
 	ownership.Require(rs, r.planned, r.ours)
 	return &fnv1.Requirements{Resources: rs}

@@ -33,7 +33,7 @@ func fetchedCluster(req *fnv1.RunFunctionRequest, spec v1alpha1.XKarpenterIsolat
 // workloadReader returns the reader of the organization's workload cluster, or nil when it runs in the cluster
 // that runs Crossplane. Before Crossplane has fetched the cluster, the organization is planned as a local one
 // for that one call, and Crossplane calls again once it has fetched it.
-func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in Input, claim claimOf) *remote.Reader {
+func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in Input) *remote.Reader {
 	if c == nil {
 		return nil
 	}
@@ -45,11 +45,11 @@ func workloadReader(c *boundCluster, spec v1alpha1.XKarpenterIsolationSpec, in I
 	return &remote.Reader{
 		ProviderConfig: providerConfig,
 		Owner:          spec.Organization,
-		// The organization's ConfigMap, and the claim's namespace (whether the platform gives it the
-		// organization), are where the claim is.
+		// The organization's ConfigMap is where the claim is. (So is the claim's namespace, whose requirement
+		// require adds after the reads are split off: a namespace of that name in the workload cluster, a stack's
+		// by default, is read there.)
 		Local: func(gvk schema.GroupVersionKind, namespace, name string) bool {
-			return (gvk == lock.GVK && namespace == lock.Namespace && name == lock.Name) ||
-				(gvk == namespaceGVK && namespace == "" && claim.Namespace != "" && name == claim.Namespace)
+			return gvk == lock.GVK && namespace == lock.Namespace && name == lock.Name
 		},
 	}
 }
@@ -62,7 +62,7 @@ func (r *call) workloadView() error {
 	if r.fetched, err = fetchedCluster(r.Req, r.Spec); err != nil {
 		return err
 	}
-	r.wl = workloadReader(r.fetched, r.Spec, r.In, r.claim)
+	r.wl = workloadReader(r.fetched, r.Spec, r.In)
 	if r.wl == nil {
 		r.view = r.Observed
 		return nil

@@ -337,3 +337,39 @@ func assertNamespacesReadByName(t *testing.T, desired map[string]map[string]any,
 		}
 	}
 }
+
+// TestWorkloadClusterReadsAStackNamespaceNamedAsTheClaimsThere: a stack's namespace is the claim's by default, but
+// the one its pods run in is the workload cluster's: the organization reads that one there (whether the platform
+// gives it there), and the claim's own namespace where the claim is, each under its own requirement.
+func TestWorkloadClusterReadsAStackNamespaceNamedAsTheClaimsThere(t *testing.T) {
+	spec := strings.Replace(workloadSpec, `"namespaces":["acme-web"]`, `"namespaces":["acme"]`, 1)
+	if spec == workloadSpec {
+		t.Fatal("the fixture's spec no longer lists the namespace this test replaces")
+	}
+	xrJSON := claimedXR(spec, "acme")
+	management := cluster{workloadClusterXR, namespace("acme")}
+	cases := map[string]struct {
+		workload string // namespace acme in the workload cluster
+		given    bool
+	}{
+		"GivenThere":    {workload: namespace("acme"), given: true},
+		"NotGivenThere": {workload: namespaceOf("acme", ""), given: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := settleReads(t, run(t, newRequest(t, input, xrJSON, nil), management), xrJSON, []string{refNodeClass, refNodePool, tc.workload}, management)
+			fntest.AssertNoFatal(t, rsp)
+			if _, ok := rsp.GetRequirements().GetResources()[requireClaimNamespace]; !ok {
+				t.Error("the claim's namespace is not asked of Crossplane where the claim is")
+			}
+			desired := fntest.Desired(t, rsp)
+			if desired["read:"+requireListedNamespace+"acme"] == nil {
+				t.Fatalf("the stack's namespace acme is not read in the workload cluster (%v)", keys(desired))
+			}
+			_, role := desired["placement-role-acme"]
+			if role != tc.given {
+				t.Errorf("placement Role in acme composed %v, want %v: given there %v", role, tc.given, tc.given)
+			}
+		})
+	}
+}
