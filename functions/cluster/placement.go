@@ -137,16 +137,11 @@ func (r *call) publishedPlacement() *v1alpha1.PlacementPolicyStatus {
 		}
 		policy = remote.Unwrap(policy)
 	}
-	a := policy.GetAnnotations()
-	if a[placement.AnnotationCluster] == "" {
+	published := placement.Published(policy.GetAnnotations())
+	if published.Cluster == "" {
 		return nil
 	}
-	return &v1alpha1.PlacementPolicyStatus{
-		Cluster:            a[placement.AnnotationCluster],
-		KeyDomain:          a[placement.AnnotationKeyDomain],
-		PlatformNamespaces: placement.SplitList(a[placement.AnnotationPlatformNamespaces]),
-		InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
-	}
+	return &published
 }
 
 // observedAPIVersion is the API version of an observed composed object, or of the object a provider-kubernetes

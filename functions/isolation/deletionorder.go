@@ -16,50 +16,92 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
+// A guard is a retired object kept until the cluster's deletion policies let it go (keepGuarded).
+type guard struct {
+	// Name is the composed resource kept.
+	Name resource.Name
+	// Object is what it is, by kind and name; User what still uses it, likewise.
+	Object, User string
+}
+
 // keepGuarded keeps, as rendered, each retired object the cluster's deletion
-// policies would refuse to delete now: a NodeClass while an observed NodePool
-// still launches from it, an identity object while an observed NodeClass
-// still names its instance profile. Crossplane deletes what a function stops
-// returning before it applies anything else, and a refused deletion fails
-// the XR's whole reconcile: a NodeClass switched from a dedicated identity
-// to the cluster's would never be applied while the identity it names could
-// not go. Kept until the observed object no longer names it, each goes once
-// its deletion is allowed. Returns their names in order.
-func keepGuarded(rendered map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed, keys placement.Keys) []resource.Name {
-	nodeClasses := map[string]bool{}
-	profiles := map[string]bool{}
-	for _, oc := range observed.All() {
-		o := oc.Resource.Object
-		switch {
-		case oc.Resource.GetKind() == nodePoolKind:
-			ref, _, _ := unstructured.NestedMap(o, "spec", "template", "spec", "nodeClassRef")
-			if name, _ := ref["name"].(string); name != "" {
-				kind, _ := ref["kind"].(string)
-				nodeClasses[kind+"/"+name] = true
-			}
-		case strings.HasSuffix(oc.Resource.GetKind(), "NodeClass"):
-			if profile, _, _ := unstructured.NestedString(o, "spec", "instanceProfile"); profile != "" {
-				profiles[profile] = true
-			}
+// policies would refuse to delete now: a NodeClass while a NodePool still
+// launches from it (one observed, or one Crossplane no longer observes but
+// still returns among users: being deleted), an identity object while an
+// observed NodeClass still names its instance profile. Crossplane deletes
+// what a function stops returning before it applies anything else, and a
+// refused deletion fails the XR's whole reconcile: a NodeClass switched from
+// a dedicated identity to the cluster's would never be applied while the
+// identity it names could not go. Kept until nothing uses it, each goes once
+// its deletion is allowed. Returns them in order of name.
+func keepGuarded(rendered map[resource.Name]*resource.DesiredComposed, observed fnstate.Observed, users []*unstructured.Unstructured, keys placement.Keys) []guard {
+	nodeClasses := launchingNodeClasses(observed)
+	for _, np := range users {
+		if kind, name := nodeClassRef(np.Object); name != "" {
+			nodeClasses[kind+"/"+name] = describeUser(np)
 		}
 	}
-	var kept []resource.Name
+	profiles := map[string]string{}
+	for _, oc := range observed.All() {
+		if !strings.HasSuffix(oc.Resource.GetKind(), "NodeClass") {
+			continue
+		}
+		if profile, _, _ := unstructured.NestedString(oc.Resource.Object, "spec", "instanceProfile"); profile != "" {
+			profiles[profile] = describeUser(&oc.Resource.Unstructured)
+		}
+	}
+	var kept []guard
 	for name, oc := range observed.All() {
 		if _, ok := rendered[name]; ok {
 			continue
 		}
 		kind := oc.Resource.GetKind()
-		guarded := strings.HasSuffix(kind, "NodeClass") && nodeClasses[kind+"/"+oc.Resource.GetName()] ||
-			profiles[oc.Resource.GetAnnotations()[keys.InstanceProfile]] && oc.Resource.GetAnnotations()[keys.InstanceProfile] != ""
-		if !guarded {
+		user := ""
+		if strings.HasSuffix(kind, "NodeClass") {
+			user = nodeClasses[kind+"/"+oc.Resource.GetName()]
+		}
+		if profile := oc.Resource.GetAnnotations()[keys.InstanceProfile]; user == "" && profile != "" {
+			user = profiles[profile]
+		}
+		if user == "" {
 			continue
 		}
 		cd := fnstate.AsRendered(oc, ownAnnotations(keys))
 		rendered[name] = &resource.DesiredComposed{Resource: cd, Ready: ready.Of(cd, oc, true)}
-		kept = append(kept, name)
+		kept = append(kept, guard{Name: name, Object: describeUser(&oc.Resource.Unstructured), User: user})
 	}
-	slices.Sort(kept)
+	slices.SortFunc(kept, func(a, b guard) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	return kept
+}
+
+// launchingNodeClasses describes, by the NodeClass (kind/name) it launches from, each observed NodePool.
+func launchingNodeClasses(observed fnstate.Observed) map[string]string {
+	launching := map[string]string{}
+	for _, oc := range observed.All() {
+		if oc.Resource.GetKind() != nodePoolKind {
+			continue
+		}
+		if kind, name := nodeClassRef(oc.Resource.Object); name != "" {
+			launching[kind+"/"+name] = describeUser(&oc.Resource.Unstructured)
+		}
+	}
+	return launching
+}
+
+// nodeClassRef is the kind and name of the NodeClass a NodePool launches from.
+func nodeClassRef(nodePool map[string]any) (kind, name string) {
+	ref, _, _ := unstructured.NestedMap(nodePool, "spec", "template", "spec", "nodeClassRef")
+	kind, _ = ref["kind"].(string)
+	name, _ = ref["name"].(string)
+	return kind, name
+}
+
+// describeUser names an object by kind and name for a condition, and says so if it is being deleted.
+func describeUser(u *unstructured.Unstructured) string {
+	if u.GetDeletionTimestamp() != nil {
+		return u.GetKind() + " " + u.GetName() + " (being deleted)"
+	}
+	return u.GetKind() + " " + u.GetName()
 }
 
 // releasedReason is what a Usage of an earlier release says once released.

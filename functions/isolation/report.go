@@ -125,10 +125,20 @@ func (r *call) reportTransition() {
 		waits = append(waits, fmt.Sprintf("pools %s are composed anew once their earlier objects of the same names are deleted", strings.Join(t.Draining, ", ")))
 	}
 	if len(waits) == 0 {
-		response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).TargetCompositeAndClaim()
+		response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).WithMessage(guardedMessage(t.Guarded)).TargetCompositeAndClaim()
 		return
 	}
 	response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).WithMessage(strings.Join(waits, "; ")).TargetCompositeAndClaim()
+}
+
+// guardedMessage says which retired objects wait for what still uses them, "" when none does: the cluster's
+// policies refuse their deletion until then (keepGuarded).
+func guardedMessage(guarded []guard) string {
+	kept := make([]string, 0, len(guarded))
+	for _, g := range guarded {
+		kept = append(kept, fmt.Sprintf("retired %s goes once %s no longer uses it", g.Object, g.User))
+	}
+	return strings.Join(kept, "; ")
 }
 
 // reportPlacement sets the placement conditions on the XR and its claim.
@@ -266,7 +276,7 @@ func listed(items []string) string {
 
 // placementConditions say what admission enforces for the organization:
 // True only once the policies and every grant they read are there.
-func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *clusterPlacement, pending []string, keys placement.Keys) []condition {
+func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *v1alpha1.PlacementPolicyStatus, pending []string, keys placement.Keys) []condition {
 	var enforced condition
 	switch {
 	case cp == nil:

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -80,6 +82,7 @@ func (r *call) requirements() *fnv1.Requirements {
 		rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	}
 	r.requireNamespaces(rs)
+	requireNodeClassUsers(rs, r.view)
 	if !at.Workload {
 		r.requireWarnedPods(rs)
 	}
@@ -121,6 +124,35 @@ func (r *call) requireNamespaces(rs map[string]*fnv1.ResourceSelector) {
 			Labels: map[string]string{r.keys.Organization: r.Spec.Organization},
 		}},
 	}
+}
+
+// requireNodeClassUser prefixes the required resource under which Crossplane returns the NodePool of a composed
+// NodeClass's name while Crossplane no longer observes that NodePool (requireNodeClassUsers).
+const requireNodeClassUser = "nodeclass-user-"
+
+// requireNodeClassUsers asks, for each composed NodeClass no observed NodePool launches from, for the NodePool of
+// its name: a pool's NodePool and NodeClass share its name. Crossplane deletes a retired NodePool in the foreground
+// and stops observing it at once, while it still exists until the garbage collector (and, with nodes, Karpenter)
+// lets it go; the cluster's policy refuses the NodeClass's deletion meanwhile, and a refused deletion fails the
+// XR's whole reconcile. Crossplane returns a NodePool being deleted, so keepGuarded keeps the NodeClass until it is
+// gone. A settled organization observes every NodePool of its NodeClasses and asks for nothing.
+func requireNodeClassUsers(rs map[string]*fnv1.ResourceSelector, observed fnstate.Observed) {
+	for _, name := range nodeClassesNoObservedPoolUses(observed) {
+		rs[requireNodeClassUser+name] = ownership.ByName(nodePoolGVK, "", name)
+	}
+}
+
+// nodeClassesNoObservedPoolUses are the names of the composed NodeClasses no observed NodePool launches from.
+func nodeClassesNoObservedPoolUses(observed fnstate.Observed) []string {
+	launching := launchingNodeClasses(observed)
+	var names []string
+	for _, oc := range observed.All() {
+		kind := oc.Resource.GetKind()
+		if strings.HasSuffix(kind, "NodeClass") && launching[kind+"/"+oc.Resource.GetName()] == "" {
+			names = append(names, oc.Resource.GetName())
+		}
+	}
+	return names
 }
 
 // givenSet is what the platform gives the organization: its namespaces

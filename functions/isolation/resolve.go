@@ -68,12 +68,16 @@ type lookup struct {
 
 	// Placement is what the cluster's placement policy enforces, nil when
 	// no XKarpenterCluster composes one.
-	Placement *clusterPlacement
+	Placement *v1alpha1.PlacementPolicyStatus
 
 	// Warned are, in Warn mode, the pods (namespace/name) Enforce would refuse.
 	Warned []string
 	// PodsCounted is how many pods Warn mode read.
 	PodsCounted int
+
+	// NodeClassUsers are the NodePools that launch from composed NodeClasses while Crossplane no longer observes
+	// them (being deleted), as Crossplane returned them (requireNodeClassUsers).
+	NodeClassUsers []*unstructured.Unstructured
 
 	// ClaimNamespaceGiven says, for an organization of a workload cluster, whether the platform gives the
 	// organization the claim's namespace in the cluster that runs Crossplane, where the claim is; nil otherwise,
@@ -143,6 +147,7 @@ func (r *call) lookup() (lookup, error) {
 		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
 	l.resolveClusterPolicy(req, at.Placement)
+	l.resolveNodeClassUsers(req, r.view)
 	v := ownership.Verify(req, r.planned, r.ours, ownership.Owner{Kind: v1alpha1.IsolationKind, UID: r.ObservedXR.Resource.GetUID()})
 	l.Waiting = l.Waiting || v.Waiting
 	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
@@ -174,6 +179,17 @@ func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error
 	return nil
 }
 
+// resolveNodeClassUsers reads the NodePools requireNodeClassUsers asked for.
+func (l *lookup) resolveNodeClassUsers(req *fnv1.RunFunctionRequest, observed fnstate.Observed) {
+	for _, name := range nodeClassesNoObservedPoolUses(observed) {
+		found, resolved := fnstate.Required(req, requireNodeClassUser+name)
+		l.Waiting = l.Waiting || !resolved
+		for _, np := range found {
+			l.NodeClassUsers = append(l.NodeClassUsers, np.Resource)
+		}
+	}
+}
+
 // Unresolved reports whether anything the function needs is not there yet.
 func (l lookup) Unresolved() bool {
 	return l.Waiting || len(l.Missing) > 0 || len(l.NotReady) > 0
@@ -181,24 +197,11 @@ func (l lookup) Unresolved() bool {
 
 var validatingPolicyGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
 
-// clusterPlacement is what the cluster's placement policy says it enforces.
-type clusterPlacement struct {
-	Cluster            string
-	KeyDomain          string
-	PlatformNamespaces []string
-	InjectAPIVersion   string
-}
-
 // resolveClusterPolicy reads what the cluster's placement policy enforces: as its workload cluster's
 // XKarpenterCluster published it, or from the policy, if any.
 func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest, published *v1alpha1.PlacementPolicyStatus) {
 	if published != nil {
-		l.Placement = &clusterPlacement{
-			Cluster:            published.Cluster,
-			KeyDomain:          published.KeyDomain,
-			PlatformNamespaces: published.PlatformNamespaces,
-			InjectAPIVersion:   published.InjectAPIVersion,
-		}
+		l.Placement = published
 		return
 	}
 	found, resolved := fnstate.Required(req, requireClusterPolicy)
@@ -206,13 +209,8 @@ func (l *lookup) resolveClusterPolicy(req *fnv1.RunFunctionRequest, published *v
 	case !resolved:
 		l.Waiting = true
 	case len(found) > 0:
-		a := found[0].Resource.GetAnnotations()
-		l.Placement = &clusterPlacement{
-			Cluster:            a[placement.AnnotationCluster],
-			KeyDomain:          a[placement.AnnotationKeyDomain],
-			PlatformNamespaces: placement.SplitList(a[placement.AnnotationPlatformNamespaces]),
-			InjectAPIVersion:   a[placement.AnnotationInjectAPIVersion],
-		}
+		read := placement.Published(found[0].Resource.GetAnnotations())
+		l.Placement = &read
 	}
 }
 

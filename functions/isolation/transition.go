@@ -28,7 +28,7 @@ type transition struct {
 	// still being deleted (see drainingPools).
 	Draining []string
 	// Guarded are retired objects kept until the cluster's deletion policy would let them go (keepGuarded).
-	Guarded []resource.Name
+	Guarded []guard
 }
 
 // planTransition compares what is composed with what the spec renders. The objects of a draining pool are
@@ -202,7 +202,7 @@ func (r *call) settle() {
 			r.rendered[name] = dc
 		}
 	}
-	r.tr.Guarded = keepGuarded(r.rendered, r.view, r.keys)
+	r.tr.Guarded = keepGuarded(r.rendered, r.view, r.found.NodeClassUsers, r.keys)
 }
 
 // Idle reports whether nothing is left for the organization to wait on: its pools settled, and no retired

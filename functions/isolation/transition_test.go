@@ -54,7 +54,8 @@ func TestModeSwitchDropsTheOldPoolOnceTheNewOnesAreReady(t *testing.T) {
 	if diff := cmp.Diff(fntest.JSONMap(t, observed["nodeclass-kiso-acme"]), fntest.WithStatus(t, got["nodeclass-kiso-acme"], observed["nodeclass-kiso-acme"])); diff != "" {
 		t.Errorf("the retired NodeClass its observed NodePool launches from must be kept as rendered: -rendered, +kept:\n%s", diff)
 	}
-	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled,
+		"retired EC2NodeClass kiso-acme goes once NodePool kiso-acme no longer uses it")
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != fncall.TTLSettling {
 		t.Errorf("TTL %s while a retired NodeClass waits for its NodePool to go, want %s", ttl, fncall.TTLSettling)
 	}
@@ -264,7 +265,8 @@ func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
 	if diff := cmp.Diff(fntest.JSONMap(t, rendered["nodeclass-kiso-acme"]), fntest.WithStatus(t, got["nodeclass-kiso-acme"], rendered["nodeclass-kiso-acme"])); diff != "" {
 		t.Errorf("the retired NodeClass a Usage still names must be kept as rendered: -rendered, +kept:\n%s", diff)
 	}
-	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled,
+		"retired EC2NodeClass kiso-acme goes once NodePool kiso-acme no longer uses it")
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != fncall.TTLSettling {
 		t.Errorf("TTL %s while a retired NodeClass waits for its Usage to go, want %s", ttl, fncall.TTLSettling)
 	}
@@ -276,4 +278,52 @@ func TestARetiredPoolGoesInTheOrderCrossplaneCanDelete(t *testing.T) {
 	if _, ok := fntest.Desired(t, rsp)["nodeclass-kiso-acme"]; ok {
 		t.Error("the retired NodeClass is still rendered once no Usage names it and its NodePool is gone")
 	}
+}
+
+// TestARetiredNodeClassStaysWhileItsNodePoolIsBeingDeleted: Crossplane deletes a retired NodePool in the
+// foreground and stops observing it at once, while the NodePool still exists until the garbage collector (and,
+// with nodes, Karpenter) lets it go. The cluster's policy refuses its NodeClass's deletion meanwhile, and a
+// refused deletion fails the XR's whole reconcile, so the NodeClass stays, as rendered, until the NodePool of its
+// name is gone from the cluster, not only from what Crossplane observes. A settled organization asks for nothing
+// of the kind.
+func TestARetiredNodeClassStaysWhileItsNodePoolIsBeingDeleted(t *testing.T) {
+	observed := switchedWithNewPoolsReady(t)
+	world := cluster{refNodeClass, refNodePool}
+	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	for name := range rsp.GetRequirements().GetResources() {
+		if strings.HasPrefix(name, requireNodeClassUser) {
+			t.Errorf("asks for %s while every NodeClass's NodePool is observed", name)
+		}
+	}
+	if _, ok := fntest.Desired(t, rsp)["nodepool-kiso-acme"]; ok {
+		t.Fatal("retired nodepool-kiso-acme still rendered after every new pool is Ready")
+	}
+
+	// Crossplane deleted the NodePool in the foreground: it no longer observes it, and it is still there.
+	deleting := fntest.JSONMap(t, observed["nodepool-kiso-acme"])
+	deleting["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-06T10:00:00Z"
+	deleting["metadata"].(map[string]any)["finalizers"] = []any{"foregroundDeletion"}
+	delete(observed, "nodepool-kiso-acme")
+	rsp = run(t, newRequest(t, input, xr(stackSwitch), observed), append(world, fntest.ToJSON(t, deleting)))
+	fntest.AssertNoFatal(t, rsp)
+	if got := rsp.GetRequirements().GetResources()[requireNodeClassUser+"kiso-acme"]; got.GetMatchName() != "kiso-acme" || got.GetKind() != nodePoolKind {
+		t.Errorf("does not ask for the NodePool of the retired NodeClass's name: %v", got)
+	}
+	if diff := cmp.Diff(fntest.JSONMap(t, observed["nodeclass-kiso-acme"]), fntest.WithStatus(t, fntest.Desired(t, rsp)["nodeclass-kiso-acme"], observed["nodeclass-kiso-acme"])); diff != "" {
+		t.Errorf("the retired NodeClass must be kept as rendered while its NodePool is being deleted: -rendered, +kept:\n%s", diff)
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled,
+		"retired EC2NodeClass kiso-acme goes once NodePool kiso-acme (being deleted) no longer uses it")
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != fncall.TTLSettling {
+		t.Errorf("TTL %s while a retired NodeClass waits for its NodePool to go, want %s", ttl, fncall.TTLSettling)
+	}
+
+	// The NodePool is gone: the NodeClass goes.
+	rsp = run(t, newRequest(t, input, xr(stackSwitch), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	if _, ok := fntest.Desired(t, rsp)["nodeclass-kiso-acme"]; ok {
+		t.Error("the retired NodeClass is still rendered once its NodePool is gone")
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
 }

@@ -175,7 +175,7 @@ func validatePlatformNamespaces(namespaces []specNamespace, found lookup, keys p
 
 // platformNamespace says why a namespace is the platform's, or "". The kube-
 // prefix is refused with the spec's other static checks.
-func platformNamespace(ns string, cp *clusterPlacement, exempt map[string]bool, keys placement.Keys) string {
+func platformNamespace(ns string, cp *v1alpha1.PlacementPolicyStatus, exempt map[string]bool, keys placement.Keys) string {
 	switch {
 	case ns == "default":
 		return "the default namespace is every user's: no organization may hold it"

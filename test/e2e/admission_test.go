@@ -387,10 +387,15 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		organizationOnly := selectStack("globex", "")
 		stackPools := []string{"kiso-globex.api", "kiso-globex.batch"}
 		retiredNodeClasses := map[string]types.UID{}
+		// Karpenter's nodes hold each stack NodeClass, and, for as long as the test says, each NodePool: as the
+		// garbage collector holds one Crossplane deletes in the foreground until its dependents are gone, and as
+		// Karpenter would while it drains.
 		for _, pool := range stackPools {
 			retiredNodeClasses[pool] = env.Cluster.GetT(t, EC2NodeClassKind, "", pool).GetUID()
 			holdObject(t, EC2NodeClassKind, "ec2nodeclass", pool)
 			t.Cleanup(func() { releaseObject(t, EC2NodeClassKind, "ec2nodeclass", pool) })
+			holdObject(t, NodePoolKind, "nodepool", pool)
+			t.Cleanup(func() { releaseObject(t, NodePoolKind, "nodepool", pool) })
 		}
 		patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
 		waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
@@ -399,6 +404,24 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		markReady(t, NodePoolKind, "kiso-globex")
 		markReady(t, EC2NodeClassKind, "kiso-globex")
 		waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+		// Crossplane deleted the retired NodePools and no longer observes them, and they are still there. kiso says
+		// it keeps their NodeClasses, having read the NodePools being deleted from the cluster, not from what
+		// Crossplane observes; it keeps them until each NodePool is gone.
+		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationClaimKind, globexClaimNamespace, globexClaim, func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "PoolsSettled")
+			for _, pool := range stackPools {
+				if !strings.Contains(c.Message, "retired EC2NodeClass "+pool+" goes once NodePool "+pool+" (being deleted) no longer uses it") {
+					return false, "PoolsSettled: " + c.Status + " " + c.Reason + " " + c.Message
+				}
+			}
+			return true, ""
+		})
+		for _, pool := range stackPools {
+			if u := env.Cluster.GetT(t, EC2NodeClassKind, "", pool); u.GetDeletionTimestamp() != nil {
+				t.Errorf("EC2NodeClass %s is being deleted while NodePool %s, being deleted, still launches from it", pool, pool)
+			}
+			releaseObject(t, NodePoolKind, "nodepool", pool)
+		}
 		for _, pool := range stackPools {
 			env.Cluster.WaitForT(t, xrSettleTimeout, EC2NodeClassKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
 				return u.GetDeletionTimestamp() != nil, "not being deleted yet"

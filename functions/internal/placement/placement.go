@@ -23,7 +23,11 @@
 //     namespace's pods (they fail closed) until Crossplane restores it.
 package placement
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/kiso-dev/kiso/apis/v1alpha1"
+)
 
 // DefaultKeyDomain prefixes kiso's labels, taints and tags, and so the keys
 // the policies read, unless a function's input chooses another domain; both
@@ -193,6 +197,18 @@ func ExemptLabel(keyDomain string) string { return keyDomain + "/placement-exemp
 
 // ExemptValue is the one value of ExemptLabel that exempts a namespace.
 const ExemptValue = "true"
+
+// Published is what a placement policy says it enforces, read from its annotations: what an XKarpenterCluster
+// publishes in status.placement, and what an organization reads of a policy it finds. Cluster is "" on a policy
+// that does not say.
+func Published(annotations map[string]string) v1alpha1.PlacementPolicyStatus {
+	return v1alpha1.PlacementPolicyStatus{
+		Cluster:            annotations[AnnotationCluster],
+		KeyDomain:          annotations[AnnotationKeyDomain],
+		PlatformNamespaces: SplitList(annotations[AnnotationPlatformNamespaces]),
+		InjectAPIVersion:   annotations[AnnotationInjectAPIVersion],
+	}
+}
 
 // SplitList reads a comma-separated annotation value.
 func SplitList(v string) []string {
