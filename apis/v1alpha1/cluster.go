@@ -107,6 +107,26 @@ type XKarpenterClusterSpec struct {
 	// Rollout stages a new revision of a reference NodeClass / NodePool across the organizations bound to this
 	// cluster, in waves. Without it, a reference change reaches every organization at once.
 	Rollout *Rollout `json:"rollout,omitempty"`
+
+	// References are the reference pairs the cluster reads once for every organization bound to it, and shows
+	// them in status.references: an organization whose class names one of them reads it there instead of
+	// reading it itself. In a workload cluster (spec.workloadCluster) each organization's own read is an
+	// observe-only managed resource per reference object, so listing the pairs organizations name saves two
+	// managed resources per organization; an organization that names a pair not listed reads it itself, as
+	// without this field.
+	// +kubebuilder:validation:MaxItems=20
+	References []ReferencePair `json:"references,omitempty"`
+}
+
+// ReferencePair names a reference NodeClass and NodePool, as an organization's claim names them.
+type ReferencePair struct {
+	// NodeClassRef is the cluster-scoped reference NodeClass, of any Karpenter provider.
+	// +kubebuilder:validation:Required
+	NodeClassRef NodeClassReference `json:"nodeClassRef"`
+
+	// NodePoolRef is the reference karpenter.sh/v1 NodePool.
+	// +kubebuilder:validation:Required
+	NodePoolRef NodePoolReference `json:"nodePoolRef"`
 }
 
 // Rollout is how a new revision of a reference reaches the organizations bound to the cluster: wave by wave,
@@ -373,6 +393,20 @@ type XKarpenterClusterStatus struct {
 	// composed in; absent until the policy is there. Organizations of a workload cluster read it from the cluster's
 	// view instead of each reading the policy there through a managed resource of its own.
 	Placement *PlacementPolicyStatus `json:"placement,omitempty"`
+
+	// References are the pairs of spec.references as last read where the organizations' pools are, for the
+	// organizations to clone: each once the cluster has read it, whether or not it exists.
+	References []PublishedReference `json:"references,omitempty"`
+}
+
+// PublishedReference is one pair of spec.references as the cluster read it.
+type PublishedReference struct {
+	// Reference names the pair, as status.rollouts[].reference does.
+	Reference string `json:"reference"`
+	// NodeClass and NodePool are the objects as read, in JSON: kind, name, labels and spec. Empty when the
+	// object does not exist.
+	NodeClass string `json:"nodeClass,omitempty"`
+	NodePool  string `json:"nodePool,omitempty"`
 }
 
 // PlacementPolicyStatus is what the cluster's placement policy says it enforces: the annotations organizations

@@ -40,6 +40,9 @@ func (s *XKarpenterClusterSpec) Default() {
 	if i := s.Karpenter.Install; i != nil && i.Repository == "" {
 		i.Repository = DefaultChartInstallRepository
 	}
+	for i := range s.References {
+		s.References[i].NodeClassRef.Default()
+	}
 }
 
 // Remote reports whether the cluster is a workload cluster Crossplane reaches through provider-kubernetes, and

@@ -134,6 +134,8 @@ const (
 	MaxLengthXKarpenterClusterSpecProviderConfigName = 253
 	// MaxPropertiesXKarpenterClusterSpecTags is XKarpenterClusterSpec.tags's kubebuilder:validation:MaxProperties.
 	MaxPropertiesXKarpenterClusterSpecTags = 45
+	// MaxItemsXKarpenterClusterSpecReferences is XKarpenterClusterSpec.references's kubebuilder:validation:MaxItems.
+	MaxItemsXKarpenterClusterSpecReferences = 20
 	// PatternXKarpenterIsolationSpecOrganization is XKarpenterIsolationSpec.organization's kubebuilder:validation:Pattern.
 	PatternXKarpenterIsolationSpecOrganization = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 	// MaxLengthXKarpenterIsolationSpecOrganization is XKarpenterIsolationSpec.organization's kubebuilder:validation:MaxLength.

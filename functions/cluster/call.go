@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
@@ -20,6 +22,9 @@ type call struct {
 
 	// Set by begin.
 	keys placement.Keys
+	// previous is the XR's status as the cluster last wrote it: what a rollout and the published references
+	// carry over while Crossplane has not answered.
+	previous v1alpha1.XKarpenterClusterStatus
 	// workload reads the workload cluster for the cluster's own requirements; nil when Karpenter runs beside
 	// Crossplane.
 	workload *remote.Reader
@@ -35,6 +40,8 @@ type call struct {
 	alerts     alertsPlan
 	install    karpenterInstall
 	namespaces platformNamespaces
+	// references are the pairs of spec.references as read (publishedReferences).
+	references []v1alpha1.PublishedReference
 	// rollout is what was read of a staged rollout, nil without spec.rollout.
 	rollout *rolloutView
 	staged  rolloutResult
@@ -62,6 +69,9 @@ func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*call, bool) {
 	}
 	r.keys = placement.NewKeys(r.In.KeyDomain)
 	r.workload = workloadReader(r.Spec, r.name())
+	if err := fnstate.Decode(r.ObservedXR.Resource.Object, "status", &r.previous); err != nil {
+		return r, r.Fatal(errors.Wrap(err, "cannot read the XR's status"))
+	}
 	return r, true
 }
 

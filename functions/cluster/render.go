@@ -23,6 +23,7 @@ func (r *call) render() bool {
 	// The status comes first: the view the cluster composes for its organizations shows part of it.
 	r.status = buildStatus(r.plan)
 	r.status.Placement = r.publishedPlacement()
+	r.status.References = r.references
 	r.status.Rollouts, r.status.Rollout = r.staged.Rollouts, summary(r.Spec, r.staged.Rollouts)
 
 	rendered, err := render(r.plan)

@@ -6,7 +6,7 @@ import (
 
 // require plans what the cluster composes and asks Crossplane for what it reads to render it, all known from
 // the spec, the input and what the cluster composed before: the MutatingAdmissionPolicy API the apiserver
-// serves, prometheus-operator's CRD, the platform namespaces, a staged rollout's pools, and the tenant pools
+// serves, prometheus-operator's CRD, the platform namespaces, a staged rollout's pools, the reference pairs the spec lists, and the tenant pools
 // that may still use a Release the spec no longer asks for. Whatever a workload cluster holds is read there
 // (settle hands the requirements over).
 func (r *call) require() {
@@ -21,5 +21,6 @@ func (r *call) require() {
 	r.alerts.require(r.required)
 	requirePlatformNamespaces(r.required, r.placement)
 	requireRollout(r.required, r.Spec)
+	requireListedReferences(r.required, r.Spec)
 	r.install.require(r.required)
 }

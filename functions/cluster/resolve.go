@@ -7,8 +7,8 @@ import (
 // resolve reads Crossplane's answers to what require asked for, before anything is rendered: a workload
 // cluster's first (the provider's observations there become the answers), then whether the cluster serves
 // prometheus-operator's PrometheusRule, a staged rollout, the MutatingAdmissionPolicy API, the tenant pools a
-// Release the spec no longer asks for may still serve, Karpenter's Releases as provider-helm observed them, and
-// which platform namespaces exist.
+// Release the spec no longer asks for may still serve, Karpenter's Releases as provider-helm observed them,
+// which platform namespaces exist, and the reference pairs the spec lists.
 func (r *call) resolve() bool {
 	if r.workload != nil {
 		answered, err := r.workload.Answer(r.Req, r.Observed.ReadAll())
@@ -26,5 +26,9 @@ func (r *call) resolve() bool {
 	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
 	r.install.resolve(r.plan, r.Observed)
 	r.namespaces = resolvePlatformNamespaces(r.Req, r.placement)
+	var err error
+	if r.references, err = publishedReferences(r.Req, r.Spec, r.previous.References); err != nil {
+		return r.Fatal(err)
+	}
 	return true
 }

@@ -795,16 +795,12 @@ func (r *call) resolveRollout() bool {
 	if r.Spec.Rollout == nil {
 		return true
 	}
-	var previous v1alpha1.XKarpenterClusterStatus
-	if err := fnstate.Decode(r.ObservedXR.Resource.Object, "status", &previous); err != nil {
-		return r.Fatal(errors.Wrap(err, "cannot read the XR's status.rollouts"))
-	}
 	v, err := readRollout(r.Req, r.keys, r.name())
 	if err != nil {
 		return r.Fatal(err)
 	}
 	r.rollout = &v
-	if r.staged, err = stageRollout(r.Spec, previous.Rollouts, v, r.Now); err != nil {
+	if r.staged, err = stageRollout(r.Spec, r.previous.Rollouts, v, r.Now); err != nil {
 		return r.Fatal(err)
 	}
 	requireReferences(r.required, r.Req, r.keys, r.name())

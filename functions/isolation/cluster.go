@@ -12,6 +12,7 @@ import (
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
 // requireCluster is the required resource under which Crossplane returns the
@@ -44,6 +45,22 @@ func decodeCluster(view *unstructured.Unstructured, name string) (*boundCluster,
 	}
 	c.Spec.Default()
 	return c, nil
+}
+
+// publishedPair is the reference pair of a class as the cluster read it for its organizations
+// (spec.references), nil when the cluster does not publish it: then the organization reads it itself. A nil
+// cluster publishes nothing.
+func (c *boundCluster) publishedPair(class capacityClass) *v1alpha1.PublishedReference {
+	if c == nil {
+		return nil
+	}
+	ref := rollout.ReferenceOf(class.NodeClassRef, class.NodePoolRef).String()
+	for i := range c.Status.References {
+		if c.Status.References[i].Reference == ref {
+			return &c.Status.References[i]
+		}
+	}
+	return nil
 }
 
 // notReady says why a cluster cannot be built on yet. kiso waits for the

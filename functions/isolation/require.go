@@ -61,7 +61,8 @@ func referenceRequirements(c capacityClass) (nodeClass, nodePool string) {
 
 var nodePoolGVK = schema.FromAPIVersionAndKind(nodePoolAPIVersion, nodePoolKind)
 
-// requirements asks Crossplane for the two reference objects, the cluster if
+// requirements asks Crossplane for the two reference objects (unless the cluster read them for its
+// organizations: publishedPair), the cluster if
 // the spec names one, the cluster's placement policy, the namespaces the
 // platform gives the organization (and in Warn mode their pods, where they
 // are readable: not in a workload cluster, where each would take an Object)
@@ -71,6 +72,9 @@ func (r *call) requirements() *fnv1.Requirements {
 	spec, at := r.Spec, r.at
 	rs := map[string]*fnv1.ResourceSelector{}
 	for _, c := range classesOf(spec) {
+		if r.fetched.publishedPair(c) != nil {
+			continue
+		}
 		nc, np := referenceRequirements(c)
 		rs[nc] = ownership.ByName(nodeClassGVK(c.NodeClassRef), "", c.NodeClassRef.Name)
 		rs[np] = ownership.ByName(nodePoolGVK, "", c.NodePoolRef.Name)

@@ -7,7 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
@@ -119,8 +121,19 @@ func (r *call) lookup() (lookup, error) {
 			{ncName, path.Child("nodeClassRef"), ownership.Object{GVK: nodeClassGVK(c.NodeClassRef), Name: c.NodeClassRef.Name}, &pair.NodeClass},
 			{npName, path.Child("nodePoolRef"), ownership.Object{GVK: nodePoolGVK, Name: c.NodePoolRef.Name}, &pair.NodePool},
 		}
-		for _, ref := range refs {
+		published := r.fetched.publishedPair(c)
+		for i, ref := range refs {
 			found, resolved := fnstate.Required(req, ref.name)
+			if published != nil {
+				found, resolved = nil, true
+				if read := []string{published.NodeClass, published.NodePool}[i]; read != "" {
+					u, err := decodePublished(read, ref.ref)
+					if err != nil {
+						return l, err
+					}
+					found = []resource.Required{{Resource: u}}
+				}
+			}
 			switch {
 			case !resolved:
 				l.Waiting = true
@@ -152,6 +165,15 @@ func (r *call) lookup() (lookup, error) {
 	l.Waiting = l.Waiting || v.Waiting
 	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
 	return l, nil
+}
+
+// decodePublished reads a reference object as the cluster published it (publishedPair).
+func decodePublished(read string, ref ownership.Object) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON([]byte(read)); err != nil {
+		return nil, errors.Wrapf(err, "spec.clusterRef: cannot read reference %s as its cluster published it", ref)
+	}
+	return u, nil
 }
 
 // resolveCluster reads the organization's XKarpenterCluster, from the view it composes for its organizations.

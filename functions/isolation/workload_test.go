@@ -373,3 +373,72 @@ func TestWorkloadClusterReadsAStackNamespaceNamedAsTheClaimsThere(t *testing.T) 
 		})
 	}
 }
+
+// withPublishedReferences is the cluster XR with the reference pair of workloadSpec in status.references, as
+// the cluster function shows it (kind, name, labels, spec); nodeClass "" says the cluster found none.
+func withPublishedReferences(t *testing.T, clusterJSON, nodeClass, nodePool string) string {
+	t.Helper()
+	shown := func(object string) string {
+		if object == "" {
+			return ""
+		}
+		o := fntest.JSONMap(t, object)
+		meta := o["metadata"].(map[string]any)
+		return fntest.ToJSON(t, map[string]any{"apiVersion": o["apiVersion"], "kind": o["kind"], "spec": o["spec"],
+			"metadata": map[string]any{"name": meta["name"], "labels": meta["labels"]}})
+	}
+	c := fntest.JSONMap(t, clusterJSON)
+	c["status"].(map[string]any)["references"] = []any{map[string]any{
+		"reference": "EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default",
+		"nodeClass": shown(nodeClass), "nodePool": shown(nodePool),
+	}}
+	return fntest.ToJSON(t, c)
+}
+
+// TestAnOrganizationReadsTheReferencesItsClusterPublishes: once its cluster shows the reference pair the
+// organization names (spec.references), the organization reads it there, drops its two observe-only reads of it
+// in the workload cluster and renders exactly what it rendered from them. A pair its cluster shows as not found
+// is reported missing, as its own read would.
+func TestAnOrganizationReadsTheReferencesItsClusterPublishes(t *testing.T) {
+	workload := []string{refNodeClass, refNodePool, namespace("acme-web")}
+	before := settleReads(t, run(t, newRequest(t, input, xr(workloadSpec), nil), cluster{workloadClusterXR}), xr(workloadSpec), workload, cluster{workloadClusterXR})
+	fntest.AssertNoFatal(t, before)
+	reads := []string{"read:" + requireReferenceNodeClass, "read:" + requireReferenceNodePool}
+	for _, read := range reads {
+		if _, ok := fntest.Desired(t, before)[read]; !ok {
+			t.Fatalf("an organization whose cluster shows no references does not read them itself: no %s (%v)", read, keys(fntest.Desired(t, before)))
+		}
+	}
+
+	published := withPublishedReferences(t, workloadClusterXR, refNodeClass, refNodePool)
+	observed, withMembers := provider(t, before, workload, cluster{published})
+	after := run(t, newRequest(t, input, xr(workloadSpec), observed), withMembers)
+	fntest.AssertNoFatal(t, after)
+	for _, name := range []string{requireReferenceNodeClass, requireReferenceNodePool} {
+		if _, ok := after.GetRequirements().GetResources()[name]; ok {
+			t.Errorf("the organization still requires %s, which its cluster shows", name)
+		}
+	}
+	want := fntest.Desired(t, before)
+	for _, read := range reads {
+		delete(want, read)
+	}
+	if diff := cmp.Diff(want, fntest.Desired(t, after)); diff != "" {
+		t.Errorf("composed resources once the cluster shows the references (-read itself +read from the cluster):\n%s", diff)
+	}
+	if c := conditionOf(t, after, TypeReferencesResolved); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+		t.Errorf("ReferencesResolved %s %s (%s) with the references read from the cluster", c.GetStatus(), c.GetReason(), c.GetMessage())
+	}
+
+	// The cluster found no such NodeClass: the organization says so, and keeps what it composed.
+	missing := withPublishedReferences(t, workloadClusterXR, "", refNodePool)
+	rsp := run(t, newRequest(t, input, xr(workloadSpec), observed), cluster{missing})
+	fntest.AssertNoFatal(t, rsp)
+	c := conditionOf(t, rsp, TypeReferencesResolved)
+	if c.GetReason() != ReasonNotFound || !strings.Contains(c.GetMessage(), "spec.nodeClassRef: reference") {
+		t.Errorf("ReferencesResolved %s (%s) with the reference NodeClass shown as not found, want %s naming spec.nodeClassRef", c.GetReason(), c.GetMessage(), ReasonNotFound)
+	}
+	if _, ok := fntest.Desired(t, rsp)["nodepool-kiso-acme"]; !ok {
+		t.Error("the pool's NodePool is dropped while the reference NodeClass is shown as not found")
+	}
+}

@@ -94,6 +94,11 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 		assertOrganizationsReadPublishedPlacementT(t, []tenant{{Namespace: "wl-dunder", Name: "dunder"}, {Namespace: "wl-wonka", Name: "wonka"}})
 	})
 
+	step(t, "OrganizationsReadTheReferencesTheirClusterReads", func(t *testing.T) {
+		assertOrganizationsReadPublishedReferencesT(t, wl, []tenant{{Namespace: "wl-dunder", Name: "dunder"}, {Namespace: "wl-wonka", Name: "wonka"}},
+			map[string]string{"dunder": dunder.Stacks["web"].Pool, "wonka": wonka.Stacks["web"].Pool})
+	})
+
 	step(t, "PodsLandOnTheirOwnNodesThere", func(t *testing.T) {
 		pending := time.Now()
 		for _, org := range []organization{dunder, wonka} {

@@ -72,3 +72,52 @@ func assertOrganizationsReadPublishedPlacementT(t *testing.T, tenants []tenant) 
 		})
 	}
 }
+
+// assertOrganizationsReadPublishedReferencesT: the cluster reads the reference pair it lists (spec.references)
+// once, in the workload cluster, and shows it (status.references, and so its view); each of its organizations
+// then reads it there and drops its own two reads of it. An edit of the reference there reaches every
+// organization's pool all the same, through the cluster's watched read: the platform lengthens the reference
+// NodePool's consolidateAfter (no drift, no node replaced) and each pool there follows.
+func assertOrganizationsReadPublishedReferencesT(t *testing.T, wl *WorkloadCluster, tenants []tenant, pools map[string]string) {
+	t.Helper()
+	env.Cluster.WaitForT(t, xrSettleTimeout, ClusterKind, "", remoteClusterXR, func(u *unstructured.Unstructured) (bool, string) {
+		refs, _, _ := unstructured.NestedSlice(u.Object, "status", "references")
+		for _, r := range refs {
+			r, _ := r.(map[string]any)
+			if nc, _ := r["nodeClass"].(string); strings.Contains(nc, `"name":"kwok-reference"`) && r["nodePool"] != nil {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("status.references %v", refs)
+	})
+	for _, tn := range tenants {
+		xr := tn.xrName(t)
+		waitForT(t, xrSettleTimeout, xr+" reads no reference of its own", func(ctx context.Context) (bool, string, error) {
+			objects, err := env.Cluster.List(ctx, ObjectKind, "", "crossplane.io/composite="+xr)
+			if err != nil {
+				return false, "", err
+			}
+			for _, o := range objects {
+				if name := o.GetAnnotations()["crossplane.io/composition-resource-name"]; strings.HasPrefix(name, "read:reference-") {
+					return false, "Object " + o.GetName() + " still reads " + strings.TrimPrefix(name, "read:"), nil
+				}
+			}
+			return true, "", nil
+		})
+		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationKind, "", xr, func(u *unstructured.Unstructured) (bool, string) {
+			c, _ := Condition(u, "ReferencesResolved")
+			return c.Status == "True", c.Status + " " + c.Reason + ": " + c.Message
+		})
+	}
+	const consolidateAfter = "90s"
+	if _, err := wl.Kubectl.Run(t.Context(), nil, "patch", "nodepool", "kwok-reference", "--type=merge",
+		"-p", `{"spec":{"disruption":{"consolidateAfter":"`+consolidateAfter+`"}}}`); err != nil {
+		t.Fatalf("cannot edit the reference NodePool in the workload cluster: %v", err)
+	}
+	for org, pool := range pools {
+		wl.Cluster.WaitForT(t, xrSettleTimeout, NodePoolKind, "", pool, func(u *unstructured.Unstructured) (bool, string) {
+			got, _, _ := unstructured.NestedString(u.Object, "spec", "disruption", "consolidateAfter")
+			return got == consolidateAfter, org + "'s pool: consolidateAfter " + got
+		})
+	}
+}
