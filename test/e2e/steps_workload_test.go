@@ -42,6 +42,24 @@ func workloadClusterManifestT(t *testing.T, wl *WorkloadCluster) []byte {
 	).Replace(string(readTestdataT(t, "workload", "cluster.yaml"))))
 }
 
+// waitUntilNoReadT waits until the organization's XR xr composes none of the observe-only Objects its function
+// names read:<read> for which reads is true: it reads what, its cluster's, no longer itself.
+func waitUntilNoReadT(t *testing.T, xr, what string, reads func(read string) bool) {
+	t.Helper()
+	waitForT(t, xrSettleTimeout, xr+" reads "+what+" no longer itself", func(ctx context.Context) (bool, string, error) {
+		objects, err := env.Cluster.List(ctx, ObjectKind, "", "crossplane.io/composite="+xr)
+		if err != nil {
+			return false, "", err
+		}
+		for _, o := range objects {
+			if read, ok := strings.CutPrefix(o.GetAnnotations()["crossplane.io/composition-resource-name"], "read:"); ok && reads(read) {
+				return false, "Object " + o.GetName() + " still reads " + read, nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
 // assertOrganizationsReadPublishedPlacementT: once provider-kubernetes has the cluster's placement policy in the
 // workload cluster, the cluster publishes what it enforces (status.placement, and so its view), and each of its
 // organizations stops reading the policy there through an observe-only Object of its own, still reporting the
@@ -54,18 +72,7 @@ func assertOrganizationsReadPublishedPlacementT(t *testing.T, tenants []tenant) 
 	})
 	for _, tn := range tenants {
 		xr := tn.xrName(t)
-		waitForT(t, xrSettleTimeout, xr+" reads no placement policy of its own", func(ctx context.Context) (bool, string, error) {
-			objects, err := env.Cluster.List(ctx, ObjectKind, "", "crossplane.io/composite="+xr)
-			if err != nil {
-				return false, "", err
-			}
-			for _, o := range objects {
-				if o.GetAnnotations()["crossplane.io/composition-resource-name"] == "read:placement-policy" {
-					return false, "Object " + o.GetName() + " still reads the policy", nil
-				}
-			}
-			return true, "", nil
-		})
+		waitUntilNoReadT(t, xr, "the placement policy", func(read string) bool { return read == "placement-policy" })
 		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationKind, "", xr, func(u *unstructured.Unstructured) (bool, string) {
 			c, _ := Condition(u, "PlacementEnforced")
 			return c.Status == "True" && strings.Contains(c.Message, `XKarpenterCluster "`+remoteClusterXR+`"`), c.Status + " " + c.Reason + ": " + c.Message
@@ -92,18 +99,7 @@ func assertOrganizationsReadPublishedReferencesT(t *testing.T, wl *WorkloadClust
 	})
 	for _, tn := range tenants {
 		xr := tn.xrName(t)
-		waitForT(t, xrSettleTimeout, xr+" reads no reference of its own", func(ctx context.Context) (bool, string, error) {
-			objects, err := env.Cluster.List(ctx, ObjectKind, "", "crossplane.io/composite="+xr)
-			if err != nil {
-				return false, "", err
-			}
-			for _, o := range objects {
-				if name := o.GetAnnotations()["crossplane.io/composition-resource-name"]; strings.HasPrefix(name, "read:reference-") {
-					return false, "Object " + o.GetName() + " still reads " + strings.TrimPrefix(name, "read:"), nil
-				}
-			}
-			return true, "", nil
-		})
+		waitUntilNoReadT(t, xr, "a reference", func(read string) bool { return strings.HasPrefix(read, "reference-") })
 		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationKind, "", xr, func(u *unstructured.Unstructured) (bool, string) {
 			c, _ := Condition(u, "ReferencesResolved")
 			return c.Status == "True", c.Status + " " + c.Reason + ": " + c.Message
