@@ -57,6 +57,7 @@ func TestFleetBenchmark(t *testing.T) {
 	if os.Getenv(fleetEnv) != "1" {
 		t.Skipf("set %s=1 (make bench-fleet) to run the fleet benchmark", fleetEnv)
 	}
+	measured := measuredCommitT(t)
 	requireNodesT(t)
 	steps, err := fleetSteps(os.Getenv(fleetStepsEnv))
 	if err != nil {
@@ -78,7 +79,7 @@ func TestFleetBenchmark(t *testing.T) {
 	fmt.Printf("\nFleet: organization isolation, one stack each, %s, %s; Crossplane polls every %s; %d cores\n", applied, bound.binding, crossplanePollInterval(), runtime.NumCPU())
 	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
 	var requests, onboarding, writes, bindings, remote []string
-	summary := fleetSummary{mode: fleetMode(os.Getenv(fleetClusterEnv)), poll: crossplanePollInterval(), cores: runtime.NumCPU()}
+	summary := fleetSummary{mode: fleetMode(os.Getenv(fleetClusterEnv)), poll: crossplanePollInterval(), cores: runtime.NumCPU(), commit: measured}
 	created := 0
 	for _, n := range steps {
 		// The platform gives each organization its namespace in the workload cluster before it claims it there.
