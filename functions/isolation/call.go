@@ -38,10 +38,13 @@ type call struct {
 	// served are those of namespaces the platform gives the organization: each holds its Role and ConfigMap.
 	served  []specNamespace
 	planned []ownership.Object
-	ours    ownership.Composed
-	wc      warnCount
-	at      site
-	reads   map[resource.Name]*composed.Unstructured
+	// unlaunched are the composed NodeClasses no observed NodePool launches from, whose NodePools require asks
+	// for by name and resolve reads (requireNodeClassUsers).
+	unlaunched []string
+	ours       ownership.Composed
+	wc         warnCount
+	at         site
+	reads      map[resource.Name]*composed.Unstructured
 
 	// Set by resolve.
 	found lookup

@@ -43,7 +43,7 @@ func keepGuarded(rendered map[resource.Name]*resource.DesiredComposed, observed 
 	}
 	profiles := map[string]string{}
 	for _, oc := range observed.All() {
-		if !strings.HasSuffix(oc.Resource.GetKind(), "NodeClass") {
+		if !isNodeClass(oc.Resource.GetKind()) {
 			continue
 		}
 		if profile, _, _ := unstructured.NestedString(oc.Resource.Object, "spec", "instanceProfile"); profile != "" {
@@ -57,7 +57,7 @@ func keepGuarded(rendered map[resource.Name]*resource.DesiredComposed, observed 
 		}
 		kind := oc.Resource.GetKind()
 		user := ""
-		if strings.HasSuffix(kind, "NodeClass") {
+		if isNodeClass(kind) {
 			user = nodeClasses[kind+"/"+oc.Resource.GetName()]
 		}
 		if profile := oc.Resource.GetAnnotations()[keys.InstanceProfile]; user == "" && profile != "" {
@@ -87,6 +87,9 @@ func launchingNodeClasses(observed fnstate.Observed) map[string]string {
 	}
 	return launching
 }
+
+// isNodeClass reports whether a kind is a Karpenter NodeClass, of any provider (EC2NodeClass, KWOKNodeClass, ...).
+func isNodeClass(kind string) bool { return strings.HasSuffix(kind, "NodeClass") }
 
 // nodeClassRef is the kind and name of the NodeClass a NodePool launches from.
 func nodeClassRef(nodePool map[string]any) (kind, name string) {

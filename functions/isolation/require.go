@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -86,7 +84,8 @@ func (r *call) requirements() *fnv1.Requirements {
 		rs[requireClusterPolicy] = ownership.ByName(validatingPolicyGVK, "", placement.PolicyName)
 	}
 	r.requireNamespaces(rs)
-	requireNodeClassUsers(rs, r.view)
+	r.unlaunched = nodeClassesNoObservedPoolUses(r.view)
+	requireNodeClassUsers(rs, r.unlaunched)
 	if !at.Workload {
 		r.requireWarnedPods(rs)
 	}
@@ -140,8 +139,8 @@ const requireNodeClassUser = "nodeclass-user-"
 // lets it go; the cluster's policy refuses the NodeClass's deletion meanwhile, and a refused deletion fails the
 // XR's whole reconcile. Crossplane returns a NodePool being deleted, so keepGuarded keeps the NodeClass until it is
 // gone. A settled organization observes every NodePool of its NodeClasses and asks for nothing.
-func requireNodeClassUsers(rs map[string]*fnv1.ResourceSelector, observed fnstate.Observed) {
-	for _, name := range nodeClassesNoObservedPoolUses(observed) {
+func requireNodeClassUsers(rs map[string]*fnv1.ResourceSelector, unlaunched []string) {
+	for _, name := range unlaunched {
 		rs[requireNodeClassUser+name] = ownership.ByName(nodePoolGVK, "", name)
 	}
 }
@@ -152,7 +151,7 @@ func nodeClassesNoObservedPoolUses(observed fnstate.Observed) []string {
 	var names []string
 	for _, oc := range observed.All() {
 		kind := oc.Resource.GetKind()
-		if strings.HasSuffix(kind, "NodeClass") && launching[kind+"/"+oc.Resource.GetName()] == "" {
+		if isNodeClass(kind) && launching[kind+"/"+oc.Resource.GetName()] == "" {
 			names = append(names, oc.Resource.GetName())
 		}
 	}

@@ -160,7 +160,7 @@ func (r *call) lookup() (lookup, error) {
 		l.ClaimNamespaceGiven, l.Waiting = &given, l.Waiting || !resolved
 	}
 	l.resolveClusterPolicy(req, at.Placement)
-	l.resolveNodeClassUsers(req, r.view)
+	l.resolveNodeClassUsers(req, r.unlaunched)
 	v := ownership.Verify(req, r.planned, r.ours, ownership.Owner{Kind: v1alpha1.IsolationKind, UID: r.ObservedXR.Resource.GetUID()})
 	l.Waiting = l.Waiting || v.Waiting
 	l.Conflicts, l.Held = namespaceConflicts(spec, r.namespaces, v.Conflicts, keys)
@@ -202,8 +202,8 @@ func (l *lookup) resolveCluster(req *fnv1.RunFunctionRequest, name string) error
 }
 
 // resolveNodeClassUsers reads the NodePools requireNodeClassUsers asked for.
-func (l *lookup) resolveNodeClassUsers(req *fnv1.RunFunctionRequest, observed fnstate.Observed) {
-	for _, name := range nodeClassesNoObservedPoolUses(observed) {
+func (l *lookup) resolveNodeClassUsers(req *fnv1.RunFunctionRequest, unlaunched []string) {
+	for _, name := range unlaunched {
 		found, resolved := fnstate.Required(req, requireNodeClassUser+name)
 		l.Waiting = l.Waiting || !resolved
 		for _, np := range found {
