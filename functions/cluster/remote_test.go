@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -295,5 +297,60 @@ func assertReadThere(t *testing.T, rs map[string]*fnv1.ResourceSelector, desired
 	o := fntest.AsMap(t, read.GetResource())
 	if o["kind"] != "ObservedObjectCollection" || fntest.Dig(o, "spec", "providerConfigRef", "name") != "prod-workloads" {
 		t.Errorf("read of %s: %v", key, o)
+	}
+}
+
+// TestARolloutThereKeepsItsReadsCurrent: the provider lists a collection only at its poll (10 minutes by
+// default), so while a rollout is in progress in a workload cluster, its pools and NodeClaims are read again every
+// remote.RereadEvery and the cluster asks to be called again within it; once the rollout is done they wait for
+// the poll again and the TTL is the settled one.
+func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
+	spec := strings.Replace(workloadClusterSpec, `"karpenter":{"install":{}}`, `"karpenter":{"install":{}},"rollout":{"waves":[{"percent":50}]}`, 1)
+	// rendered runs the phases up to settle as RunFunction does, the rollout in progress or not, and reports.
+	rendered := func(inProgress bool) *call {
+		t.Helper()
+		r, ok := begin(newRequest(t, xr(spec), nil), logging.NewNopLogger())
+		if !ok || !r.validate() {
+			t.Fatal("the spec is refused")
+		}
+		r.require()
+		if !r.resolve() || !r.render() {
+			t.Fatal("the cluster does not render")
+		}
+		r.staged.InProgress, r.staged.JudgesNodes = inProgress, inProgress
+		requireJudgedNodeClaims(r.required, r.staged)
+		if !r.settle() {
+			t.Fatal("the cluster does not settle")
+		}
+		r.report()
+		return r
+	}
+	current := func(r *call) map[string]bool {
+		out := map[string]bool{}
+		for name, read := range r.reads {
+			if _, found, _ := unstructured.NestedMap(read.Object, "spec", "objectTemplate", "metadata", "annotations"); found {
+				out[string(name)] = true
+			}
+		}
+		return out
+	}
+
+	open := rendered(true)
+	if got, want := current(open), map[string]bool{"read:" + requirePools: true, "read:" + requireNodeClaims: true}; !cmp.Equal(got, want) {
+		t.Errorf("reads kept current while a wave is open: %v, want %v", got, want)
+	}
+	if ttl := open.Rsp.GetMeta().GetTtl().AsDuration(); ttl > remote.RereadEvery+time.Second {
+		t.Errorf("TTL %s while a rollout's collections are read every %s: the next read would wait for the call after", ttl, remote.RereadEvery)
+	}
+
+	done := rendered(false)
+	if _, read := done.reads["read:"+requirePools]; !read {
+		t.Fatal("the pools are not read with no rollout in progress")
+	}
+	if got := current(done); len(got) != 0 {
+		t.Errorf("reads kept current with no rollout in progress: %v, want none", got)
+	}
+	if ttl := done.Rsp.GetMeta().GetTtl().AsDuration(); ttl <= remote.RereadEvery+time.Second {
+		t.Errorf("TTL %s with no rollout in progress: the cluster would be called as often as while one is", ttl)
 	}
 }

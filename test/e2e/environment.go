@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kiso-dev/kiso/internal/process"
 )
@@ -34,6 +35,9 @@ type Environment struct {
 	ProviderAWSCRDDir string
 	// Metrics holds each server's (crossplane, karpenter, function-isolation, ...) Prometheus metrics URL.
 	Metrics *metricsURLs
+	// KubernetesProviderPoll is how often provider-kubernetes, as installed, polls each managed resource; zero
+	// until it runs.
+	KubernetesProviderPoll time.Duration
 
 	servers      *process.Group
 	prepared     *prepared

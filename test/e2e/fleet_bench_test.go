@@ -40,7 +40,8 @@ const (
 	// With "remote" the organizations are bound to a workload cluster's XKarpenterCluster: everything they
 	// compose and read there goes through provider-kubernetes (see steps_fleet_remote_test.go).
 	fleetClusterEnv = "KISO_FLEET_CLUSTER"
-	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll.
+	// fleetIdle is the idle window over which the fleet's cost is measured, one Crossplane poll; a remote fleet's
+	// is one provider-kubernetes poll if longer (fleetCluster.idleWindow).
 	fleetIdle = time.Minute
 	// onboardingProfiled is how long the apiserver is profiled from the first kubectl apply of a step.
 	onboardingProfiled = time.Minute
@@ -135,11 +136,11 @@ func TestFleetBenchmark(t *testing.T) {
 		eventsFrom := readEventsT(t)
 		idleStart := time.Now()
 		// The measurement window itself: nothing changes, and what the servers spend is the result. Karpenter,
-		// whose client reports no requests, is profiled over most of it.
+		// whose client reports no requests, is profiled over most of its first minute.
 		apiserverProfile := startAPIServerProfileT(t, fleetIdle-10*time.Second, t.TempDir())
 		karpenterProfile := profileKarpenterT(t, fleetIdle-10*time.Second)
 		apiserverTop := apiserverProfile()
-		time.Sleep(time.Until(idleStart.Add(fleetIdle)))
+		time.Sleep(time.Until(idleStart.Add(bound.idleWindow())))
 		idleUsage := usageNow()
 		idle := idleUsage.management()
 		elapsed := time.Since(idleStart).Seconds()
@@ -173,6 +174,7 @@ func TestFleetBenchmark(t *testing.T) {
 			row.remote = r.row()
 			remote = append(remote, r.String())
 		}
+		summary.idle = bound.idleWindow()
 		summary.add(row)
 		binding := bound.pendingPodBoundT(t, fleetOrganization(n-1))
 		bindings = append(bindings, fmt.Sprintf("%-6d %s", n, binding))

@@ -228,12 +228,14 @@ func TestOneControlPlaneServesAWorkloadCluster(t *testing.T) {
 	})
 }
 
-// unreachableTimeout bounds how long the provider takes to say the frozen workload cluster does not answer (its
-// next poll, then its reconcile's timeout) and to recover once it answers again.
-const unreachableTimeout = 5 * time.Minute
+// unreachableTimeout bounds how long the provider takes to say the frozen workload cluster does not answer and to
+// recover once it answers again. A watch does not see an apiserver that stops answering, so it is the next poll
+// of one of the organization's reads: up to the provider's poll as installed (10 minutes, plus its 10% jitter),
+// then its request's timeout.
+const unreachableTimeout = 13 * time.Minute
 
-// assertUnreachableWorkloadClusterKeepsEveryPoolT freezes the workload cluster's apiserver, longer than the
-// provider's poll: wonka's claim says which reads the workload cluster has not answered and that its pools are
+// assertUnreachableWorkloadClusterKeepsEveryPoolT freezes the workload cluster's apiserver until the provider's
+// poll finds it so: wonka's claim says which reads the workload cluster has not answered and that its pools are
 // kept, and none of its Objects is deleted or replaced; thawed, the claim resolves its references again and
 // the pool is still there.
 func assertUnreachableWorkloadClusterKeepsEveryPoolT(t *testing.T, wl *WorkloadCluster, pool string) {

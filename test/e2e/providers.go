@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -76,6 +78,7 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 	if err != nil {
 		return pr, err
 	}
+	mgmt.KubernetesProviderPoll = pollOf(installed.Args)
 	args := append([]string{
 		"--webhook-port=" + strconv.Itoa(webhookPort),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
@@ -88,6 +91,22 @@ func startProviderKubernetes(ctx context.Context, servers *process.Group, mgmt *
 	mgmt.Metrics.set(pr.name, "http://127.0.0.1:"+strconv.Itoa(metricsPort)+"/metrics")
 	// Ready once its conversion webhook serves.
 	return pr, waitForHTTP(ctx, srv, http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", "ok")
+}
+
+// providerDefaultPoll is a provider's poll without --poll (crossplane-runtime's managed reconciler's default, which
+// provider-kubernetes and provider-helm keep).
+const providerDefaultPoll = 10 * time.Minute
+
+// pollOf is the poll a provider run with args polls at.
+func pollOf(args []string) time.Duration {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--poll="); ok {
+			if d, err := time.ParseDuration(v); err == nil {
+				return d
+			}
+		}
+	}
+	return providerDefaultPoll
 }
 
 // startProviderHelm runs provider-helm for the management cluster. It serves no webhook and no health probe; its

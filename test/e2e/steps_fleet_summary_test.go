@@ -43,6 +43,8 @@ type fleetSummary struct {
 	mode  string
 	poll  string
 	cores int
+	// idle is the window each step's idle cost is measured over (fleetCluster.idleWindow).
+	idle time.Duration
 	// commit is what was measured (measuredCommitT).
 	commit string
 	rows   []fleetRow
@@ -89,8 +91,8 @@ func cpuSeconds(from, to map[string]process.Usage) float64 {
 // markdown renders the summary table.
 func (s fleetSummary) markdown(commit string, day time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "`make bench-fleet FLEET_CLUSTER=%s`, %s at %s, %d cores, Crossplane polling every %s (written by the benchmark):\n\n",
-		strings.TrimPrefix(s.mode, "unbound"), day.Format("2006-01-02"), commit, s.cores, s.poll)
+	fmt.Fprintf(&b, "`make bench-fleet FLEET_CLUSTER=%s`, %s at %s, %d cores, Crossplane polling every %s, idle measured over %s (written by the benchmark):\n\n",
+		strings.TrimPrefix(s.mode, "unbound"), day.Format("2006-01-02"), commit, s.cores, s.poll, s.idle)
 	if s.mode == fleetRemoteMode {
 		s.remoteTable(&b)
 		return b.String()

@@ -55,6 +55,17 @@ type fleetCluster struct {
 	workload *WorkloadCluster
 }
 
+// idleWindow is how long the fleet's idle cost is measured over: one Crossplane poll, or for a remote fleet one
+// provider-kubernetes poll if longer. The provider polls each managed resource once per poll, spread by its jitter,
+// and those that became Ready while the fleet onboarded are polled first a whole poll later: a shorter window right
+// after the fleet settles would see only part of its steady cost.
+func (bound fleetCluster) idleWindow() time.Duration {
+	if bound.workload == nil {
+		return fleetIdle
+	}
+	return max(fleetIdle, env.KubernetesProviderPoll)
+}
+
 // waitForClusterComposedT waits until the cluster organizations are bound to (the placement cluster when none) has
 // composed what its organizations read: its admission policies where their pods run, type-checked by that
 // apiserver, and its view for organizations. The clock starts after it: the benchmark measures onboarding

@@ -22,7 +22,8 @@ const (
 // assertRemoteRolloutT is the platform changing the workload cluster's reference NodeClass under a rollout in two
 // waves, [canary] then everyone: the canary's NodeClass moves there, the workload cluster's Karpenter replaces its
 // nodes, and only then is its wave done, as the NodeClaims kiso reads from the workload cluster (through
-// provider-kubernetes at the install's poll) say; the other organization moves only after the soak. Nothing here
+// provider-kubernetes collections, listed at its 10-minute poll as installed, and again every 30 s while kiso
+// stamps them during a rollout) say; the other organization moves only after the soak. Nothing here
 // touches an XR or speeds a poll.
 func assertRemoteRolloutT(t *testing.T, wl *WorkloadCluster, canary, other organization) {
 	t.Helper()

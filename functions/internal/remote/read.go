@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,6 +46,18 @@ const readPrefix = "read:"
 // membersPrefix starts the name of the requirement for a collection's members.
 const membersPrefix = "read-members:"
 
+// RereadEvery is how often a collection the function keeps current (Reader.Current) is listed again, and each
+// of its members observed again. A collection is not watched: without this the provider lists it, and observes
+// its members, at its own poll (10 minutes by default), which is what an idle fleet should pay; a rollout's open
+// wave, judged by its pools' NodeClaims, should not wait that long.
+const RereadEvery = 30 * time.Second
+
+// rereadAnnotation is put, through a current collection's object template, on every member the provider makes
+// for it. Its value, the call's clock truncated to RereadEvery, changes once per RereadEvery: the provider lists
+// a collection again at once when its spec changes, and observes a member again at once when its annotations
+// change (its controllers' DesiredStateChanged predicate), so each change is one fresh read of the collection.
+const rereadAnnotation = "kiso.dev/reread-at"
+
 // notExist is what crossplane-runtime says of an observe-only managed resource whose external resource does not
 // exist (its errExternalResourceNotExist).
 const notExist = "external resource does not exist"
@@ -59,8 +72,15 @@ type Reader struct {
 	// too, e.g. a ConfigMap the function keeps beside its XR.
 	Local func(gvk schema.GroupVersionKind, namespace, name string) bool
 
+	// Current names the requirements by labels whose collections are read again every RereadEvery, for as long
+	// as they are named here, not only at the provider's poll; Now is the call's one reading of the clock.
+	Current map[string]bool
+	Now     time.Time
+
 	// unanswered describes, after Localize, each read the provider has not answered yet, and why.
 	unanswered []string
+	// rereading is true when Requirements composed a current collection.
+	rereading bool
 }
 
 // readName is the Kubernetes name of one read: a hash of the owner and the requirement, short enough that a
@@ -77,6 +97,7 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 	if r == nil {
 		return nil
 	}
+	r.rereading = false
 	reads := map[resource.Name]*composed.Unstructured{}
 	for key, sel := range rs {
 		gvk := schema.FromAPIVersionAndKind(sel.GetApiVersion(), sel.GetKind())
@@ -92,7 +113,11 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel, !ownership.IsNameCheck(key))
 			continue
 		}
-		reads[resource.Name(readPrefix+key)] = r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
+		c := r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
+		if r.Current[key] {
+			r.reread(c)
+		}
+		reads[resource.Name(readPrefix+key)] = c
 		rs[membersPrefix+key] = &fnv1.ResourceSelector{
 			ApiVersion: ObjectAPIVersion,
 			Kind:       ObjectKind,
@@ -126,7 +151,7 @@ func (r *Reader) observe(name string, gvk schema.GroupVersionKind, sel *fnv1.Res
 	if watch {
 		// Watched, so an edit of the reference or of the cluster's policy in the workload cluster reaches the
 		// organizations that read it at once, not at the provider's next poll. A collection cannot be watched:
-		// what it lists waits for the provider's poll (the install sets it, see docs/many-clusters.md).
+		// what it lists waits for the provider's poll, unless the function keeps it current (Current).
 		o.Object["spec"].(map[string]any)["watch"] = true
 	}
 	return o
@@ -158,6 +183,20 @@ func (r *Reader) collection(name string, gvk schema.GroupVersionKind, namespace 
 	}
 	return o
 }
+
+// reread stamps a collection with the current RereadEvery period, so that it is read again once the period
+// changes (see rereadAnnotation).
+func (r *Reader) reread(c *composed.Unstructured) {
+	period := r.Now.UTC().Truncate(RereadEvery).Format(time.RFC3339)
+	c.Object["spec"].(map[string]any)["objectTemplate"] = map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{rereadAnnotation: period}},
+	}
+	r.rereading = true
+}
+
+// Rereading reports whether the last Requirements composed a collection read again every RereadEvery: the
+// function must then be called again within RereadEvery, or the next period's read waits for that call.
+func (r *Reader) Rereading() bool { return r != nil && r.rereading }
 
 // Answer is the package's Answer for a reader's reads; a nil reader returns the observed resources as they are.
 func (r *Reader) Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name]resource.ObservedComposed) (map[resource.Name]resource.ObservedComposed, error) {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -125,5 +126,55 @@ func TestACollectionAnswersWithoutMembersItCouldNotDelete(t *testing.T) {
 		if !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) || (tc.want == nil) != (len(unanswered) == 1) {
 			t.Errorf("collection %s: answered with %v (unanswered %v), want %v", tc.what, got, unanswered, tc.want)
 		}
+	}
+}
+
+// TestACurrentCollectionIsReadAgainEachPeriod: a collection the function keeps current carries the period of
+// the call's clock in the template of its members, the same all through one period and another in the next, so
+// the provider lists it, and observes its members, once a period; any other read carries none, and the reader
+// says whether the function must be called again within the period.
+func TestACurrentCollectionIsReadAgainEachPeriod(t *testing.T) {
+	nodePool := schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
+	requirements := func() map[string]*fnv1.ResourceSelector {
+		byLabels := func(kind string) *fnv1.ResourceSelector {
+			return &fnv1.ResourceSelector{ApiVersion: "karpenter.sh/v1", Kind: kind,
+				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"app.kubernetes.io/managed-by": "kiso"}}}}
+		}
+		return map[string]*fnv1.ResourceSelector{
+			"pools":              byLabels("NodePool"),
+			"nodeclaims":         byLabels("NodeClaim"),
+			"reference-nodepool": ownership.ByName(nodePool, "", "platform"),
+		}
+	}
+	stamps := func(r *Reader) map[string]string {
+		out := map[string]string{}
+		for name, o := range r.Requirements(requirements()) {
+			if v, found, _ := unstructured.NestedString(o.Object, "spec", "objectTemplate", "metadata", "annotations", rereadAnnotation); found {
+				out[string(name)] = v
+			}
+		}
+		return out
+	}
+	start := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	r := &Reader{ProviderConfig: "eu", Owner: "XKarpenterCluster/prod", Now: start,
+		Current: map[string]bool{"pools": true, "reference-nodepool": true}}
+	first := stamps(r)
+	if want := map[string]string{readPrefix + "pools": "2026-12-06T09:00:00Z"}; !cmp.Equal(first, want) {
+		t.Errorf("reads stamped %v, want only the current collection, with its period: %v", first, want)
+	}
+	if !r.Rereading() {
+		t.Error("the reader does not say a collection is read again each period")
+	}
+	r.Now = start.Add(RereadEvery - time.Second)
+	if same := stamps(r); !cmp.Equal(same, first) {
+		t.Errorf("within one period the stamp changed from %v to %v: the provider would list the collection again", first, same)
+	}
+	r.Now = start.Add(RereadEvery)
+	if next := stamps(r); next[readPrefix+"pools"] == first[readPrefix+"pools"] || next[readPrefix+"pools"] == "" {
+		t.Errorf("the next period stamps %v, the last one %v: the provider would not list the collection again", next, first)
+	}
+	r.Current = nil
+	if none := stamps(r); len(none) != 0 || r.Rereading() {
+		t.Errorf("nothing current, yet reads stamped %v (rereading %t)", none, r.Rereading())
 	}
 }
