@@ -306,8 +306,9 @@ func assertReadThere(t *testing.T, rs map[string]*fnv1.ResourceSelector, desired
 // the poll again and the TTL is the settled one.
 func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 	spec := strings.Replace(workloadClusterSpec, `"karpenter":{"install":{}}`, `"karpenter":{"install":{}},"rollout":{"waves":[{"percent":50}]}`, 1)
-	// rendered runs the phases up to settle as RunFunction does, the rollout in progress or not, and reports.
-	rendered := func(inProgress bool) *call {
+	// rendered runs the phases up to settle as RunFunction does, the rollout in progress or not and its reads
+	// answered or not, and reports.
+	rendered := func(inProgress, answered bool) *call {
 		t.Helper()
 		r, ok := begin(newRequest(t, xr(spec), nil), logging.NewNopLogger())
 		if !ok || !r.validate() {
@@ -318,6 +319,7 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 			t.Fatal("the cluster does not render")
 		}
 		r.staged.InProgress, r.staged.JudgesNodes = inProgress, inProgress
+		r.rollout.Waiting = !answered
 		requireJudgedNodeClaims(r.required, r.staged)
 		if !r.settle() {
 			t.Fatal("the cluster does not settle")
@@ -335,7 +337,7 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 		return out
 	}
 
-	open := rendered(true)
+	open := rendered(true, true)
 	if got, want := current(open), map[string]bool{"read:" + requirePools: true, "read:" + requireNodeClaims: true}; !cmp.Equal(got, want) {
 		t.Errorf("reads kept current while a wave is open: %v, want %v", got, want)
 	}
@@ -343,7 +345,12 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 		t.Errorf("TTL %s while a rollout's collections are read every %s: the next read would wait for the call after", ttl, remote.RereadEvery)
 	}
 
-	done := rendered(false)
+	// Not answered yet: the provider lists a new collection at once, and an unreachable cluster answers no sooner.
+	if got := current(rendered(true, false)); len(got) != 0 {
+		t.Errorf("reads kept current before the provider answered them: %v, want none", got)
+	}
+
+	done := rendered(false, true)
 	if _, read := done.reads["read:"+requirePools]; !read {
 		t.Fatal("the pools are not read with no rollout in progress")
 	}

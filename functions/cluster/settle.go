@@ -43,9 +43,11 @@ func (r *call) settle() bool {
 
 // keepRolloutReadsCurrent has the workload cluster's tenant pools and NodeClaims read again every
 // remote.RereadEvery while a rollout is in progress, so a wave there is judged as soon as it would be locally,
-// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them.
+// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them. A read not
+// answered yet is not read again: the provider is reading it (it lists a new collection at once), or the
+// workload cluster does not answer.
 func (r *call) keepRolloutReadsCurrent() {
-	if r.workload == nil || !r.staged.InProgress {
+	if r.workload == nil || !r.staged.InProgress || r.rollout == nil || r.rollout.Waiting {
 		return
 	}
 	r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
