@@ -78,7 +78,7 @@ func TestFleetBenchmark(t *testing.T) {
 		readyClusterAsProviderAWSWouldT(t, bound.name)
 	}
 	fmt.Printf("\nFleet: organization isolation, one stack each, %s, %s; Crossplane polls every %s; %d cores\n", applied, bound.binding, crossplanePollInterval(), runtime.NumCPU())
-	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over 1m", "peak RSS MB", "pod bound")
+	fmt.Printf("%-6s %10s %12s %9s %9s %9s %-40s %-40s %-40s %10s\n", "orgs", "apply", "pools Ready", "settled", "events", "objs/org", "onboarding CPU-s (per new org)", "idle cores over "+bound.idleWindow().String(), "peak RSS MB", "pod bound")
 	var requests, onboarding, writes, bindings, remote []string
 	summary := fleetSummary{mode: fleetMode(os.Getenv(fleetClusterEnv)), poll: crossplanePollInterval(), cores: runtime.NumCPU(), commit: measured}
 	created := 0
@@ -199,7 +199,7 @@ func TestFleetBenchmark(t *testing.T) {
 	for _, b := range bindings {
 		fmt.Println(b)
 	}
-	fmt.Println("\nRequests per minute over each idle minute: the apiserver's by verb and resource (the busiest), and each client's by method")
+	fmt.Println("\nRequests per minute over each idle window: the apiserver's by verb and resource (the busiest), and each client's by method")
 	for _, r := range requests {
 		fmt.Println(r)
 	}
