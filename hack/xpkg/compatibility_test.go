@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/mod/modfile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
@@ -67,8 +66,8 @@ func TestTheCompatibilityMatrixIsWhatIsRequiredAndRun(t *testing.T) {
 	if want := "chart `karpenter.install` installs: " + v1alpha1.DefaultChartInstallVersion; !strings.HasSuffix(karpenter, want) {
 		t.Errorf("%s: Karpenter %q, want it to end %q (the chart version karpenter.install defaults to)", compatibilityPage, karpenter, want)
 	}
-	if want := providerAWSModuleVersion(t) + " CRDs"; !strings.HasPrefix(rows["provider-aws (iam, sqs, cloudwatchevents, eks)"].runs, want) {
-		t.Errorf("%s: provider-aws %q, want it to start %q (go.mod)", compatibilityPage, rows["provider-aws (iam, sqs, cloudwatchevents, eks)"].runs, want)
+	if want := providerAWSCRDVersion(t) + " CRDs"; !strings.HasPrefix(rows["provider-aws (iam, sqs, cloudwatchevents, eks)"].runs, want) {
+		t.Errorf("%s: provider-aws %q, want it to start %q (hack/crds.env)", compatibilityPage, rows["provider-aws (iam, sqs, cloudwatchevents, eks)"].runs, want)
 	}
 }
 
@@ -143,22 +142,19 @@ func toolVersion(t *testing.T, tool string) string {
 	return ""
 }
 
-// providerAWSModuleVersion is the provider-aws module whose CRDs the renders are validated against.
-func providerAWSModuleVersion(t *testing.T) string {
+// providerAWSCRDVersion is the provider-aws release whose CRDs the renders are validated against and the e2e
+// applies (hack/crds.env).
+func providerAWSCRDVersion(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile("go.mod")
+	raw, err := os.ReadFile(filepath.Join("hack", "crds.env"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := modfile.Parse("go.mod", raw, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range mod.Require {
-		if r.Mod.Path == "github.com/upbound/provider-aws/v2" {
-			return r.Mod.Version
+	for line := range strings.Lines(string(raw)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "PROVIDER_AWS_VERSION="); ok {
+			return v
 		}
 	}
-	t.Fatal("go.mod requires no github.com/upbound/provider-aws/v2")
+	t.Fatal("hack/crds.env sets no PROVIDER_AWS_VERSION")
 	return ""
 }
