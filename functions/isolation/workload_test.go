@@ -12,6 +12,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
@@ -440,5 +441,30 @@ func TestAnOrganizationReadsTheReferencesItsClusterPublishes(t *testing.T) {
 	}
 	if _, ok := fntest.Desired(t, rsp)["nodepool-kiso-acme"]; !ok {
 		t.Error("the pool's NodePool is dropped while the reference NodeClass is shown as not found")
+	}
+}
+
+// TestAnUnmarkedReferenceItsClusterShowsIsRefused: the cluster shows each pair it lists as it found it, labels
+// included, and an organization checks the platform's mark on what it is shown as it does on what it reads itself:
+// a platform that lists a pair it never marked for tenants gets the same refusal, and nothing is rendered from it.
+func TestAnUnmarkedReferenceItsClusterShowsIsRefused(t *testing.T) {
+	workload := []string{refNodeClass, refNodePool, namespace("acme-web")}
+	before := settleReads(t, run(t, newRequest(t, input, xr(workloadSpec), nil), cluster{workloadClusterXR}), xr(workloadSpec), workload, cluster{workloadClusterXR})
+	fntest.AssertNoFatal(t, before)
+
+	privileged := strings.Replace(refNodePool, `"labels":{"kiso.dev/reference":"true"}`, `"labels":{"team":"platform"}`, 1)
+	published := withPublishedReferences(t, workloadClusterXR, refNodeClass, privileged)
+	observed, withMembers := provider(t, before, workload, cluster{published})
+	rsp := run(t, newRequest(t, input, xr(workloadSpec), observed), withMembers)
+	for _, name := range []string{requireReferenceNodeClass, requireReferenceNodePool} {
+		if _, ok := rsp.GetRequirements().GetResources()[name]; ok {
+			t.Errorf("the organization requires %s itself, which its cluster shows: the mark would be checked on its own read", name)
+		}
+	}
+	want := `spec.nodePoolRef.name: Forbidden: NodePool "default" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`
+	assertFatal(t, rsp, want)
+	assertCondition(t, rsp, fncall.TypeSpecValid, fnv1.Status_STATUS_CONDITION_FALSE, fncall.ReasonInvalidSpec, want)
+	if n := len(rsp.GetDesired().GetResources()); n != 0 {
+		t.Errorf("returned %d desired resources with a fatal result: nothing may be rendered from an unmarked reference", n)
 	}
 }
