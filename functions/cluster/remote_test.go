@@ -306,11 +306,21 @@ func assertReadThere(t *testing.T, rs map[string]*fnv1.ResourceSelector, desired
 // the poll again and the TTL is the settled one.
 func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 	spec := strings.Replace(workloadClusterSpec, `"karpenter":{"install":{}}`, `"karpenter":{"install":{}},"rollout":{"waves":[{"percent":50}]}`, 1)
-	// rendered runs the phases up to settle as RunFunction does, the rollout in progress or not and its reads
-	// answered or not, and reports.
-	rendered := func(inProgress, answered bool) *call {
+	// composedReads is what Crossplane observes once both collections are composed, before the provider said
+	// anything of them.
+	composedReads := map[string]string{}
+	for _, key := range []string{requirePools, requireNodeClaims} {
+		composedReads[string(remote.ReadOf(key))] = `{"apiVersion":"kubernetes.crossplane.io/v1alpha1","kind":"ObservedObjectCollection","metadata":{"name":"kiso-read-` + key + `"}}`
+	}
+	// rendered runs the phases up to settle as RunFunction does, the rollout in progress or not and its
+	// collections composed or not, and reports.
+	rendered := func(inProgress, composed bool) *call {
 		t.Helper()
-		r, ok := begin(newRequest(t, xr(spec), nil), logging.NewNopLogger())
+		var observed map[string]string
+		if composed {
+			observed = composedReads
+		}
+		r, ok := begin(newRequest(t, xr(spec), observed), logging.NewNopLogger())
 		if !ok || !r.validate() {
 			t.Fatal("the spec is refused")
 		}
@@ -319,7 +329,6 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 			t.Fatal("the cluster does not render")
 		}
 		r.staged.InProgress, r.staged.JudgesNodes = inProgress, inProgress
-		r.rollout.Waiting = !answered
 		requireJudgedNodeClaims(r.required, r.staged)
 		if !r.settle() {
 			t.Fatal("the cluster does not settle")
@@ -345,9 +354,10 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 		t.Errorf("TTL %s while a rollout's collections are read every %s: the next read would wait for the call after", ttl, remote.RereadEvery)
 	}
 
-	// Not answered yet: the provider lists a new collection at once, and an unreachable cluster answers no sooner.
+	// Not composed yet: the provider lists a new collection as it is created (and a render is the same at
+	// any time).
 	if got := current(rendered(true, false)); len(got) != 0 {
-		t.Errorf("reads kept current before the provider answered them: %v, want none", got)
+		t.Errorf("reads kept current before they were composed: %v, want none", got)
 	}
 
 	done := rendered(false, true)

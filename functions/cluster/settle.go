@@ -13,6 +13,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -43,14 +44,18 @@ func (r *call) settle() bool {
 
 // keepRolloutReadsCurrent has the workload cluster's tenant pools and NodeClaims read again every
 // remote.RereadEvery while a rollout is in progress, so a wave there is judged as soon as it would be locally,
-// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them. A read not
-// answered yet is not read again: the provider is reading it (it lists a new collection at once), or the
-// workload cluster does not answer.
+// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them. A collection
+// not composed yet needs no stamp: the provider lists it as it is created.
 func (r *call) keepRolloutReadsCurrent() {
-	if r.workload == nil || !r.staged.InProgress || r.rollout == nil || r.rollout.Waiting {
+	if r.workload == nil || !r.staged.InProgress {
 		return
 	}
-	r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
+	r.workload.Current = map[string]bool{}
+	for _, key := range []string{requirePools, requireNodeClaims} {
+		if _, composed := r.Req.GetObserved().GetResources()[string(remote.ReadOf(key))]; composed {
+			r.workload.Current[key] = true
+		}
+	}
 	r.workload.Now = r.Now
 }
 

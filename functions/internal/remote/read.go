@@ -230,6 +230,9 @@ func (r *Reader) Unanswered() []string {
 	return r.unanswered
 }
 
+// ReadOf is the composed resource name of the read of a requirement.
+func ReadOf(requirement string) resource.Name { return resource.Name(readPrefix + requirement) }
+
 // IsRead reports whether a composed resource is one of a Reader's reads.
 func IsRead(name resource.Name) bool { return strings.HasPrefix(string(name), readPrefix) }
 
