@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 // compatibilityPage is where a platform reads what kiso needs and what it is tested with.
@@ -146,15 +147,13 @@ func toolVersion(t *testing.T, tool string) string {
 // applies (hack/crds.env).
 func providerAWSCRDVersion(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("hack", "crds.env"))
+	sources, err := layout.CRDSources(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for line := range strings.Lines(string(raw)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "PROVIDER_AWS_VERSION="); ok {
-			return v
-		}
+	aws, ok := sources["PROVIDER_AWS"]
+	if !ok {
+		t.Fatal("hack/crds.env lists no PROVIDER_AWS module")
 	}
-	t.Fatal("hack/crds.env sets no PROVIDER_AWS_VERSION")
-	return ""
+	return aws.Version
 }

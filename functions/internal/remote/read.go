@@ -110,14 +110,14 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 			// A name check lasts until the object is composed, and what it finds is often that very object
 			// being created, which its controller writes many times a second (a NodePool Karpenter is
 			// provisioning): watched, each write would wake the XR until Crossplane's circuit breaker opened.
-			reads[resource.Name(readPrefix+key)] = r.observe(name, gvk, sel, !ownership.IsNameCheck(key))
+			reads[ReadOf(key)] = r.observe(name, gvk, sel, !ownership.IsNameCheck(key))
 			continue
 		}
 		c := r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
 		if r.Current[key] {
 			r.reread(c)
 		}
-		reads[resource.Name(readPrefix+key)] = c
+		reads[ReadOf(key)] = c
 		rs[membersPrefix+key] = &fnv1.ResourceSelector{
 			ApiVersion: ObjectAPIVersion,
 			Kind:       ObjectKind,
