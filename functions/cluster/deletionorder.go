@@ -4,12 +4,14 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
+	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
@@ -112,8 +114,17 @@ func renderNodeClassGuard() (map[resource.Name]*composed.Unstructured, error) {
 	})
 }
 
-// clusterGuardName names the policy, and its binding, that keeps the XKarpenterCluster of that name.
-func clusterGuardName(cluster string) string { return "kiso-deletion-order." + cluster }
+// clusterGuardName names the policy, and its binding, that keeps the XKarpenterCluster of that name. An XR name
+// may be as long as any object name, so a long one is shortened with a hash of the whole.
+func clusterGuardName(cluster string) string {
+	return names.Shorten(validation.DNS1123SubdomainMaxLength, "kiso-deletion-order."+cluster)
+}
+
+// poolsGuardName names the policy, and its binding, that keeps the XKarpenterCluster of that name while its
+// tenant NodePools are there; shortened like clusterGuardName.
+func poolsGuardName(cluster string) string {
+	return names.Shorten(validation.DNS1123SubdomainMaxLength, "kiso-deletion-order-pools."+cluster)
+}
 
 // renderClusterGuards returns the policies that keep the XKarpenterCluster
 // and organizations' dedicated identities, in the management cluster, where
@@ -146,7 +157,7 @@ func (d deletionOrder) renderClusterGuards() (map[resource.Name]*composed.Unstru
 				"params.metadata.annotations[" + cq(d.ClusterAnnotation) + "] == " + cq(d.Cluster)},
 			{Name: "profile", Expression: "has(params.spec.instanceProfile) ? params.spec.instanceProfile : ''"},
 		})
-		poolsName := "kiso-deletion-order-pools." + d.Cluster
+		poolsName := poolsGuardName(d.Cluster)
 		objects[crPoolsGuardPolicy] = d.poolsGuard(poolsName)
 		objects[crPoolsGuardBinding] = paramsBinding(poolsName)
 	}
