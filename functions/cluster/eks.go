@@ -4,11 +4,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
-	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
-
+	"github.com/kiso-dev/kiso/functions/internal/awsmanaged"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
@@ -18,16 +16,16 @@ import (
 func renderEKS(p plan) map[resource.Name]runtime.Object {
 	out := map[resource.Name]runtime.Object{}
 	if p.PodIdentity {
-		out[crPodIdentity] = &eksv1beta1.PodIdentityAssociation{
+		out[crPodIdentity] = &awsmanaged.PodIdentityAssociation{
 			ObjectMeta: ownership.ObjectMeta(p.objectName("controller"), "", nil),
-			Spec: eksv1beta1.PodIdentityAssociationSpec{
+			Spec: awsmanaged.PodIdentityAssociationSpec{
 				ResourceSpec: resourceSpec(p),
-				ForProvider: eksv1beta1.PodIdentityAssociationParameters_2{
+				ForProvider: awsmanaged.PodIdentityAssociationParameters{
 					Region:         ptr.To(p.Region),
 					ClusterName:    ptr.To(p.Cluster),
 					Namespace:      ptr.To(p.Spec.Karpenter.Namespace),
 					ServiceAccount: ptr.To(p.Spec.Karpenter.ServiceAccount),
-					RoleArnRef:     &xpv1.Reference{Name: p.ControllerRoleResource},
+					RoleArnRef:     &awsmanaged.Reference{Name: p.ControllerRoleResource},
 					Tags:           p.Tags,
 				},
 			},

@@ -4,12 +4,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
-	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
-
 	"github.com/kiso-dev/kiso/functions/internal/aws"
+	"github.com/kiso-dev/kiso/functions/internal/awsmanaged"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
@@ -26,24 +24,24 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 
 	for _, mp := range controllerPolicies(p) {
 		name := p.objectName("controller", mp.Key)
-		out[crControllerPolicy+resource.Name(mp.Key)] = &iamv1beta1.Policy{
+		out[crControllerPolicy+resource.Name(mp.Key)] = &awsmanaged.Policy{
 			ObjectMeta: ownership.ObjectMeta(name, p.names.policy(mp), nil),
-			Spec: iamv1beta1.PolicySpec{
+			Spec: awsmanaged.PolicySpec{
 				ResourceSpec: resourceSpec(p),
-				ForProvider: iamv1beta1.PolicyParameters{
+				ForProvider: awsmanaged.PolicyParameters{
 					Path:   ptr.To(p.IAMPath),
 					Policy: ptr.To(mp.Document.JSON()),
 					Tags:   p.Tags,
 				},
 			},
 		}
-		out[crControllerAttach+resource.Name(mp.Key)] = &iamv1beta1.RolePolicyAttachment{
+		out[crControllerAttach+resource.Name(mp.Key)] = &awsmanaged.RolePolicyAttachment{
 			ObjectMeta: ownership.ObjectMeta(name, "", nil),
-			Spec: iamv1beta1.RolePolicyAttachmentSpec{
+			Spec: awsmanaged.RolePolicyAttachmentSpec{
 				ResourceSpec: resourceSpec(p),
-				ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
-					RoleRef:      &xpv1.Reference{Name: controllerRole},
-					PolicyArnRef: &xpv1.Reference{Name: name},
+				ForProvider: awsmanaged.RolePolicyAttachmentParameters{
+					RoleRef:      &awsmanaged.Reference{Name: controllerRole},
+					PolicyArnRef: &awsmanaged.Reference{Name: name},
 				},
 			},
 		}
@@ -60,12 +58,12 @@ func renderIAM(p plan) map[resource.Name]runtime.Object {
 
 // role is an IAM role kiso creates, under the permissions boundary if the
 // spec names one.
-func role(p plan, objectName, awsName string, trust aws.PolicyDocument) *iamv1beta1.Role {
-	r := &iamv1beta1.Role{
+func role(p plan, objectName, awsName string, trust aws.PolicyDocument) *awsmanaged.Role {
+	r := &awsmanaged.Role{
 		ObjectMeta: ownership.ObjectMeta(objectName, awsName, nil),
-		Spec: iamv1beta1.RoleSpec{
+		Spec: awsmanaged.RoleSpec{
 			ResourceSpec: resourceSpec(p),
-			ForProvider: iamv1beta1.RoleParameters{
+			ForProvider: awsmanaged.RoleParameters{
 				AssumeRolePolicy: ptr.To(trust.JSON()),
 				// Usages keep the role's policy attachments until the role is
 				// gone; deleting it detaches them, as IAM requires.
@@ -83,10 +81,10 @@ func role(p plan, objectName, awsName string, trust aws.PolicyDocument) *iamv1be
 
 // resourceSpec is what every managed resource shares: its ProviderConfig,
 // and, for a setup kiso took over, that it is never deleted from AWS.
-func resourceSpec(p plan) xpv1.ResourceSpec {
-	rs := xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: p.Spec.ProviderConfigName}}
+func resourceSpec(p plan) awsmanaged.ResourceSpec {
+	rs := awsmanaged.ResourceSpec{ProviderConfigReference: &awsmanaged.Reference{Name: p.Spec.ProviderConfigName}}
 	if p.TakeOver {
-		rs.DeletionPolicy = xpv1.DeletionOrphan
+		rs.DeletionPolicy = awsmanaged.DeletionOrphan
 	}
 	return rs
 }

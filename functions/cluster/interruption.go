@@ -6,14 +6,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
-	eventsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta1"
-	eventsv1beta2 "github.com/upbound/provider-aws/v2/apis/cluster/cloudwatchevents/v1beta2"
-	sqsv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/sqs/v1beta1"
-
 	"github.com/kiso-dev/kiso/functions/internal/aws"
+	"github.com/kiso-dev/kiso/functions/internal/awsmanaged"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 )
 
@@ -78,11 +74,11 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 	}
 	out := map[resource.Name]runtime.Object{}
 	queue := p.objectName("interruption")
-	out[crQueue] = &sqsv1beta1.Queue{
+	out[crQueue] = &awsmanaged.Queue{
 		ObjectMeta: ownership.ObjectMeta(queue, "", nil),
-		Spec: sqsv1beta1.QueueSpec{
+		Spec: awsmanaged.QueueSpec{
 			ResourceSpec: resourceSpec(p),
-			ForProvider: sqsv1beta1.QueueParameters{
+			ForProvider: awsmanaged.QueueParameters{
 				Region:                  ptr.To(p.Region),
 				Name:                    ptr.To(p.QueueName),
 				MessageRetentionSeconds: ptr.To(float64(queueRetentionSeconds)),
@@ -91,37 +87,37 @@ func renderInterruption(p plan) map[resource.Name]runtime.Object {
 			},
 		},
 	}
-	out[crQueuePolicy] = &sqsv1beta1.QueuePolicy{
+	out[crQueuePolicy] = &awsmanaged.QueuePolicy{
 		ObjectMeta: ownership.ObjectMeta(queue, "", nil),
-		Spec: sqsv1beta1.QueuePolicySpec{
+		Spec: awsmanaged.QueuePolicySpec{
 			ResourceSpec: resourceSpec(p),
-			ForProvider: sqsv1beta1.QueuePolicyParameters{
+			ForProvider: awsmanaged.QueuePolicyParameters{
 				Region:      ptr.To(p.Region),
-				QueueURLRef: &xpv1.Reference{Name: queue},
+				QueueURLRef: &awsmanaged.Reference{Name: queue},
 				Policy:      ptr.To(queuePolicy(p.QueueARN).JSON()),
 			},
 		},
 	}
 	for _, r := range rules {
 		name := p.objectName(r.Key)
-		out[crRule+resource.Name(r.Key)] = &eventsv1beta1.Rule{
+		out[crRule+resource.Name(r.Key)] = &awsmanaged.Rule{
 			ObjectMeta: ownership.ObjectMeta(name, p.names.rule(r), nil),
-			Spec: eventsv1beta1.RuleSpec{
+			Spec: awsmanaged.RuleSpec{
 				ResourceSpec: resourceSpec(p),
-				ForProvider: eventsv1beta1.RuleParameters{
+				ForProvider: awsmanaged.RuleParameters{
 					Region:       ptr.To(p.Region),
 					EventPattern: ptr.To(r.eventPattern()),
 					Tags:         p.Tags,
 				},
 			},
 		}
-		out[crTarget+resource.Name(r.Key)] = &eventsv1beta2.Target{
+		out[crTarget+resource.Name(r.Key)] = &awsmanaged.Target{
 			ObjectMeta: ownership.ObjectMeta(name, "", nil),
-			Spec: eventsv1beta2.TargetSpec{
+			Spec: awsmanaged.TargetSpec{
 				ResourceSpec: resourceSpec(p),
-				ForProvider: eventsv1beta2.TargetParameters{
+				ForProvider: awsmanaged.TargetParameters{
 					Region:   ptr.To(p.Region),
-					RuleRef:  &xpv1.Reference{Name: name},
+					RuleRef:  &awsmanaged.Reference{Name: name},
 					TargetID: ptr.To(targetID),
 					Arn:      ptr.To(p.QueueARN),
 				},

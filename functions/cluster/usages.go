@@ -9,8 +9,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
-	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
-
+	"github.com/kiso-dev/kiso/functions/internal/awsmanaged"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/nodeidentity"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
@@ -37,7 +36,7 @@ const maxUsageName = 253
 // XKarpenterCluster itself. Crossplane polls each Usage once a minute, three
 // requests each: these are the cluster's, however many organizations use it.
 func renderUsages(p plan, xrName string, objects map[resource.Name]*composed.Unstructured) map[resource.Name]*composed.Unstructured {
-	controller := usage.RefOf(iamv1beta1.Role_GroupVersionKind, p.ControllerRoleResource)
+	controller := usage.RefOf(awsmanaged.RoleKind, p.ControllerRoleResource)
 	labels := map[string]string{placement.ManagedByLabel: placement.ManagedByValue}
 	out := map[resource.Name]*composed.Unstructured{}
 	identity := nodeIdentity(p)

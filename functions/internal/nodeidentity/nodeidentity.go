@@ -10,14 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-
-	eksv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/eks/v1beta1"
-	iamv1beta1 "github.com/upbound/provider-aws/v2/apis/cluster/iam/v1beta1"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/aws"
+	"github.com/kiso-dev/kiso/functions/internal/awsmanaged"
 	"github.com/kiso-dev/kiso/functions/internal/names"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
@@ -75,15 +72,15 @@ type Identity struct {
 
 // Objects returns the identity's managed resources by composed resource name.
 func (id Identity) Objects() map[resource.Name]runtime.Object {
-	spec := xpv1.ResourceSpec{ProviderConfigReference: &xpv1.Reference{Name: id.ProviderConfigName}}
+	spec := awsmanaged.ResourceSpec{ProviderConfigReference: &awsmanaged.Reference{Name: id.ProviderConfigName}}
 	if id.Orphan {
-		spec.DeletionPolicy = xpv1.DeletionOrphan
+		spec.DeletionPolicy = awsmanaged.DeletionOrphan
 	}
-	roleRef := &xpv1.Reference{Name: id.ObjectName}
+	roleRef := &awsmanaged.Reference{Name: id.ObjectName}
 
-	role := &iamv1beta1.Role{
+	role := &awsmanaged.Role{
 		ObjectMeta: ownership.ObjectMeta(id.ObjectName, id.RoleName, id.Labels),
-		Spec: iamv1beta1.RoleSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RoleParameters{
+		Spec: awsmanaged.RoleSpec{ResourceSpec: spec, ForProvider: awsmanaged.RoleParameters{
 			AssumeRolePolicy: ptr.To(aws.NodeTrust(id.Partition).JSON()),
 			// The role goes last (Usages): deleting it detaches its policies,
 			// which IAM requires and the attachments, still kept, would not.
@@ -97,17 +94,17 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 	}
 	out := map[resource.Name]runtime.Object{
 		ResourceRole: role,
-		ResourceInstanceProfile: &iamv1beta1.InstanceProfile{
+		ResourceInstanceProfile: &awsmanaged.InstanceProfile{
 			ObjectMeta: ownership.ObjectMeta(id.ObjectName, id.ProfileName, id.Labels),
-			Spec: iamv1beta1.InstanceProfileSpec{ResourceSpec: spec, ForProvider: iamv1beta1.InstanceProfileParameters{
+			Spec: awsmanaged.InstanceProfileSpec{ResourceSpec: spec, ForProvider: awsmanaged.InstanceProfileParameters{
 				Path:    ptr.To(id.Path),
 				RoleRef: roleRef,
 				Tags:    id.Tags,
 			}},
 		},
-		ResourceAccessEntry: &eksv1beta1.AccessEntry{
+		ResourceAccessEntry: &awsmanaged.AccessEntry{
 			ObjectMeta: ownership.ObjectMeta(id.ObjectName, "", id.Labels),
-			Spec: eksv1beta1.AccessEntrySpec{ResourceSpec: spec, ForProvider: eksv1beta1.AccessEntryParameters{
+			Spec: awsmanaged.AccessEntrySpec{ResourceSpec: spec, ForProvider: awsmanaged.AccessEntryParameters{
 				Region:                  ptr.To(id.Region),
 				ClusterName:             ptr.To(id.ClusterName),
 				PrincipalArnFromRoleRef: roleRef,
@@ -117,9 +114,9 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 		},
 	}
 	for _, np := range aws.NodePolicies {
-		out[ResourcePolicyPrefix+resource.Name(np.Key)] = &iamv1beta1.RolePolicyAttachment{
+		out[ResourcePolicyPrefix+resource.Name(np.Key)] = &awsmanaged.RolePolicyAttachment{
 			ObjectMeta: ownership.ObjectMeta(names.Join(names.MaxLabelValue, id.ObjectName, np.Key), "", id.Labels),
-			Spec: iamv1beta1.RolePolicyAttachmentSpec{ResourceSpec: spec, ForProvider: iamv1beta1.RolePolicyAttachmentParameters{
+			Spec: awsmanaged.RolePolicyAttachmentSpec{ResourceSpec: spec, ForProvider: awsmanaged.RolePolicyAttachmentParameters{
 				RoleRef:   roleRef,
 				PolicyArn: ptr.To(aws.ManagedPolicyARN(id.Partition, np.Name)),
 			}},
@@ -133,11 +130,11 @@ func (id Identity) Objects() map[resource.Name]runtime.Object {
 // cluster's controller role), so nodes keep joining the cluster and keep
 // their permissions until their NodeClass, and so their last node, is gone.
 func (id Identity) Usages() map[resource.Name]usage.Usage {
-	role := usage.RefOf(iamv1beta1.Role_GroupVersionKind, id.ObjectName)
+	role := usage.RefOf(awsmanaged.RoleKind, id.ObjectName)
 	out := map[resource.Name]usage.Usage{
 		ResourceUsagePrefix + ResourceAccessEntry: {
 			Name: names.Join(maxUsageName, id.ObjectName, "access-entry-used-by-role"),
-			Of:   usage.RefOf(eksv1beta1.AccessEntry_GroupVersionKind, id.ObjectName),
+			Of:   usage.RefOf(awsmanaged.AccessEntryKind, id.ObjectName),
 			By:   role,
 		},
 	}
@@ -145,7 +142,7 @@ func (id Identity) Usages() map[resource.Name]usage.Usage {
 		attachment := names.Join(names.MaxLabelValue, id.ObjectName, np.Key)
 		out[ResourceUsagePrefix+ResourcePolicyPrefix+resource.Name(np.Key)] = usage.Usage{
 			Name: names.Join(maxUsageName, attachment, "attachment-used-by-role"),
-			Of:   usage.RefOf(iamv1beta1.RolePolicyAttachment_GroupVersionKind, attachment),
+			Of:   usage.RefOf(awsmanaged.RolePolicyAttachmentKind, attachment),
 			By:   role,
 		}
 	}
