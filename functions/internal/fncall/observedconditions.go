@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/json"
 
-	xpv1 "github.com/crossplane/crossplane-runtime/v2/apis/common/v1"
+	xpv1 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource"
 )
 
