@@ -34,6 +34,32 @@ func FuzzRunFunction(f *testing.F) {
 	})
 }
 
+// composedReady returns what the function composes for the XR in the cluster once each object it composed is
+// observed Ready, after as many calls as it takes to compose nothing new (at most five).
+func composedReady(t testing.TB, fn *Function, xr string, c cluster) map[string]any {
+	observed := map[string]any{}
+	for range 5 {
+		desired := fntest.Desired(t, fntest.Run(t, fn, fntest.Request(input, xr, toJSONs(t, observed)), c))
+		if len(desired) == len(observed) {
+			break
+		}
+		for name, o := range desired {
+			o["status"] = readyStatus()
+			observed[name] = o
+		}
+	}
+	return observed
+}
+
+// toJSONs is each object as JSON, by composed resource name.
+func toJSONs(t testing.TB, objects map[string]any) map[string]string {
+	out := make(map[string]string, len(objects))
+	for name, o := range objects {
+		out[name] = fntest.ToJSON(t, o)
+	}
+	return out
+}
+
 // handSeeds are shapes no example has: malformed references and clusters,
 // an XR without spec, unicode and very long strings.
 func handSeeds(t testing.TB) []fntest.Seed {
@@ -71,6 +97,12 @@ func handSeeds(t testing.TB) []fntest.Seed {
 		"nodepool-kiso.acme.gpu": map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "kiso.acme.gpu"},
 			"spec": map[string]any{"limits": "x"}, "status": map[string]any{"nodes": "x", "resources": map[string]any{"cpu": "lots", "nodes": -3}}},
 	})})
+	// Every object name as long as Kubernetes allows, the organization's XR's and its cluster's, with what the
+	// organization composes once it holds its name observed Ready.
+	longName := strings.Repeat("n", 253)
+	longXR := strings.Replace(xr(strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"`+longName+`"},"nodeClassRef"`, 1)), `"name":"acme-x1"`, `"name":"`+longName+`"`, 1)
+	longCluster := cluster{refNodeClass, refNodePool, strings.Replace(clusterXR, `"name":"prod"`, `"name":"`+longName+`"`, 1)}
+	seeds = append(seeds, fntest.Seed{XR: longXR, Cluster: objects(longCluster...), Observed: fntest.ToJSON(t, composedReady(t, fn, longXR, longCluster))})
 	for i := range seeds {
 		seeds[i].Input = input
 		if seeds[i].Observed == "" {
