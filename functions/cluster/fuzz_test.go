@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -20,6 +21,8 @@ func FuzzRunFunction(f *testing.F) {
 		for _, in := range inputs {
 			f.Add(s.XR, in, s.Cluster, s.Observed, []byte(nil), false)
 		}
+		// The same XKarpenterCluster named as long as Kubernetes allows: names kiso derives from it must fit.
+		f.Add(renamed(f, s.XR, strings.Repeat("n", 253)), input, s.Cluster, s.Observed, []byte(nil), false)
 	}
 	// Hand-written shapes no example has.
 	foreignRole := `[{"apiVersion":"iam.aws.upbound.io/v1beta1","kind":"Role","metadata":{"name":"prod-karpenter-controller"},"spec":{"forProvider":{}}}]`
@@ -38,6 +41,17 @@ func FuzzRunFunction(f *testing.F) {
 	f.Fuzz(func(t *testing.T, xr, in, cluster, observed string, ops []byte, loose bool) {
 		fntest.FuzzRun(t, fn, fntest.Seed{XR: xr, Input: in, Cluster: cluster, Observed: observed}, ops, loose)
 	})
+}
+
+// renamed returns the XR, as JSON, with another name.
+func renamed(t testing.TB, xrJSON, name string) string {
+	xr := fntest.JSONMap(t, xrJSON)
+	metadata, _ := xr["metadata"].(map[string]any)
+	if metadata == nil {
+		t.Fatalf("XR without metadata: %s", xrJSON)
+	}
+	metadata["name"] = name
+	return fntest.ToJSON(t, xr)
 }
 
 // longName is longer than any Kubernetes name.
