@@ -136,7 +136,7 @@ push: xpkg ## Build and push the packages, each function as one multi-platform p
 ##@ Helpers
 
 .PHONY: generate
-generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.yaml), each function input's CRD and DeepCopy methods, and the schema constants the functions check with. A unit test fails while one is stale.
+generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.yaml), each function input's CRD and DeepCopy methods, the DeepCopy methods of kiso's provider-aws types (functions/internal/awsmanaged), and the schema constants the functions check with. A unit test fails while one is stale.
 	$(GO) run ./hack/generate
 
 .PHONY: tools
