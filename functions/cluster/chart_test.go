@@ -2,13 +2,10 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -21,6 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/internal/layout"
 )
 
 // karpenterModule ships Karpenter's chart (charts/karpenter) at the version kiso installs by default.
@@ -33,26 +31,15 @@ func karpenterChartDir(t *testing.T, version string) string {
 }
 
 // karpenterModuleFile returns a file of Karpenter's Go module zip, downloading it through the module proxy once.
-// `go mod download` reports an error for a module whose go line is newer than this toolchain, yet it has
-// extracted the zip: the module cache is read either way.
 func karpenterModuleFile(t *testing.T, version string, path ...string) string {
 	t.Helper()
-	mod := karpenterModule + "@v" + version
-	cmd := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", mod)
-	cmd.Dir = t.TempDir() // outside any module, so no go.mod or go.sum is touched
-	out, _ := cmd.Output()
-	var info struct{ Dir string }
-	_ = json.Unmarshal(out, &info)
-	if info.Dir == "" {
-		cache, err := exec.CommandContext(t.Context(), "go", "env", "GOMODCACHE").Output()
-		if err != nil {
-			t.Fatalf("go env GOMODCACHE: %v", err)
-		}
-		info.Dir = filepath.Join(strings.TrimSpace(string(cache)), mod)
+	dir, err := layout.ModuleDir(t.Context(), karpenterModule+"@v"+version)
+	if err != nil {
+		t.Fatal(err)
 	}
-	file := filepath.Join(append([]string{info.Dir}, path...)...)
+	file := filepath.Join(append([]string{dir}, path...)...)
 	if _, err := os.Stat(file); err != nil {
-		t.Fatalf("%s is not in module %s (go mod download said %s): %v", filepath.Join(path...), mod, out, err)
+		t.Fatalf("%s is not in module %s@v%s: %v", filepath.Join(path...), karpenterModule, version, err)
 	}
 	return file
 }

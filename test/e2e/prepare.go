@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 
-	gomodule "golang.org/x/mod/module"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kiso-dev/kiso/internal/layout"
@@ -209,7 +207,7 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 		}
 		dirs := map[string]string{}
 		for _, module := range []string{deps.crossplane, deps.providerAWS, deps.karpenter, deps.karpenterCore, deps.kwok, deps.prometheus, deps.providerKubernetes, deps.providerHelm} {
-			dir, err := moduleDir(ctx, workDir, module)
+			dir, err := layout.ModuleDir(ctx, module)
 			if err != nil {
 				return err
 			}
@@ -306,36 +304,6 @@ func buildTool(ctx context.Context, repoRoot string, args ...string) (string, er
 		return "", fmt.Errorf("cannot build tool %s: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// moduleDir returns where the Go module cache holds an extracted module, downloading it if needed.
-func moduleDir(ctx context.Context, workDir, module string) (string, error) {
-	// Run outside any module, so the version asked for is the version downloaded.
-	out, err := runCommand(ctx, nil, nil, "go", "-C", workDir, "mod", "download", "-json", module)
-	var info struct {
-		Path, Version, Dir, Error string
-	}
-	if jsonErr := json.Unmarshal(out, &info); jsonErr != nil {
-		return "", fmt.Errorf("cannot download module %s: %w", module, errors.Join(err, jsonErr))
-	}
-	if info.Dir != "" {
-		return info.Dir, nil
-	}
-	// A module whose go directive is newer than this Go (Karpenter's) is downloaded and extracted all the
-	// same, but reported as an error without its Dir: find it where the module cache keeps it.
-	cache, cacheErr := runCommand(ctx, nil, nil, "go", "env", "GOMODCACHE")
-	if cacheErr != nil {
-		return "", fmt.Errorf("cannot find the module cache: %w", cacheErr)
-	}
-	escaped, escapeErr := gomodule.EscapePath(info.Path)
-	if escapeErr != nil {
-		return "", fmt.Errorf("cannot download module %s: %w", info.Path, escapeErr)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(cache)), escaped+"@"+info.Version)
-	if _, statErr := os.Stat(dir); statErr != nil {
-		return "", fmt.Errorf("cannot download module %s: %s", module, info.Error)
-	}
-	return dir, nil
 }
 
 // hostPlatformEnv has hack/xpkg build and push only the platform the suite runs: make xpkg builds and verifies

@@ -1,9 +1,7 @@
 package awsmanaged
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -15,9 +13,6 @@ import (
 
 	"github.com/kiso-dev/kiso/internal/layout"
 )
-
-// repositoryRoot is where hack/crds.env is, from this package's folder.
-const repositoryRoot = "../../.."
 
 // TestEveryFieldIsInProviderAWSSchema checks each kind's Go type against the CRD of the provider-aws release
 // hack/crds.env names: every field kiso can set is in the schema, under its JSON name, with the schema's type.
@@ -106,7 +101,11 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 // lists, from the release's Go module (downloaded through the module proxy once).
 func providerAWSSchemas(t *testing.T) map[schema.GroupVersionKind]apiextensionsv1.JSONSchemaProps {
 	t.Helper()
-	sources, err := layout.CRDSources(repositoryRoot)
+	root, err := layout.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources, err := layout.CRDSources(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +113,10 @@ func providerAWSSchemas(t *testing.T) map[schema.GroupVersionKind]apiextensionsv
 	if !ok {
 		t.Fatal("hack/crds.env lists no PROVIDER_AWS module")
 	}
-	dir := moduleDir(t, aws.Module+"@"+aws.Version)
+	dir, err := layout.ModuleDir(t.Context(), aws.ModuleVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[schema.GroupVersionKind]apiextensionsv1.JSONSchemaProps{}
 	for _, file := range aws.Files {
 		raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
@@ -132,17 +134,4 @@ func providerAWSSchemas(t *testing.T) map[schema.GroupVersionKind]apiextensionsv
 		}
 	}
 	return out
-}
-
-// moduleDir returns where the Go module cache holds module@version, downloading it first if need be.
-func moduleDir(t *testing.T, moduleVersion string) string {
-	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", moduleVersion)
-	cmd.Dir = t.TempDir() // outside any module, so no go.mod or go.sum is touched
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(out, &info); jerr != nil || info.Dir == "" {
-		t.Fatalf("go mod download %s: %v %s", moduleVersion, err, info.Error)
-	}
-	return info.Dir
 }
