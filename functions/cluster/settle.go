@@ -13,7 +13,6 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
-	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
@@ -44,18 +43,12 @@ func (r *call) settle() bool {
 
 // keepRolloutReadsCurrent has the workload cluster's tenant pools and NodeClaims read again every
 // remote.RereadEvery while a rollout is in progress, so a wave there is judged as soon as it would be locally,
-// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them. A collection
-// not composed yet needs no stamp: the provider lists it as it is created.
+// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them.
 func (r *call) keepRolloutReadsCurrent() {
 	if r.workload == nil || !r.staged.InProgress {
 		return
 	}
-	r.workload.Current = map[string]bool{}
-	for _, key := range []string{requirePools, requireNodeClaims} {
-		if _, composed := r.Req.GetObserved().GetResources()[string(remote.ReadOf(key))]; composed {
-			r.workload.Current[key] = true
-		}
-	}
+	r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
 	r.workload.Now = r.Now
 }
 

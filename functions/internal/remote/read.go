@@ -73,9 +73,14 @@ type Reader struct {
 	Local func(gvk schema.GroupVersionKind, namespace, name string) bool
 
 	// Current names the requirements by labels whose collections are read again every RereadEvery, for as long
-	// as they are named here, not only at the provider's poll; Now is the call's one reading of the clock.
+	// as they are named here, not only at the provider's poll; Now is the call's one reading of the clock. Only
+	// a collection already composed (observed by Answer or Localize) is: the provider lists a new one as it is
+	// created, and the first render of a read stays the same at any time.
 	Current map[string]bool
 	Now     time.Time
+
+	// composed holds the reads Answer or Localize observed composed.
+	composed map[resource.Name]bool
 
 	// unanswered describes, after Localize, each read the provider has not answered yet, and why.
 	unanswered []string
@@ -114,7 +119,7 @@ func (r *Reader) Requirements(rs map[string]*fnv1.ResourceSelector) map[resource
 			continue
 		}
 		c := r.collection(name, gvk, sel.GetNamespace(), sel.GetMatchLabels().GetLabels())
-		if r.Current[key] {
+		if r.Current[key] && r.composed[ReadOf(key)] {
 			r.reread(c)
 		}
 		reads[ReadOf(key)] = c
@@ -203,6 +208,7 @@ func (r *Reader) Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name
 	if r == nil {
 		return observed, nil
 	}
+	r.composed = composedReads(observed)
 	return Answer(req, observed)
 }
 
@@ -213,6 +219,7 @@ func (r *Reader) Localize(req *fnv1.RunFunctionRequest, observed map[resource.Na
 	if r == nil {
 		return observed, nil
 	}
+	r.composed = composedReads(observed)
 	rest, unanswered, err := answer(req, observed)
 	if err != nil {
 		return nil, err
@@ -232,6 +239,17 @@ func (r *Reader) Unanswered() []string {
 
 // ReadOf is the composed resource name of the read of a requirement.
 func ReadOf(requirement string) resource.Name { return resource.Name(readPrefix + requirement) }
+
+// composedReads is the set of reads among the observed composed resources.
+func composedReads(observed map[resource.Name]resource.ObservedComposed) map[resource.Name]bool {
+	out := map[resource.Name]bool{}
+	for name := range observed {
+		if IsRead(name) {
+			out[name] = true
+		}
+	}
+	return out
+}
 
 // IsRead reports whether a composed resource is one of a Reader's reads.
 func IsRead(name resource.Name) bool { return strings.HasPrefix(string(name), readPrefix) }

@@ -158,6 +158,18 @@ func TestACurrentCollectionIsReadAgainEachPeriod(t *testing.T) {
 	start := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
 	r := &Reader{ProviderConfig: "eu", Owner: "XKarpenterCluster/prod", Now: start,
 		Current: map[string]bool{"pools": true, "reference-nodepool": true}}
+	// Not composed yet: the provider lists a new collection as it is created.
+	if none := stamps(r); len(none) != 0 || r.Rereading() {
+		t.Errorf("reads not composed yet, yet stamped %v (rereading %t)", none, r.Rereading())
+	}
+	// Composed: Crossplane observes them, before the provider says anything of them.
+	observed := map[resource.Name]resource.ObservedComposed{}
+	for name, read := range r.Requirements(requirements()) {
+		observed[name] = resource.ObservedComposed{Resource: read}
+	}
+	if _, err := r.Answer(&fnv1.RunFunctionRequest{}, observed); err != nil {
+		t.Fatal(err)
+	}
 	first := stamps(r)
 	if want := map[string]string{readPrefix + "pools": "2026-12-06T09:00:00Z"}; !cmp.Equal(first, want) {
 		t.Errorf("reads stamped %v, want only the current collection, with its period: %v", first, want)
