@@ -43,7 +43,7 @@ const input = `{"apiVersion":"isolation.fn.kiso.dev/v1alpha1","kind":"Input"}`
 
 // newRequest builds a RunFunctionRequest with the XR and observed composed
 // resources (composition resource name -> object).
-func newRequest(t *testing.T, in, xrJSON string, observed map[string]string) *fnv1.RunFunctionRequest {
+func newRequest(t testing.TB, in, xrJSON string, observed map[string]string) *fnv1.RunFunctionRequest {
 	t.Helper()
 	return fntest.Request(in, xrJSON, observed)
 }
@@ -56,7 +56,7 @@ type cluster = fntest.Cluster
 // (takeOrganization): run then applies the lock, as Crossplane would, and
 // calls again, so a test sees what the organization composes. Tests of that
 // first render use runOnce.
-func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
+func run(t testing.TB, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
 	t.Helper()
 	rsp := runOnce(t, req, c)
 	if lock, taking := takingOrganization(rsp); taking {
@@ -71,7 +71,7 @@ func run(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctio
 }
 
 // runOnce is run without applying a lock the function takes.
-func runOnce(t *testing.T, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
+func runOnce(t testing.TB, req *fnv1.RunFunctionRequest, c cluster) *fnv1.RunFunctionResponse {
 	t.Helper()
 	return fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, c)
 }

@@ -237,15 +237,21 @@ func composedOrg(t *testing.T, ready bool) map[string]string {
 // observe it (see observedAfter).
 func composedIn(t *testing.T, spec string, world cluster, ready bool) map[string]string {
 	t.Helper()
+	return composedOf(t, xr(spec), world, ready)
+}
+
+// composedOf is composedIn for a whole XR, as JSON.
+func composedOf(t testing.TB, xrJSON string, world cluster, ready bool) map[string]string {
+	t.Helper()
 	// A namespace's Role follows its ConfigMap: render again with that composed.
-	first := observedAfter(t, run(t, newRequest(t, input, xr(spec), nil), world), false)
-	return observedAfter(t, run(t, newRequest(t, input, xr(spec), first), world), ready)
+	first := observedAfter(t, run(t, newRequest(t, input, xrJSON, nil), world), false)
+	return observedAfter(t, run(t, newRequest(t, input, xrJSON, first), world), ready)
 }
 
 // observedAfter is what Crossplane observes once rsp's desired objects exist:
 // each reports Ready when ready is true, except the placement policies, which
 // report no status.
-func observedAfter(t *testing.T, rsp *fnv1.RunFunctionResponse, ready bool) map[string]string {
+func observedAfter(t testing.TB, rsp *fnv1.RunFunctionResponse, ready bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, o := range fntest.Desired(t, rsp) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,30 +35,13 @@ func FuzzRunFunction(f *testing.F) {
 	})
 }
 
-// composedReady returns what the function composes for the XR in the cluster once each object it composed is
-// observed Ready, after as many calls as it takes to compose nothing new (at most five).
-func composedReady(t testing.TB, fn *Function, xr string, c cluster) map[string]any {
-	observed := map[string]any{}
-	for range 5 {
-		desired := fntest.Desired(t, fntest.Run(t, fn, fntest.Request(input, xr, toJSONs(t, observed)), c))
-		if len(desired) == len(observed) {
-			break
-		}
-		for name, o := range desired {
-			o["status"] = readyStatus()
-			observed[name] = o
-		}
+// asObjects is observed composed resources, each given as JSON, as one JSON object: a seed's Observed.
+func asObjects(t testing.TB, observed map[string]string) string {
+	objects := make(map[string]json.RawMessage, len(observed))
+	for name, o := range observed {
+		objects[name] = json.RawMessage(o)
 	}
-	return observed
-}
-
-// toJSONs is each object as JSON, by composed resource name.
-func toJSONs(t testing.TB, objects map[string]any) map[string]string {
-	out := make(map[string]string, len(objects))
-	for name, o := range objects {
-		out[name] = fntest.ToJSON(t, o)
-	}
-	return out
+	return fntest.ToJSON(t, objects)
 }
 
 // handSeeds are shapes no example has: malformed references and clusters,
@@ -102,7 +86,7 @@ func handSeeds(t testing.TB) []fntest.Seed {
 	longName := strings.Repeat("n", 253)
 	longXR := strings.Replace(xr(strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name":"`+longName+`"},"nodeClassRef"`, 1)), `"name":"acme-x1"`, `"name":"`+longName+`"`, 1)
 	longCluster := cluster{refNodeClass, refNodePool, strings.Replace(clusterXR, `"name":"prod"`, `"name":"`+longName+`"`, 1)}
-	seeds = append(seeds, fntest.Seed{XR: longXR, Cluster: objects(longCluster...), Observed: fntest.ToJSON(t, composedReady(t, fn, longXR, longCluster))})
+	seeds = append(seeds, fntest.Seed{XR: longXR, Cluster: objects(longCluster...), Observed: asObjects(t, composedOf(t, longXR, longCluster, true))})
 	for i := range seeds {
 		seeds[i].Input = input
 		if seeds[i].Observed == "" {
