@@ -82,11 +82,7 @@ func role(p plan, objectName, awsName string, trust aws.PolicyDocument) *awsmana
 // resourceSpec is what every managed resource shares: its ProviderConfig,
 // and, for a setup kiso took over, that it is never deleted from AWS.
 func resourceSpec(p plan) awsmanaged.ResourceSpec {
-	rs := awsmanaged.ResourceSpec{ProviderConfigReference: &awsmanaged.Reference{Name: p.Spec.ProviderConfigName}}
-	if p.TakeOver {
-		rs.DeletionPolicy = awsmanaged.DeletionOrphan
-	}
-	return rs
+	return awsmanaged.NewResourceSpec(p.Spec.ProviderConfigName, p.TakeOver)
 }
 
 // nodeIdentity is the cluster's shared node identity: the role and

@@ -16,3 +16,13 @@ type ResourceSpec struct {
 	ProviderConfigReference *Reference     `json:"providerConfigRef,omitempty"`
 	DeletionPolicy          DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
+
+// NewResourceSpec is the spec of a managed resource of that ProviderConfig; orphan leaves the resource in AWS
+// when the managed resource is deleted, for what kiso took over rather than created.
+func NewResourceSpec(providerConfig string, orphan bool) ResourceSpec {
+	rs := ResourceSpec{ProviderConfigReference: &Reference{Name: providerConfig}}
+	if orphan {
+		rs.DeletionPolicy = DeletionOrphan
+	}
+	return rs
+}

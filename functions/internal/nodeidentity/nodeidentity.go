@@ -72,10 +72,7 @@ type Identity struct {
 
 // Objects returns the identity's managed resources by composed resource name.
 func (id Identity) Objects() map[resource.Name]runtime.Object {
-	spec := awsmanaged.ResourceSpec{ProviderConfigReference: &awsmanaged.Reference{Name: id.ProviderConfigName}}
-	if id.Orphan {
-		spec.DeletionPolicy = awsmanaged.DeletionOrphan
-	}
+	spec := awsmanaged.NewResourceSpec(id.ProviderConfigName, id.Orphan)
 	roleRef := &awsmanaged.Reference{Name: id.ObjectName}
 
 	role := &awsmanaged.Role{
