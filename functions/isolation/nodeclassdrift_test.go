@@ -108,3 +108,49 @@ func TestAnUpgradeDriftsNoNode(t *testing.T) {
 		}
 	}
 }
+
+// TestABaselineSurvivesAGap: a pool composed before NodeClass marks keeps its baseline while a reference is
+// missing for a moment (kiso keeps the pool as observed), so a NodeClass change made across the gap still drifts
+// its nodes: had the kept NodePool dropped the baseline, the next render would take the changed NodeClass as it.
+func TestABaselineSurvivesAGap(t *testing.T) {
+	asObserved := func(desired map[string]map[string]any) map[string]string {
+		out := map[string]string{}
+		for name, o := range desired {
+			out[name] = fntest.ToJSON(t, o)
+		}
+		return out
+	}
+	first := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), nil), cluster{refNodeClass, refNodePool}))
+	for name, o := range first {
+		if strings.HasPrefix(name, "nodepool-") {
+			delete(o["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any), "annotations")
+		}
+	}
+	upgraded := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), asObserved(first)), cluster{refNodeClass, refNodePool}))
+	baselines := map[string]any{}
+	for name, o := range upgraded {
+		if strings.HasPrefix(name, "nodepool-") {
+			baselines[name] = o["metadata"].(map[string]any)["annotations"].(map[string]any)["kiso.dev/nodeclass-baseline"]
+		}
+	}
+	if len(baselines) == 0 {
+		t.Fatal("the stack spec composes no NodePool")
+	}
+	// The reference NodePool is missing for a moment: every pool is kept as observed.
+	rsp := run(t, newRequest(t, input, xr(stackSpec), asObserved(upgraded)), cluster{refNodeClass})
+	fntest.AssertNoFatal(t, rsp)
+	kept := fntest.Desired(t, rsp)
+	for name, want := range baselines {
+		if got := kept[name]["metadata"].(map[string]any)["annotations"].(map[string]any)["kiso.dev/nodeclass-baseline"]; got != want {
+			t.Errorf("%s kept through the gap with baseline %v, want %v", name, got, want)
+		}
+	}
+	// Meanwhile the platform changed the reference NodeClass: once it is back, the change drifts the nodes.
+	changed := strings.Replace(refNodeClass, "al2023@latest", "al2023@v20261201", 1)
+	after := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), asObserved(kept)), cluster{changed, refNodePool}))
+	for name := range baselines {
+		if mark, _, _ := unstructured.NestedString(after[name], "spec", "template", "metadata", "annotations", "kiso.dev/nodeclass"); mark == "" {
+			t.Errorf("%s: the NodeClass changed across the gap, and its node template carries no mark (no node drifts)", name)
+		}
+	}
+}
