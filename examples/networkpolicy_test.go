@@ -37,6 +37,53 @@ func TestTheFunctionsMetricsAreReadOnlyFromMonitoring(t *testing.T) {
 	if np.Namespace != "crossplane-system" || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
 		t.Errorf("NetworkPolicy %s/%s with policy types %v, want crossplane-system and Ingress", np.Namespace, np.Name, np.Spec.PolicyTypes)
 	}
+	assertSelectsEveryFunctionT(t, np)
+	openTo, openToAll := ingressPorts(t, np)
+	if !openToAll[grpcPort] {
+		t.Errorf("port %s is open to %v only, want every source (Crossplane calls it; mutual TLS is its check)", grpcPort, openTo[grpcPort])
+	}
+	if openToAll[metricsPort] || len(openTo[metricsPort]) == 0 {
+		t.Errorf("port %s is open to every source or to none, want the monitoring namespace only", metricsPort)
+	}
+	for _, peer := range openTo[metricsPort] {
+		if peer.IPBlock != nil || peer.NamespaceSelector == nil || len(peer.NamespaceSelector.MatchLabels) == 0 && len(peer.NamespaceSelector.MatchExpressions) == 0 {
+			t.Errorf("port %s is open to %+v, want a namespace the platform names", metricsPort, peer)
+		}
+	}
+	for _, port := range slices.Concat(slices.Collect(maps.Keys(openTo)), slices.Collect(maps.Keys(openToAll))) {
+		if port != grpcPort && port != metricsPort {
+			t.Errorf("port %s is open, which no kiso function serves", port)
+		}
+	}
+}
+
+// ingressPorts lists the peers each port a NetworkPolicy's ingress rules name is open to, and the ports a rule opens
+// to every source; a rule that opens every port is an error.
+func ingressPorts(t *testing.T, np networkingv1.NetworkPolicy) (openTo map[string][]networkingv1.NetworkPolicyPeer, openToAll map[string]bool) {
+	t.Helper()
+	openTo, openToAll = map[string][]networkingv1.NetworkPolicyPeer{}, map[string]bool{}
+	for _, rule := range np.Spec.Ingress {
+		if len(rule.Ports) == 0 {
+			t.Errorf("an ingress rule opens every port (from %v)", rule.From)
+		}
+		for _, p := range rule.Ports {
+			switch {
+			case p.Port == nil:
+				t.Errorf("an ingress rule opens every port (from %v)", rule.From)
+			case len(rule.From) == 0:
+				openToAll[p.Port.String()] = true
+			default:
+				openTo[p.Port.String()] = append(openTo[p.Port.String()], rule.From...)
+			}
+		}
+	}
+	return openTo, openToAll
+}
+
+// assertSelectsEveryFunctionT checks that a NetworkPolicy selects the pods of every kiso function and of no other
+// package.
+func assertSelectsEveryFunctionT(t *testing.T, np networkingv1.NetworkPolicy) {
+	t.Helper()
 	selector, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
 	if err != nil {
 		t.Fatal(err)
@@ -55,38 +102,4 @@ func TestTheFunctionsMetricsAreReadOnlyFromMonitoring(t *testing.T) {
 		t.Error("the NetworkPolicy selects another package's function pods")
 	}
 
-	// openTo lists the peers each port is open to; openToAll the ports a rule opens to every source.
-	openTo, openToAll := map[string][]networkingv1.NetworkPolicyPeer{}, map[string]bool{}
-	for _, rule := range np.Spec.Ingress {
-		if len(rule.Ports) == 0 {
-			t.Errorf("an ingress rule opens every port (from %v)", rule.From)
-		}
-		for _, p := range rule.Ports {
-			if p.Port == nil {
-				t.Errorf("an ingress rule opens every port (from %v)", rule.From)
-				continue
-			}
-			if len(rule.From) == 0 {
-				openToAll[p.Port.String()] = true
-				continue
-			}
-			openTo[p.Port.String()] = append(openTo[p.Port.String()], rule.From...)
-		}
-	}
-	if !openToAll[grpcPort] {
-		t.Errorf("port %s is open to %v only, want every source (Crossplane calls it; mutual TLS is its check)", grpcPort, openTo[grpcPort])
-	}
-	if openToAll[metricsPort] || len(openTo[metricsPort]) == 0 {
-		t.Errorf("port %s is open to every source or to none, want the monitoring namespace only", metricsPort)
-	}
-	for _, peer := range openTo[metricsPort] {
-		if peer.IPBlock != nil || peer.NamespaceSelector == nil || len(peer.NamespaceSelector.MatchLabels) == 0 && len(peer.NamespaceSelector.MatchExpressions) == 0 {
-			t.Errorf("port %s is open to %+v, want a namespace the platform names", metricsPort, peer)
-		}
-	}
-	for _, port := range slices.Concat(slices.Collect(maps.Keys(openTo)), slices.Collect(maps.Keys(openToAll))) {
-		if port != grpcPort && port != metricsPort {
-			t.Errorf("port %s is open, which no kiso function serves", port)
-		}
-	}
 }

@@ -370,12 +370,11 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr.To(admissionv1.Fail),
 			MatchConstraints: podsMatch(admissionv1.Create, admissionv1.Update),
-			MatchConditions: []admissionv1.MatchCondition{
-				// A node creates mirror pods for its static pods, on itself.
-				{Name: "not-a-node", Expression: "!request.userInfo.username.startsWith('system:node:')"},
-			},
-			Variables:   vars,
-			Validations: validations,
+			// A node creates mirror pods for its static pods, on itself (NodeRestriction): outside organizations'
+			// namespaces they are the node's business; inside them the pools policy refuses them.
+			MatchConditions: []admissionv1.MatchCondition{notANode},
+			Variables:       vars,
+			Validations:     validations,
 		},
 	}
 	if pp.InjectAPIVersion == "" {
@@ -419,6 +418,54 @@ var warnParam = &admissionv1.ParamRef{Name: placement.Name, ParameterNotFoundAct
 
 var roleKind = &admissionv1.ParamKind{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
 
+// nodeUserPrefix begins the user name of a node.
+const nodeUserPrefix = "system:node:"
+
+// celIsNode is true when a node makes the request, as Kubernetes decides (the
+// Node authorizer and NodeRestriction): a user named system:node:<node> in the
+// group system:nodes. The name alone is anyone's whom an authenticator lets
+// choose it (an OIDC or webhook authenticator without a prefix, a client
+// certificate without the group).
+const celIsNode = "request.userInfo.username.startsWith('" + nodeUserPrefix + "') && has(request.userInfo.groups) && 'system:nodes' in request.userInfo.groups"
+
+// notANode leaves a node's own requests (its mirror pods) to NodeRestriction.
+var notANode = admissionv1.MatchCondition{Name: "not-a-node", Expression: "!(" + celIsNode + ")"}
+
+// compositeLabel is the label Crossplane sets on every resource it composes:
+// the name of the XR that composes it.
+const compositeLabel = "crossplane.io/composite"
+
+// roleDistrust are the variables that read the namespace's Role (the
+// policy's params); distrust says why it grants nothing, and is empty when it
+// grants what its rules say. RBAC lets whoever may
+// update Roles in the namespace (its tenant admin) change only what the
+// garbage collector reads without holding the grants: the Role's owner
+// references and finalizers. Everything else (labels, rules) only who holds
+// the grants writes. So the Role is trusted only
+//   - while it is not being deleted (a finalizer would keep a withdrawn grant);
+//   - if its organization label, kiso's, is the namespace's organization (a
+//     grant of the organization the namespace was given before is not this
+//     one's);
+//   - where Crossplane composed it (it carries Crossplane's composite label),
+//     if its controller is still the organization's XR that label names: a
+//     tenant who makes another object its controller stops Crossplane from
+//     updating it, which would freeze the grant. A reference naming that XR
+//     with another UID is no way round it: the garbage collector deletes a
+//     Role whose only owner does not exist. In a workload cluster
+//     provider-kubernetes keeps the Role current whoever its owners are.
+func (pp placementPlan) roleDistrust() []admissionv1.Variable {
+	controlled := "has(params.metadata.ownerReferences) && params.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && " +
+		"r.apiVersion == " + cq(v1alpha1.Group+"/"+v1alpha1.Version) + " && r.kind == " + cq(v1alpha1.IsolationKind) + " && r.name == variables.roleComposite)"
+	return []admissionv1.Variable{
+		{Name: "roleLabels", Expression: "has(params.metadata.labels) ? params.metadata.labels : {}"},
+		{Name: "roleOrganization", Expression: cq(pp.OrganizationKey) + " in variables.roleLabels ? variables.roleLabels[" + cq(pp.OrganizationKey) + "] : ''"},
+		{Name: "roleComposite", Expression: cq(compositeLabel) + " in variables.roleLabels ? variables.roleLabels[" + cq(compositeLabel) + "] : ''"},
+		{Name: "distrust", Expression: "has(params.metadata.deletionTimestamp) ? 'is being deleted' : " +
+			"variables.roleOrganization != variables.own ? 'is organization ' + variables.roleOrganization + '\\'s, not the namespace\\'s' : " +
+			"variables.roleComposite != '' && !(" + controlled + ") ? 'is no longer controlled by XKarpenterIsolation ' + variables.roleComposite + ', which composed it' : ''"},
+	}
+}
+
 // grantRule selects the Role's rules granting a verb on a resource. A rule
 // kiso did not write cannot be there: creating it needs the grant itself.
 func grantRule(resource, verb string) string {
@@ -455,7 +502,20 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 		admissionv1.Variable{Name: "stacks", Expression: "(has(object.spec.tolerations) ? object.spec.tolerations : []).filter(t, has(t.key) && t.key == " + stack + " && !" + celExists + " && " + celSchedules + ").map(t, has(t.value) ? t.value : '')"},
 		admissionv1.Variable{Name: "ungranted", Expression: "variables.stacks.filter(s, !variables.uses.exists(r, (variables.own + '.' + s) in r.resourceNames))"},
 	)
+	vars = append([]admissionv1.Variable{{Name: "node", Expression: celIsNode}}, vars...)
 	validations := []admissionv1.Validation{
+		{
+			// NodeRestriction lets a node create a mirror pod, bound to itself, in any namespace; which
+			// organization a node is, a policy cannot read from the request. A pod in an organization's
+			// namespace is one its Services and NetworkPolicies select: none is a node's.
+			Expression: "!variables.node",
+			MessageExpression: "'node ' + request.userInfo.username.substring(" + strconv.Itoa(len(nodeUserPrefix)) + ") + ' may not create a mirror pod in namespace ' + request.namespace + " +
+				"', organization ' + variables.own + '\\'s: a static pod runs in a platform namespace'",
+		},
+		{
+			Expression:        "variables.distrust == ''",
+			MessageExpression: "'pods in namespace ' + request.namespace + ' are refused: its placement grant (Role " + placement.Name + ") ' + variables.distrust + ', so it grants nothing'",
+		},
 		{
 			Expression: "size(variables.pools) > 0",
 			MessageExpression: "'pods in namespace ' + request.namespace + ' are refused: its placement grant (Role " + placement.Name + ") was changed and names no pool; " +
@@ -471,7 +531,7 @@ func (pp placementPlan) poolsPolicy() (*admissionv1.ValidatingAdmissionPolicy, *
 				"' whose pods do not run in this namespace: tolerate only your own stack'",
 		},
 	}
-	return pp.rolePolicy(placement.PoolsPolicyName, vars, validations), pp.binding(placement.PoolsPolicyName, roleParam, pp.organizationNamespaces())
+	return pp.rolePolicy(placement.PoolsPolicyName, nil, vars, validations), pp.binding(placement.PoolsPolicyName, roleParam, pp.organizationNamespaces())
 }
 
 // warnPolicy is Warn mode (spec.placement.mode): where the namespace's Role
@@ -486,24 +546,27 @@ func (pp placementPlan) warnPolicy() (*admissionv1.ValidatingAdmissionPolicy, *a
 	}}
 	binding := pp.binding(placement.WarnPolicyName, warnParam, pp.organizationNamespaces())
 	binding.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Warn, admissionv1.Audit}
-	return pp.rolePolicy(placement.WarnPolicyName, pp.poolVariables(placement.VerbWarn), validations), binding
+	return pp.rolePolicy(placement.WarnPolicyName, []admissionv1.MatchCondition{notANode}, pp.poolVariables(placement.VerbWarn), validations), binding
 }
 
 // poolVariables are what a policy reading the namespace's Role knows of a pod
 // and of the pools the Role grants the verb given on: the first one, its
 // organization and stack, for the message.
 func (pp placementPlan) poolVariables(verb string) []admissionv1.Variable {
-	return []admissionv1.Variable{
+	vars := []admissionv1.Variable{
 		{Name: varNodeSelector, Expression: celNodeSelector},
 		{Name: "affinityTerms", Expression: celAffinityTerms},
 		{Name: "own", Expression: pp.namespaceOrganization()},
+	}
+	vars = append(vars, pp.roleDistrust()...)
+	return append(vars, []admissionv1.Variable{
 		// A Role its tenant admin emptied reads back with rules null, which has() counts as present.
-		{Name: "rules", Expression: "has(params.rules) && type(params.rules) == list ? params.rules : []"},
+		{Name: "rules", Expression: "variables.distrust == '' && has(params.rules) && type(params.rules) == list ? params.rules : []"},
 		{Name: "pools", Expression: "variables.rules.filter(r, " + poolsRule(verb) + " && size(r.resourceNames) > 0)"},
 		{Name: "pool", Expression: "size(variables.pools) > 0 ? variables.pools[0].resourceNames[0] : ''"},
 		{Name: "organization", Expression: "variables.pool.split('.')[0]"},
 		{Name: "stack", Expression: "size(variables.pool.split('.')) > 1 ? variables.pool.split('.')[1] : ''"},
-	}
+	}...)
 }
 
 // selectsGrantedPool is true when the pod selects one of variables.pools (or
@@ -522,7 +585,7 @@ func (pp placementPlan) poolMessage() string {
 }
 
 // rolePolicy is a policy on pod creation that reads the namespace's Role.
-func (pp placementPlan) rolePolicy(name string, vars []admissionv1.Variable, validations []admissionv1.Validation) *admissionv1.ValidatingAdmissionPolicy {
+func (pp placementPlan) rolePolicy(name string, matchConditions []admissionv1.MatchCondition, vars []admissionv1.Variable, validations []admissionv1.Validation) *admissionv1.ValidatingAdmissionPolicy {
 	for i := range validations {
 		validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
 	}
@@ -533,11 +596,9 @@ func (pp placementPlan) rolePolicy(name string, vars []admissionv1.Variable, val
 			FailurePolicy:    ptr.To(admissionv1.Fail),
 			ParamKind:        roleKind,
 			MatchConstraints: podsMatch(admissionv1.Create),
-			MatchConditions: []admissionv1.MatchCondition{
-				{Name: "not-a-node", Expression: "!request.userInfo.username.startsWith('system:node:')"},
-			},
-			Variables:   vars,
-			Validations: validations,
+			MatchConditions:  matchConditions,
+			Variables:        vars,
+			Validations:      validations,
 		},
 	}
 }
@@ -642,6 +703,7 @@ func (pp placementPlan) injectPolicy() (*admissionv1beta1.MutatingAdmissionPolic
 	}
 	// A Role a tenant emptied reaches a MutatingAdmissionPolicy with rules: null, which has() lets through:
 	// the condition must not fail on it (the pools policy refuses the pod, saying why).
+	// A Role the pools policy does not trust may inject: that policy refuses the pod after.
 	inject := "has(params.rules) && type(params.rules) == list && params.rules.exists(r, " + poolsRule(placement.VerbInject) + " && size(r.resourceNames) > 0)"
 	policy := &admissionv1beta1.MutatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1beta1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},

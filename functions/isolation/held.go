@@ -42,7 +42,7 @@ type heldObject struct {
 func (h heldObject) String() string {
 	msg := fmt.Sprintf("%s %s/%s is held by %s, not composed by this organization: kiso composes it once the name is free", h.Kind, h.Namespace, placement.Name, h.Holder)
 	if h.Kind == roleGVK.Kind {
-		msg += "; until then the namespace's pods are refused (its placement grant is missing)"
+		msg += "; until then the namespace's pods are refused (the policies trust only the Role this organization composes)"
 	}
 	return msg
 }

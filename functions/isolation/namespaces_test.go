@@ -104,7 +104,7 @@ func TestANamespaceObjectHeldByAnotherIsReportedAndTheRestComposed(t *testing.T)
 			holder: heldBy("Role", `"labels":{"app":"legacy"}`),
 			held:   "placement-role-acme-batch",
 			want: `Role acme-batch/kiso-placement is held by an object without a controller, not composed by this organization: kiso composes it once the name is free; ` +
-				`until then the namespace's pods are refused (its placement grant is missing)`,
+				`until then the namespace's pods are refused (the policies trust only the Role this organization composes)`,
 		},
 	}
 	for name, tc := range cases {

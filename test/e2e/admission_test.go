@@ -58,8 +58,9 @@ func foreignToleration(namespace string) string {
 		"(the platform labels it with no organization): remove the toleration; " + platformHint
 }
 
-func namedNode(namespace, node string) string {
-	return "pod in namespace " + namespace + " names node " + node + " in spec.nodeName, which skips the scheduler and the taints that keep organizations apart: remove spec.nodeName and select nodes with a nodeSelector; " + platformHint
+// namedNode is the refusal of a pod of namespace that names someNode (onNode).
+func namedNode(namespace string) string {
+	return "pod in namespace " + namespace + " names node " + someNode + " in spec.nodeName, which skips the scheduler and the taints that keep organizations apart: remove spec.nodeName and select nodes with a nodeSelector; " + platformHint
 }
 
 // TestAdmissionKeepsPodsOnTheirPools is scenario 7a: real pods, submitted with kubectl as a team would, meet
@@ -182,8 +183,8 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
 	// node creates it (a mirror pod of its static pod).
 	t.Run("OnlyAKubeletsMirrorPodNamesANode", func(t *testing.T) {
-		assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil)), placementPolicy, namedNode(outsiderNamespace, someNode))
-		assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)), placementPolicy, namedNode(globexAPI, someNode))
+		assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil)), placementPolicy, namedNode(outsiderNamespace))
+		assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)), placementPolicy, namedNode(globexAPI))
 		// As the kubelet makes it, under NodeRestriction: annotated a mirror pod, owned by its Node.
 		node := createNodeT(t, someNode)
 		mirror := onNode(newPod("static-web-"+someNode, outsiderNamespace, nil))
@@ -193,6 +194,28 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		if out := env.TryT(t, mustJSON(t, mirror), append([]string{"create", "--dry-run=server", "-f", "-"}, asKubelet...)...); out.ExitCode != 0 {
 			t.Errorf("a node's mirror pod was refused: %s", strings.TrimSpace(out.Stderr))
 		}
+		// NodeRestriction lets the kubelet put its mirror pod in any namespace, globex's included, where globex's
+		// Services and NetworkPolicies would select a pod on a node that is not globex's: the pools policy
+		// refuses it, whichever organization the node is.
+		intruder := onNode(newPod("static-web-"+someNode, globexAPI, nil))
+		intruder.Annotations, intruder.OwnerReferences = mirror.Annotations, mirror.OwnerReferences
+		out := env.TryT(t, mustJSON(t, intruder), append([]string{"create", "--dry-run=server", "-f", "-"}, asKubelet...)...)
+		assertOutcomeRefusedT(t, intruder, out, poolsPolicy, "node "+someNode+" may not create a mirror pod in namespace "+globexAPI+", organization globex's: a static pod runs in a platform namespace")
+
+		// A user only named like a node (an authenticator that lets a user choose its name, a client certificate
+		// without the group, impersonation) is no node: Kubernetes counts a node by its group system:nodes too.
+		// RBAC lets it create pods anywhere; the policies hold it as they hold anyone.
+		const ghost = "system:node:e2e-ghost"
+		grant := []byte(userWithClusterRole(ghost, `{apiGroups: [""], resources: [pods], verbs: [create]}`))
+		env.ApplyT(t, grant)
+		t.Cleanup(func() { deleteAtCleanup(t, grant) })
+		waitForT(t, policyInForceTimeout, "RBAC to let "+ghost+" create pods", func(context.Context) (bool, string, error) {
+			can := env.TryT(t, nil, "auth", "can-i", "create", "pods", "-n", outsiderNamespace, "--as="+ghost)
+			return strings.TrimSpace(can.Stdout) == "yes", strings.TrimSpace(can.Stdout + can.Stderr), nil
+		})
+		assertRefusedAsT(t, onNode(newPod("ghost-on-node", outsiderNamespace, nil, tolerateEveryone)), ghost, placementPolicy, namedNode(outsiderNamespace))
+		assertRefusedAsT(t, newPod("ghost-no-pool", globexAPI, nil), ghost, poolsPolicy, wantAPISelectors)
+		assertRefusedAsT(t, onNode(mirror.DeepCopy()), ghost, placementPolicy, namedNode(outsiderNamespace))
 		createPodT(t, onNode(newPod("on-node", "kube-system", nil)))
 		t.Cleanup(func() {
 			// No kubelet runs for the node to confirm a graceful deletion: removed at once, as an operator removes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -394,13 +395,6 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		assertClaimConditionT(t, umbra, "NamesAvailable", "NamespaceObjectsHeld",
 			"ConfigMap "+umbraWeb+"/kiso-placement is held by Deployment rogue, not composed by this organization: kiso composes it once the name is free")
 		phase("the claim names the holder")
-		grantsWarn := func(want bool) func(u *unstructured.Unstructured) (bool, string) {
-			return func(u *unstructured.Unstructured) (bool, string) {
-				rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
-				found := strings.Contains(fmt.Sprint(rules), "warn")
-				return found == want, fmt.Sprintf("rules %v", rules)
-			}
-		}
 		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Warn"}}}`)
 		t.Cleanup(func() {
 			_, _ = env.Kubectl.Run(context.Background(), nil, "patch", "karpenterisolation", umbra.Name, "-n", umbra.Namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Enforce"}}}`)
@@ -423,6 +417,101 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 			return owner != nil && owner.Name == umbraXR, fmt.Sprintf("controller %v", owner)
 		})
 		phase("kiso composed its ConfigMap again once the tenant deleted its own")
+		assertClaimConditionT(t, umbra, "NamesAvailable", "Available", "")
+	})
+
+	t.Run("ATenantAdminWhoTakesItsGrantFreezesNothing", func(t *testing.T) {
+		// umbra runs in Warn mode: the Role lets any pod of umbra-web run anywhere of umbra's.
+		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Warn"}}}`)
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "patch", "karpenterisolation", umbra.Name, "-n", umbra.Namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Enforce"}}}`)
+		})
+		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", grantsWarn(true))
+		unplaced := newPod("unplaced", umbraWeb, nil)
+		waitUntilAdmittedT(t, unplaced)
+
+		// The tenant admin makes its own Deployment the Role's controller: RBAC checks no escalation when only
+		// owner references change, so the apiserver lets it, and Crossplane no longer updates the Role.
+		rogue := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rogue-admin, namespace: " + umbraWeb + "}\nspec:\n  replicas: 0\n" +
+			"  selector: {matchLabels: {app: rogue-admin}}\n  template:\n    metadata: {labels: {app: rogue-admin}}\n    spec: {containers: [{name: pause, image: registry.k8s.io/pause:3.10}]}\n")
+		if out := env.TryT(t, rogue, "create", "-f", "-", "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot create a Deployment: %s", out.Stderr)
+		}
+		t.Cleanup(func() { deleteAtCleanup(t, rogue) })
+		deployment, err := env.Cluster.Typed.AppsV1().Deployments(umbraWeb).Get(t.Context(), "rogue-admin", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken := env.Cluster.GetT(t, RBACRoleKind, umbraWeb, "kiso-placement")
+		takeover := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"rogue-admin","uid":%q,"controller":true}]}}`, deployment.UID)
+		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=merge", "-p", takeover, "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the apiserver no longer lets a tenant admin change its Role's controller (the door this step tries is shut elsewhere): %s", out.Stderr)
+		}
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "role", "kiso-placement", "-n", umbraWeb, "--ignore-not-found")
+		})
+		// The Role it took grants nothing: the pods of umbra-web are refused, its own pods included, and the
+		// claim says who holds the Role.
+		notControlled := "pods in namespace " + umbraWeb + " are refused: its placement grant (Role kiso-placement) is no longer controlled by XKarpenterIsolation " + umbraXR +
+			", which composed it, so it grants nothing"
+		waitUntilRefusedT(t, unplaced, poolsPolicy)
+		assertRefusedT(t, unplaced, poolsPolicy, notControlled)
+		assertRefusedT(t, own, poolsPolicy, notControlled)
+		assertClaimConditionT(t, umbra, "NamesAvailable", "NamespaceObjectsHeld",
+			"Role "+umbraWeb+"/kiso-placement is held by Deployment rogue-admin, not composed by this organization: kiso composes it once the name is free; "+
+				"until then the namespace's pods are refused (the policies trust only the Role this organization composes)")
+
+		// The platform switches umbra to Enforce: what the Role still says (Warn) gives nothing.
+		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Enforce"}}}`)
+		waitClaimConditionT(t, umbra.Namespace, umbra.Name, "PlacementEnforced", "False", "GrantsPending")
+		if rules := fmt.Sprint(env.Cluster.GetT(t, RBACRoleKind, umbraWeb, "kiso-placement").Object["rules"]); !strings.Contains(rules, "warn") {
+			t.Fatalf("the taken Role was updated (rules %s): the step proves nothing", rules)
+		}
+		assertRefusedT(t, unplaced, poolsPolicy, notControlled)
+
+		// The platform gives umbra-web to another organization: the Role is umbra's, not the namespace's.
+		if out := env.TryT(t, nil, "label", "namespace", umbraWeb, "--overwrite", "kiso.dev/organization=mallory"); out.ExitCode != 0 {
+			t.Fatalf("cannot give %s to mallory: %s", umbraWeb, out.Stderr)
+		}
+		t.Cleanup(func() {
+			_, _ = env.Kubectl.Run(context.Background(), nil, "label", "namespace", umbraWeb, "--overwrite", "kiso.dev/organization=umbra")
+		})
+		notTheNamespaces := "pods in namespace " + umbraWeb + " are refused: its placement grant (Role kiso-placement) is organization umbra's, not the namespace's, so it grants nothing"
+		waitForT(t, policyInForceTimeout, "the pools policy to read "+umbraWeb+" as mallory's", func(context.Context) (bool, string, error) {
+			out := submitPod(t, unplaced, true)
+			return strings.TrimSpace(out.Stderr) == refusal(unplaced, poolsPolicy, notTheNamespaces), strings.TrimSpace(out.Stderr), nil
+		})
+		mallorys := newPod("mallorys", umbraWeb, selectStack("mallory", ""),
+			corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpEqual, Value: "mallory", Effect: corev1.TaintEffectNoSchedule})
+		assertRefusedT(t, mallorys, poolsPolicy, notTheNamespaces)
+
+		// A finalizer keeps a Role through its deletion, and with it no grant: a Role being deleted grants nothing.
+		if out := env.TryT(t, nil, "label", "namespace", umbraWeb, "--overwrite", "kiso.dev/organization=umbra"); out.ExitCode != 0 {
+			t.Fatalf("cannot give %s back to umbra: %s", umbraWeb, out.Stderr)
+		}
+		finalizer := `{"metadata":{"finalizers":["e2e.kiso.dev/keep"]}}`
+		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=merge", "-p", finalizer, "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot put a finalizer on its Role: %s", out.Stderr)
+		}
+		if out := env.TryT(t, nil, "delete", "role", "kiso-placement", "-n", umbraWeb, "--wait=false", "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot delete its Role: %s", out.Stderr)
+		}
+		beingDeleted := "pods in namespace " + umbraWeb + " are refused: its placement grant (Role kiso-placement) is being deleted, so it grants nothing"
+		waitForT(t, policyInForceTimeout, "the pools policy to read the Role as being deleted", func(context.Context) (bool, string, error) {
+			out := submitPod(t, unplaced, true)
+			return strings.TrimSpace(out.Stderr) == refusal(unplaced, poolsPolicy, beingDeleted), strings.TrimSpace(out.Stderr), nil
+		})
+		assertRefusedT(t, own, poolsPolicy, beingDeleted)
+
+		// Once the tenant lets the Role go, Crossplane composes umbra's again, in Enforce mode.
+		if out := env.TryT(t, nil, "patch", "role", "kiso-placement", "-n", umbraWeb, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`, "--as="+tenantAdmin); out.ExitCode != 0 {
+			t.Fatalf("the tenant admin cannot remove its finalizer: %s", out.Stderr)
+		}
+		waitForRoleRestoredT(t, umbraWeb, string(taken.GetUID()))
+		env.Cluster.WaitForT(t, policyInForceTimeout, RBACRoleKind, umbraWeb, "kiso-placement", grantsWarn(false))
+		waitUntilAdmittedT(t, own)
+		assertRefusedByPoolsT(t, unplaced, umbraPools)
+		waitClaimConditionT(t, umbra.Namespace, umbra.Name, "PlacementEnforced", "True", "Enforced")
 		assertClaimConditionT(t, umbra, "NamesAvailable", "Available", "")
 	})
 
@@ -585,4 +674,17 @@ func waitForRoleRestoredT(t *testing.T, namespace, deletedUID string) string {
 		return string(u.GetUID()) != deletedUID && u.GetDeletionTimestamp() == nil, "not composed again yet"
 	})
 	return string(u.GetUID())
+}
+
+// grantsWarn is a wait for a namespace's Role to grant (or not) warn on a pool: Warn mode.
+func grantsWarn(want bool) func(u *unstructured.Unstructured) (bool, string) {
+	return func(u *unstructured.Unstructured) (bool, string) {
+		rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+		found := false
+		for _, r := range rules {
+			verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+			found = found || slices.Contains(verbs, "warn")
+		}
+		return found == want, fmt.Sprintf("rules %v", rules)
+	}
 }
