@@ -50,7 +50,13 @@ if [ ! -x "$out" ]; then
   # it rather than compiling the same tool again. The lock is a directory holding its holder's PID; a holder that
   # died (killed mid-build) leaves a lock that the next caller takes over.
   lock="$out.lock"
+  # Said once, so a caller waiting on another's build is not silent.
+  waiting=""
   until mkdir "$lock" 2>/dev/null; do
+    if [ -z "$waiting" ]; then
+      echo "build-tool: waiting for another build of $BIN of $name $VERSION" >&2
+      waiting=1
+    fi
     holder=$(cat "$lock/pid" 2>/dev/null || true)
     if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
       rm -rf "$lock"
@@ -61,17 +67,19 @@ if [ ! -x "$out" ]; then
   echo $$ >"$lock/pid"
   trap 'rm -rf "$lock"' EXIT
   if [ ! -x "$out" ] && [ -n "${DEB:-}" ]; then
-    echo "fetching $name from Debian's $DEB $DEB_VERSION (once; cached in ${out%/*})" >&2
+    echo "build-tool: fetching $name from Debian's $DEB $DEB_VERSION (once; cached in ${out%/*})" >&2
     "$root/hack/deb-tool.sh" "$DEB" "$DEB_VERSION" "$DEB_FILE" "$out.tmp.$$" >&2
     mv "$out.tmp.$$" "$out"
+    echo "build-tool: $name $VERSION fetched after ${SECONDS}s" >&2
   elif [ ! -x "$out" ]; then
-    echo "building $name $VERSION (once; cached in ${out%/*})" >&2
+    echo "build-tool: building $BIN of $name $VERSION (once; cached in ${out%/*})" >&2
     (
       cd "$dir"
       if [ -n "$toolchain" ]; then export GOTOOLCHAIN="$toolchain"; fi
       CGO_ENABLED=0 go build -trimpath -ldflags "$LDFLAGS" -o "$out.tmp.$$" "$PKG"
     ) >&2
     mv "$out.tmp.$$" "$out"
+    echo "build-tool: $BIN of $name $VERSION built after ${SECONDS}s" >&2
   fi
   rm -rf "$lock"
   trap - EXIT

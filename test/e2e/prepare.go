@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -297,13 +300,48 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 	return p, nil
 }
 
-// buildTool returns the path of a tool binary, built once per version by hack/build-tool.sh.
+// buildTool returns the path of a tool binary, built once per version by hack/build-tool.sh. What the script says
+// of its progress (which tool it builds, or waits for, and when it is done) is printed as it says it: on a fresh
+// machine the builds take most of the first run, which would otherwise pass in silence. The rest of its output
+// (the Go toolchain's) is printed only if the build fails.
 func buildTool(ctx context.Context, repoRoot string, args ...string) (string, error) {
-	out, err := runCommand(ctx, nil, nil, filepath.Join(repoRoot, "hack", "build-tool.sh"), args...)
-	if err != nil {
-		return "", fmt.Errorf("cannot build tool %s: %w", strings.Join(args, " "), err)
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "build-tool.sh"), args...)
+	var stdout bytes.Buffer
+	stderr := &progressWriter{prefix: buildToolProgress, out: os.Stdout}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("cannot build tool %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.rest.String()))
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// buildToolProgress begins the lines hack/build-tool.sh says its progress in.
+const buildToolProgress = "build-tool: "
+
+// progressWriter prints, as "e2e: ...", each whole line written to it that begins with prefix, and keeps the
+// others.
+type progressWriter struct {
+	prefix  string
+	out     io.Writer
+	partial []byte
+	rest    bytes.Buffer
+}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := w.partial[:i+1]
+		if progress, ok := bytes.CutPrefix(line, []byte(w.prefix)); ok {
+			fmt.Fprintf(w.out, "e2e: %s", progress)
+		} else {
+			w.rest.Write(line)
+		}
+		w.partial = w.partial[i+1:]
+	}
 }
 
 // hostPlatformEnv has hack/xpkg build and push only the platform the suite runs: make xpkg builds and verifies
