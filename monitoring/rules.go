@@ -27,6 +27,8 @@ const RunbookBase = "https://github.com/kiso-dev/kiso/blob/main/docs/runbooks.md
 const (
 	severityWarning = "warning"
 	severityInfo    = "info"
+	// severityCritical is for what breaks the boundary between organizations.
+	severityCritical = "critical"
 )
 
 // quarterHour is how long most conditions last before their alert fires.
@@ -214,6 +216,27 @@ var kisoAlerts = []Rule{
 		Annotations: about(
 			"Organization {{ $labels.organization }} (XR {{ $labels.xr }}) is not Ready.",
 			"Its claim has not been Ready for 15 minutes, or the function stopped on a Fatal result: its conditions say why (kubectl get xkarpenterisolation {{ $labels.xr }} -o yaml, or kiso_organization_condition)."),
+	},
+	{
+		// PlacementEnforced=False does not make a claim un-Ready (its pools run), so KisoOrganizationNotReady
+		// says nothing of it; yet it is the product's security signal: other pods may reach the organization's
+		// nodes, or its own run outside them. Warn mode and enforce: false are the platform's choice, not a fault.
+		Alert:  "KisoPlacementNotEnforced",
+		Expr:   `max by (cluster, organization, xr, reason) (kiso_organization_condition{type="PlacementEnforced",status="False",reason!~"WarnOnly|EnforcementOff"}) > 0`,
+		For:    quarterHour,
+		Labels: severity(severityCritical),
+		Annotations: about(
+			"Placement of organization {{ $labels.organization }} (XR {{ $labels.xr }}) is not enforced: {{ $labels.reason }}.",
+			"Its claim's PlacementEnforced condition has been False for 15 minutes ({{ $labels.reason }}): other pods may reach its nodes, or its pods may be refused; the condition's message says what is missing."),
+	},
+	{
+		Alert:  "KisoClusterNotReady",
+		Expr:   `min by (cluster) (kiso_cluster_ready) == 0`,
+		For:    quarterHour,
+		Labels: severity(severityWarning),
+		Annotations: about(
+			"XKarpenterCluster {{ $labels.cluster }} is not Ready.",
+			"It has not been Ready for 15 minutes, or the function stopped on a Fatal result: its conditions say which of Karpenter's prerequisites or placement policies is missing (kubectl get xkarpentercluster {{ $labels.cluster }} -o yaml, or kiso_cluster_condition)."),
 	},
 	{
 		Alert:  "KisoRolloutBlocked",
