@@ -122,9 +122,11 @@ func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed fnstate.O
 }
 
 // publishedPlacement is what the cluster's placement policy says it enforces, as observed where it is composed:
-// its annotations once it is there (in a workload cluster, once provider-kubernetes reports its Object Ready).
-// Organizations of a workload cluster read it from the cluster's view rather than each reading the policy
-// there; nil until then, and they read the policy themselves meanwhile.
+// its annotations once it is there. In a workload cluster that is the policy as provider-kubernetes last observed
+// it there, once it reports its Object Ready: an update it could not apply leaves the Object Ready and the old
+// policy in force, so the manifest the Object asks for is not what is published. Organizations of a workload
+// cluster read it from the cluster's view rather than each reading the policy there; nil until then, and they
+// read the policy themselves meanwhile.
 func (r *call) publishedPlacement() *v1alpha1.PlacementPolicyStatus {
 	oc, ok := r.Observed.Get(crPlacementPolicy)
 	if !ok {
@@ -132,10 +134,11 @@ func (r *call) publishedPlacement() *v1alpha1.PlacementPolicyStatus {
 	}
 	policy := oc.Resource
 	if policy.GroupVersionKind().GroupKind() == remote.ObjectGVK.GroupKind() {
-		if !ready.IsTrue(oc, xpv1.TypeReady) {
+		inForce, observed := remote.InForce(policy)
+		if !ready.IsTrue(oc, xpv1.TypeReady) || !observed {
 			return nil
 		}
-		policy = remote.Unwrap(policy)
+		policy = inForce
 	}
 	published := placement.Published(policy.GetAnnotations())
 	if published.Cluster == "" {

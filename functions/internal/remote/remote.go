@@ -179,6 +179,19 @@ func UnwrapAll(observed map[resource.Name]resource.ObservedComposed) map[resourc
 	return out
 }
 
+// InForce returns the object an observed Object composes as provider-kubernetes last observed it in the workload
+// cluster (status.atProvider.manifest), and false until it has. What is in force there is that, not the manifest
+// the Object asks for: an update the provider could not apply leaves the Object Ready with the old object in place.
+func InForce(obj *composed.Unstructured) (*composed.Unstructured, bool) {
+	manifest, ok, _ := unstructured.NestedMap(obj.Object, "status", "atProvider", "manifest")
+	if !ok || len(manifest) == 0 {
+		return nil, false
+	}
+	u := composed.New()
+	u.Object = manifest
+	return u, true
+}
+
 // Unwrap returns the object an observed Object composes, as observed in the workload cluster.
 func Unwrap(obj *composed.Unstructured) *composed.Unstructured {
 	manifest, _, _ := unstructured.NestedMap(obj.Object, "spec", "forProvider", "manifest")
