@@ -62,6 +62,17 @@ func newOrganizationLimit(spec v1alpha1.XKarpenterIsolationSpec, observed fnstat
 	return o
 }
 
+// countBeingDeleted adds what each NodePool being deleted holds, those Crossplane no longer observes though they
+// still drain (requireNodeClassUsers reads them by name): their nodes are the organization's until they are gone.
+func (o organizationLimit) countBeingDeleted(nodePools []*unstructured.Unstructured) {
+	if len(o.Limits) == 0 {
+		return
+	}
+	for _, np := range nodePools {
+		o.Used[resource.Name("being-deleted-"+np.GetName())] = holds(np, slices.Collect(maps.Keys(o.Limits)))
+	}
+}
+
 // holds is what a NodePool's status says its nodes hold of each resource; nothing counted is nothing held.
 func holds(np *unstructured.Unstructured, resources []string) map[string]k8sresource.Quantity {
 	out := make(map[string]k8sresource.Quantity, len(resources))

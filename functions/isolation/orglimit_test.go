@@ -161,3 +161,29 @@ func TestARetiredPoolsNodesCountAgainstTheLimit(t *testing.T) {
 		t.Errorf("limits of the default class beside a retired gpu pool of 24 CPUs on 2 nodes: -want, +got:\n%s", diff)
 	}
 }
+
+// TestAPoolBeingDeletedStillCountsAgainstTheLimit: once Crossplane deletes a retired NodePool it no longer observes
+// it, though the NodePool and its nodes stay until they drain (PDBs, do-not-disrupt pods). kiso reads it by name
+// meanwhile (it keeps the pool's NodeClass for it), and its nodes count against the organization's limit until
+// they are gone.
+func TestAPoolBeingDeletedStillCountsAgainstTheLimit(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, gpuNodeClass, gpuNodePool, namespace("acme-web"), namespace("acme-jobs")}
+	observed := composedIn(t, classLimitSpec, world, true)
+	usedBy(t, observed, "nodepool-kiso.acme.gpu", "24", 2)
+	deleting := fntest.JSONMap(t, observed["nodepool-kiso.acme.gpu"])
+	deleting["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-07T10:00:00Z"
+	deleting["metadata"].(map[string]any)["finalizers"] = []any{"foregroundDeletion"}
+	delete(observed, "nodepool-kiso.acme.gpu")
+	spec := orgSpecWith(`"limits":{"cpu":64,"nodes":10}`)
+	rsp := run(t, newRequest(t, input, xr(spec), observed), append(world, fntest.ToJSON(t, deleting)))
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	if diff := cmp.Diff(map[string]any{"cpu": "40", "memory": "4000Gi", "nodes": "8"}, fntest.Dig(got["nodepool-kiso-acme"], "spec", "limits")); diff != "" {
+		t.Errorf("limits of the default class beside a gpu pool being deleted with 24 CPUs on 2 nodes: -want, +got:\n%s", diff)
+	}
+	// Once it is gone, its nodes no longer count.
+	gone := fntest.Desired(t, run(t, newRequest(t, input, xr(spec), observed), world))
+	if diff := cmp.Diff(map[string]any{"cpu": "64", "memory": "4000Gi", "nodes": "10"}, fntest.Dig(gone["nodepool-kiso-acme"], "spec", "limits")); diff != "" {
+		t.Errorf("limits of the default class once the gpu pool is gone: -want, +got:\n%s", diff)
+	}
+}

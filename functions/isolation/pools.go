@@ -12,6 +12,7 @@ import (
 // organization has its own. A pool its wave keeps is kept exactly as observed.
 func (r *call) renderPools(objects map[resource.Name]*composed.Unstructured, identity *nodeidentity.Identity) error {
 	limit := newOrganizationLimit(r.Spec, r.view)
+	limit.countBeingDeleted(r.found.NodeClassUsers)
 	for _, p := range r.pools {
 		src := r.rr.Sources[p.Name]
 		if src.Keep {
