@@ -2,12 +2,14 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
@@ -185,5 +187,33 @@ func TestAPoolBeingDeletedStillCountsAgainstTheLimit(t *testing.T) {
 	gone := fntest.Desired(t, run(t, newRequest(t, input, xr(spec), observed), world))
 	if diff := cmp.Diff(map[string]any{"cpu": "64", "memory": "4000Gi", "nodes": "10"}, fntest.Dig(gone["nodepool-kiso-acme"], "spec", "limits")); diff != "" {
 		t.Errorf("limits of the default class once the gpu pool is gone: -want, +got:\n%s", diff)
+	}
+}
+
+// TestTheClaimNamesThePoolsWithNoRoomForAReplacement: an organization at its spec.limits.nodes leaves its pool
+// limits.nodes equal to the nodes it runs, and Karpenter launches a replacement (for a drift, a rollout wave) only
+// within it: the claim names the pool and why, and says nothing once there is room.
+func TestTheClaimNamesThePoolsWithNoRoomForAReplacement(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, gpuNodeClass, gpuNodePool, namespace("acme-web"), namespace("acme-jobs")}
+	observed := composedIn(t, classLimitSpec, world, true)
+	usedBy(t, observed, "nodepool-kiso-acme", "8", 4)
+	usedBy(t, observed, "nodepool-kiso.acme.gpu", "24", 2)
+	for limits, want := range map[string]struct {
+		status fnv1.Status
+		reason string
+		names  string
+	}{
+		`"limits":{"nodes":6}`: {fnv1.Status_STATUS_CONDITION_FALSE, ReasonAtNodeLimit, "pools kiso-acme (4 nodes, limits.nodes 4), kiso.acme.gpu (2 nodes, limits.nodes 2) cannot launch a replacement node"},
+		`"limits":{"nodes":7}`: {fnv1.Status_STATUS_CONDITION_TRUE, ReasonRoom, "every pool can launch a replacement node"},
+		`"limits":{"cpu":64}`:  {fnv1.Status_STATUS_CONDITION_TRUE, ReasonRoom, "every pool can launch a replacement node"},
+	} {
+		t.Run(limits, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(strings.Replace(classLimitSpec, `"limits":{"cpu":64,"nodes":10}`, limits, 1)), observed), world)
+			fntest.AssertNoFatal(t, rsp)
+			c := conditionOf(t, rsp, TypeReplacementHeadroom)
+			if c.GetStatus() != want.status || c.GetReason() != want.reason || !strings.HasPrefix(c.GetMessage(), want.names) {
+				t.Errorf("%s: %s %s %q; want %s %s beginning %q", TypeReplacementHeadroom, c.GetStatus(), c.GetReason(), c.GetMessage(), want.status, want.reason, want.names)
+			}
+		})
 	}
 }

@@ -35,6 +35,7 @@ func (r *call) report() {
 		response.ConditionTrue(r.Rsp, TypeReferencesResolved, ReasonResolved).TargetCompositeAndClaim()
 		r.reportRevisions()
 		r.reportTransition()
+		r.reportHeadroom()
 		r.reportNamespaces()
 		r.reportUnlistedNamespaces()
 		r.reportPlacement()
