@@ -39,9 +39,10 @@ func changelogReleases(t *testing.T, text string) []changelogRelease {
 }
 
 // TestTheInstallNamesTheNewestRelease keeps a release consistent: CHANGELOG.md lists versions newest first, at
-// most the newest unreleased; the install's Configuration is the newest version, so the install steps a release
-// ships name that release; and a commit tagged vX.Y.Z (what publishes the packages) has vX.Y.Z released, with
-// its date, at the top of CHANGELOG.md.
+// most the newest unreleased; the install's Configuration is the newest *released* version (dated in
+// CHANGELOG.md), so a platform following main's README installs a package a tag published, never one only main
+// has; releasing dates the version and moves the install to it in one commit; and a commit tagged vX.Y.Z (what
+// publishes the packages) has vX.Y.Z released, with its date, at the top of CHANGELOG.md.
 func TestTheInstallNamesTheNewestRelease(t *testing.T) {
 	root := filepath.Join("..", "..")
 	changelog, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
@@ -74,8 +75,15 @@ func TestTheInstallNamesTheNewestRelease(t *testing.T) {
 	if err := yaml.Unmarshal(install, &configuration); err != nil {
 		t.Fatal(err)
 	}
-	if _, tag, _ := strings.Cut(configuration.Spec.Package, ":"); tag != newest.version {
-		t.Errorf("examples/install/configuration.yaml installs %s, want the newest version in CHANGELOG.md, %s", configuration.Spec.Package, newest.version)
+	var released string
+	for _, r := range releases {
+		if r.released {
+			released = r.version
+			break
+		}
+	}
+	if _, tag, _ := strings.Cut(configuration.Spec.Package, ":"); released == "" || tag != released {
+		t.Errorf("examples/install/configuration.yaml installs %s, want the newest released (dated) version in CHANGELOG.md, %q", configuration.Spec.Package, released)
 	}
 
 	// A clone without git history (an exported tarball) has no tags to check.
