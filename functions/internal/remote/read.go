@@ -330,8 +330,8 @@ func describeRead(o *composed.Unstructured) string {
 // observedOne reads an observe-only Object: the object it observed, none when the object does not exist, and
 // false while the provider has not said either (not yet observed, or the workload cluster unreachable).
 func observedOne(oc resource.ObservedComposed) ([]*unstructured.Unstructured, bool) {
-	if manifest, ok, _ := unstructured.NestedMap(oc.Resource.Object, "status", "atProvider", "manifest"); ok && ready.IsTrue(oc, "Synced") {
-		return []*unstructured.Unstructured{{Object: manifest}}, true
+	if there, ok := InForce(oc.Resource); ok && ready.IsTrue(oc, "Synced") {
+		return []*unstructured.Unstructured{&there.Unstructured}, true
 	}
 	if synced := syncedMessage(oc.Resource); strings.Contains(synced, notExist) {
 		return nil, true

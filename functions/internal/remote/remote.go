@@ -184,7 +184,7 @@ func UnwrapAll(observed map[resource.Name]resource.ObservedComposed) map[resourc
 // the Object asks for: an update the provider could not apply leaves the Object Ready with the old object in place.
 func InForce(obj *composed.Unstructured) (*composed.Unstructured, bool) {
 	manifest, ok, _ := unstructured.NestedMap(obj.Object, "status", "atProvider", "manifest")
-	if !ok || len(manifest) == 0 {
+	if !ok {
 		return nil, false
 	}
 	u := composed.New()
