@@ -151,13 +151,20 @@ func TestLimitsFollowWhatTheOtherClassHoldsAndSettle(t *testing.T) {
 	}
 }
 
-func TestARetiredPoolsNodesCountAgainstTheLimit(t *testing.T) {
+// withRetiredGPUPool is an organization whose gpu class, composed with its pool holding 24 CPUs on 2 nodes, the
+// spec (no classes, limits of 64 CPUs and 10 nodes) drops: the world, what is observed, and the spec.
+func withRetiredGPUPool(t *testing.T) (cluster, map[string]string, string) {
+	t.Helper()
 	world := cluster{refNodeClass, refNodePool, gpuNodeClass, gpuNodePool, namespace("acme-web"), namespace("acme-jobs")}
 	observed := composedIn(t, classLimitSpec, world, true)
+	usedBy(t, observed, "nodepool-kiso.acme.gpu", "24", 2)
+	return world, observed, orgSpecWith(`"limits":{"cpu":64,"nodes":10}`)
+}
+
+func TestARetiredPoolsNodesCountAgainstTheLimit(t *testing.T) {
 	// The gpu class is dropped while its pool still holds nodes: it is kept until its nodes are gone, and
 	// they are the organization's.
-	usedBy(t, observed, "nodepool-kiso.acme.gpu", "24", 2)
-	spec := orgSpecWith(`"limits":{"cpu":64,"nodes":10}`)
+	world, observed, spec := withRetiredGPUPool(t)
 	got := fntest.Desired(t, run(t, newRequest(t, input, xr(spec), observed), world))
 	if diff := cmp.Diff(map[string]any{"cpu": "40", "memory": "4000Gi", "nodes": "8"}, fntest.Dig(got["nodepool-kiso-acme"], "spec", "limits")); diff != "" {
 		t.Errorf("limits of the default class beside a retired gpu pool of 24 CPUs on 2 nodes: -want, +got:\n%s", diff)
@@ -169,14 +176,11 @@ func TestARetiredPoolsNodesCountAgainstTheLimit(t *testing.T) {
 // meanwhile (it keeps the pool's NodeClass for it), and its nodes count against the organization's limit until
 // they are gone.
 func TestAPoolBeingDeletedStillCountsAgainstTheLimit(t *testing.T) {
-	world := cluster{refNodeClass, refNodePool, gpuNodeClass, gpuNodePool, namespace("acme-web"), namespace("acme-jobs")}
-	observed := composedIn(t, classLimitSpec, world, true)
-	usedBy(t, observed, "nodepool-kiso.acme.gpu", "24", 2)
+	world, observed, spec := withRetiredGPUPool(t)
 	deleting := fntest.JSONMap(t, observed["nodepool-kiso.acme.gpu"])
 	deleting["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-07T10:00:00Z"
 	deleting["metadata"].(map[string]any)["finalizers"] = []any{"foregroundDeletion"}
 	delete(observed, "nodepool-kiso.acme.gpu")
-	spec := orgSpecWith(`"limits":{"cpu":64,"nodes":10}`)
 	rsp := run(t, newRequest(t, input, xr(spec), observed), append(world, fntest.ToJSON(t, deleting)))
 	fntest.AssertNoFatal(t, rsp)
 	got := fntest.Desired(t, rsp)
