@@ -75,8 +75,9 @@ lint: ## golangci-lint (.golangci.yml: vet, staticcheck, gosec, import order, ..
 # KISO_RENDER_DOCS=1: docs/development.md's make render command, run as written (hack/render/docs_test.go); go test
 # ./... skips it, as it builds the functions and runs the Crossplane CLI, which this target has just done.
 .PHONY: examples
-examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml; run docs/development.md's render command.
+examples: ## Render every example with the real Crossplane CLI, validate against the real CRDs, diff with expected.yaml; run docs/development.md's render command; check an upgrade from the last release replaces no node.
 	$(GO) run ./hack/render check
+	$(GO) run ./hack/render upgrade
 	KISO_RENDER_DOCS=1 $(GO) test -count=1 -timeout=20m -run '^TestTheDevelopmentPagesRenderCommandRenders$$' ./hack/render
 
 .PHONY: golden

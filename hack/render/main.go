@@ -5,6 +5,9 @@
 //	go run ./hack/render check                        render and validate every example, diff with its expected.yaml
 //	go run ./hack/render golden                       rewrite every examples/<fn>/<scenario>/expected.yaml
 //	go run ./hack/render one XR [REQUIRED] [OBSERVED] render and validate your own XR
+//	go run ./hack/render upgrade [REV]                render the organization examples of release REV (default: the
+//	                                                  newest in CHANGELOG.md) with its own functions, then with this
+//	                                                  tree's, its objects observed: no node template changes outside a wave
 //
 // An example is a folder examples/<fn>/<scenario>/ holding xr.yaml, optional required.yaml (required resources),
 // optional observed.yaml (observed composed resources) and expected.yaml (the golden). The Composition whose
@@ -36,6 +39,7 @@ const usage = `usage:
   go run ./hack/render check                        render and validate every example, diff with its expected.yaml
   go run ./hack/render golden                       rewrite every examples/<fn>/<scenario>/expected.yaml
   go run ./hack/render one XR [REQUIRED] [OBSERVED] render and validate your own XR
+  go run ./hack/render upgrade [REV]                render release REV's organization examples, then this tree's upgrade of them
 `
 
 // errUsage makes the command print its usage and exit 2.
@@ -48,13 +52,14 @@ func main() {
 	// Signals end the run through the context, so the function servers are always stopped.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
+	interrupted := ctx.Err() != nil
 	stop()
 	switch {
 	case err == nil:
 	case errors.Is(err, errUsage):
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
-	case ctx.Err() != nil:
+	case interrupted:
 		os.Exit(130)
 	case errors.Is(err, errFailed):
 		os.Exit(1)
@@ -84,6 +89,16 @@ func run(ctx context.Context, args []string) error {
 		if src, err = filepath.Abs(s); err != nil {
 			return fmt.Errorf("cannot resolve KISO_SRC: %w", err)
 		}
+	}
+	if args[0] == "upgrade" {
+		if len(args) > 2 {
+			return errUsage
+		}
+		rev := ""
+		if len(args) == 2 {
+			rev = args[1]
+		}
+		return checkUpgrade(ctx, root, rev)
 	}
 	m := mode(args[0])
 	var sel selection
