@@ -478,6 +478,9 @@ type ReferenceSnapshot struct {
 	Revision  string `json:"revision"`
 	NodeClass string `json:"nodeClass"`
 	NodePool  string `json:"nodePool"`
+	// Inherited is what every pool inherited from the cluster at this revision (its tags), as JSON; absent from a
+	// snapshot kept before revisions covered it, whose pools are rendered with what the cluster has now.
+	Inherited string `json:"inherited,omitempty"`
 }
 
 // HelmValues are Helm values for Karpenter's chart: the keys kiso knows values for.

@@ -86,7 +86,7 @@ func rolloutStates(c server.Call) (map[string]string, bool) {
 	if err != nil {
 		return nil, false
 	}
-	v, err := readRollout(c.Req, placement.NewKeys(in.KeyDomain), c.XRName())
+	v, err := readRollout(c.Req, placement.NewKeys(in.KeyDomain), c.XRName(), spec.Tags)
 	if err != nil || v.Waiting {
 		return nil, false
 	}

@@ -125,8 +125,10 @@ type rolloutView struct {
 	NodesRead bool
 }
 
-// readRollout reads the pools, their NodeClaims and the reference pairs.
-func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string) (rolloutView, error) {
+// readRollout reads the pools, their NodeClaims and the reference pairs; each pair's current revision covers
+// what the cluster's pools inherit from its spec.tags.
+func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string, tags map[string]string) (rolloutView, error) {
+	inherited := rollout.InheritedFrom(tags)
 	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
 	pools, resolved := fnstate.Required(req, requirePools)
 	claims, claimsResolved := fnstate.Required(req, requireNodeClaims)
@@ -153,7 +155,7 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 		if _, seen := v.Current[ref]; seen {
 			continue
 		}
-		rev, resolved, err := currentRevision(req, ref)
+		rev, resolved, err := currentRevision(req, ref, inherited)
 		if err != nil {
 			return v, err
 		}
@@ -166,14 +168,14 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 }
 
 // currentRevision reads a reference pair from the required resources.
-func currentRevision(req *fnv1.RunFunctionRequest, ref string) (*rollout.Revision, bool, error) {
+func currentRevision(req *fnv1.RunFunctionRequest, ref string, inherited rollout.Inherited) (*rollout.Revision, bool, error) {
 	ncName, npName := referenceRequirements(ref)
 	nc, ncResolved := fnstate.Required(req, ncName)
 	np, npResolved := fnstate.Required(req, npName)
 	if len(nc) == 0 || len(np) == 0 {
 		return nil, ncResolved && npResolved, nil
 	}
-	rev, err := rollout.Current(nc[0].Resource, np[0].Resource)
+	rev, err := rollout.Current(nc[0].Resource, np[0].Resource, inherited)
 	if err != nil {
 		return nil, true, err
 	}
@@ -795,7 +797,7 @@ func (r *call) resolveRollout() bool {
 	if r.Spec.Rollout == nil {
 		return true
 	}
-	v, err := readRollout(r.Req, r.keys, r.name())
+	v, err := readRollout(r.Req, r.keys, r.name(), r.Spec.Tags)
 	if err != nil {
 		return r.Fatal(err)
 	}

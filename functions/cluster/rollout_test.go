@@ -30,7 +30,7 @@ func twoRevisions(t *testing.T) (v1, v2 rollout.Revision) {
 	nc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"role": "r"}}}
 	rev := func(tier string) rollout.Revision {
 		np := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": tier}}}}}}
-		r, err := rollout.Current(nc, np)
+		r, err := rollout.Current(nc, np, rollout.Inherited{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +423,7 @@ func TestAChangeMidRolloutStartsOverFromTheCanary(t *testing.T) {
 	v1, v2 := twoRevisions(t)
 	nc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"role": "r"}}}
 	np := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": "general-v3"}}}}}}
-	v3, err := rollout.Current(nc, np)
+	v3, err := rollout.Current(nc, np, rollout.Inherited{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +570,7 @@ const (
 // currentOfReferenceT is the revision of refNodeClass and refNodePool.
 func currentOfReferenceT(t testing.TB) rollout.Revision {
 	t.Helper()
-	cur, err := rollout.Current(&unstructured.Unstructured{Object: fntest.JSONMap(t, refNodeClass)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNodePool)})
+	cur, err := rollout.Current(&unstructured.Unstructured{Object: fntest.JSONMap(t, refNodeClass)}, &unstructured.Unstructured{Object: fntest.JSONMap(t, refNodePool)}, rollout.Inherited{})
 	if err != nil {
 		t.Fatal(err)
 	}

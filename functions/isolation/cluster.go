@@ -78,17 +78,12 @@ func (c *boundCluster) notReady() string {
 	return ""
 }
 
-// inheritedTags are the cluster's tags that an EC2NodeClass may carry:
-// Karpenter's CRD refuses the keys it reserves, which IAM resources allow.
-func (c *boundCluster) inheritedTags() map[string]string {
+// inherited is what every pool of the cluster inherits from it now: its tags
+// an EC2NodeClass may carry (Karpenter's CRD refuses the keys it reserves,
+// which IAM resources allow). It is part of each reference's revision.
+func (c *boundCluster) inherited() rollout.Inherited {
 	if c == nil {
-		return nil
+		return rollout.Inherited{}
 	}
-	out := make(map[string]string, len(c.Spec.Tags))
-	for k, v := range c.Spec.Tags {
-		if !karpenterReservedTag(k) {
-			out[k] = v
-		}
-	}
-	return out
+	return rollout.InheritedFrom(c.Spec.Tags)
 }

@@ -56,8 +56,9 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	if diff := cmp.Diff([]string{"nodeclass-kiso-acme.jobs", "nodeclass-kiso-acme.web", "nodepool-kiso-acme.jobs", "nodepool-kiso-acme.web", "organization"}, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("desired resource names: -want, +got:\n%s", diff)
 	}
-	// The clones say which revision of the reference pair they are rendered from.
-	rev := revisionOf(t, refNodeClass, refNodePool)
+	// The clones say which revision of the reference pair they are rendered from (bound to no cluster, they
+	// inherit nothing).
+	rev := revisionInheriting(t, refNodePool, "{}").ID
 	// The node template carries the mark of the pool's NodeClass spec.
 	mark, err := nodeClassHash(&unstructured.Unstructured{Object: fntest.JSONMap(t, wantWebNodeClass)})
 	if err != nil {

@@ -21,7 +21,7 @@ func (r *call) renderPools(objects map[resource.Name]*composed.Unstructured, ide
 			}
 			continue
 		}
-		nc, err := renderNodeClass(src.NodeClass, p, r.keys, nodeAccount{Inherited: r.found.Cluster.inheritedTags(), Identity: identity})
+		nc, err := renderNodeClass(src.NodeClass, p, r.keys, nodeAccount{Inherited: src.Inherited, Identity: identity})
 		if err != nil {
 			return err
 		}

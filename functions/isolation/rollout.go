@@ -23,6 +23,8 @@ type poolSource struct {
 	Reference           string
 	Revision            string
 	NodeClass, NodePool *unstructured.Unstructured
+	// Inherited are the cluster's tags the pool's NodeClass carries at that revision.
+	Inherited map[string]string
 
 	// Waiting is true while the pool stays on an older revision than the
 	// reference's current one, until its organization's wave opens.
@@ -99,12 +101,13 @@ func (r *call) classSources(class capacityClass, pools []pool) (referenceRollout
 	pair := found.pair(class)
 	reference := rollout.ReferenceOf(class.NodeClassRef, class.NodePoolRef)
 	ref := reference.String()
-	current, err := rollout.Current(pair.NodeClass, pair.NodePool)
+	inherited := found.Cluster.inherited()
+	current, err := rollout.Current(pair.NodeClass, pair.NodePool, inherited)
 	if err != nil {
 		return referenceRollout{}, err
 	}
 	rr := referenceRollout{Reference: ref, Current: current.ID, Sources: make(map[string]poolSource, len(pools))}
-	moved := poolSource{Reference: ref, Revision: current.ID, NodeClass: pair.NodeClass, NodePool: pair.NodePool}
+	moved := poolSource{Reference: ref, Revision: current.ID, NodeClass: pair.NodeClass, NodePool: pair.NodePool, Inherited: inherited.Tags}
 
 	var state *v1alpha1.ReferenceRollout
 	if c := found.Cluster; c != nil && c.Spec.Rollout != nil {
@@ -132,9 +135,9 @@ func (r *call) classSources(class capacityClass, pools []pool) (referenceRollout
 		case !rr.Staged || on[p.Name] == current.ID || (rr.Wave <= rr.Open && !rr.Skipped):
 			rr.Sources[p.Name] = moved
 		case on[p.Name] != "":
-			rr.Sources[p.Name] = waitingSource(state, on[p.Name], reference)
+			rr.Sources[p.Name] = waitingSource(state, on[p.Name], reference, inherited)
 		default:
-			rr.Sources[p.Name] = rr.newPoolSource(state, own, moved, reference)
+			rr.Sources[p.Name] = rr.newPoolSource(state, own, moved, reference, inherited)
 		}
 	}
 	return rr, nil
@@ -145,7 +148,7 @@ func (r *call) classSources(class capacityClass, pools []pool) (referenceRollout
 // pools are on, else on the last one the cluster released, never on one still held back. Without either (the
 // cluster has released no revision of this pair since it stages rollouts), it is composed once the wave opens;
 // a cluster that has not rolled this pair out yet holds nothing back.
-func (rr referenceRollout) newPoolSource(state *v1alpha1.ReferenceRollout, own string, moved poolSource, ref rollout.Reference) poolSource {
+func (rr referenceRollout) newPoolSource(state *v1alpha1.ReferenceRollout, own string, moved poolSource, ref rollout.Reference, inherited rollout.Inherited) poolSource {
 	if state == nil {
 		return moved
 	}
@@ -159,7 +162,7 @@ func (rr referenceRollout) newPoolSource(state *v1alpha1.ReferenceRollout, own s
 	if start == rr.Current {
 		return moved
 	}
-	src := waitingSource(state, start, ref)
+	src := waitingSource(state, start, ref, inherited)
 	src.New = true
 	return src
 }
@@ -178,9 +181,11 @@ func onRevision(oc resource.ObservedComposed, annotations placement.RolloutAnnot
 }
 
 // waitingSource renders a waiting pool from the cluster's snapshot of its
-// revision; without one (the cluster never saw that revision, or its status
-// was lost), the pool is kept exactly as it is.
-func waitingSource(state *v1alpha1.ReferenceRollout, on string, ref rollout.Reference) poolSource {
+// revision, with the tags its pools inherited then (a snapshot kept before
+// revisions covered them: with the cluster's tags now, as it was rendered);
+// without a snapshot (the cluster never saw that revision, or its status was
+// lost), the pool is kept exactly as it is.
+func waitingSource(state *v1alpha1.ReferenceRollout, on string, ref rollout.Reference, now rollout.Inherited) poolSource {
 	if state != nil {
 		for _, s := range state.Snapshots {
 			if s.Revision != on {
@@ -191,7 +196,11 @@ func waitingSource(state *v1alpha1.ReferenceRollout, on string, ref rollout.Refe
 				break
 			}
 			nc, np := r.Objects(ref)
-			return poolSource{Reference: ref.String(), Revision: on, NodeClass: nc, NodePool: np, Waiting: true}
+			inherited := now
+			if r.Inherited != nil {
+				inherited = *r.Inherited
+			}
+			return poolSource{Reference: ref.String(), Revision: on, NodeClass: nc, NodePool: np, Inherited: inherited.Tags, Waiting: true}
 		}
 	}
 	return poolSource{Reference: ref.String(), Revision: on, Waiting: true, Keep: true}

@@ -16,15 +16,24 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
-// revisionOf is the revision of a reference pair, as both functions compute it.
-func revisionOf(t *testing.T, nodeClass, nodePool string) string {
+// revisionFrom is the revision of the reference NodeClass with a reference NodePool for clusterXR, whose pools
+// inherit its tags.
+func revisionFrom(t *testing.T, nodePool string) rollout.Revision {
 	t.Helper()
-	return revisionFrom(t, nodeClass, nodePool).ID
+	return revisionInheriting(t, nodePool, clusterXR)
 }
 
-func revisionFrom(t *testing.T, nodeClass, nodePool string) rollout.Revision {
+// revisionInheriting is the revision of the reference NodeClass with a reference NodePool for a cluster, whose
+// pools inherit its tags.
+func revisionInheriting(t *testing.T, nodePool, cluster string) rollout.Revision {
 	t.Helper()
-	r, err := rollout.Current(object(t, nodeClass), object(t, nodePool))
+	var c struct {
+		Spec v1alpha1.XKarpenterClusterSpec `json:"spec"`
+	}
+	if err := json.Unmarshal([]byte(cluster), &c); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rollout.Current(object(t, refNodeClass), object(t, nodePool), rollout.InheritedFrom(c.Spec.Tags))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +85,7 @@ var boundSpec = strings.Replace(orgSpec, `"nodeClassRef"`, `"clusterRef":{"name"
 // returns what it composed, as Crossplane then observes it.
 func onFirstRevision(t *testing.T, spec string) map[string]string {
 	t.Helper()
-	v1 := revisionFrom(t, refNodeClass, refNodePool)
+	v1 := revisionFrom(t, refNodePool)
 	rsp := run(t, newRequest(t, input, xr(spec), nil), cluster{refNodeClass, refNodePool, stagedCluster(t, v1.ID, 2, v1)})
 	fntest.AssertNoFatal(t, rsp)
 	observed := map[string]string{}
@@ -92,7 +101,7 @@ func tier(t *testing.T, np map[string]any) any {
 }
 
 func TestAnOrganizationWaitsForItsWave(t *testing.T) {
-	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
+	v1, v2 := revisionFrom(t, refNodePool), revisionFrom(t, refNodePoolV2)
 	observed := onFirstRevision(t, boundSpec)
 	if got := fntest.JSONMap(t, observed["nodepool-kiso-acme"])["metadata"].(map[string]any)["annotations"].(map[string]any)["kiso.dev/revision"]; got != v1.ID {
 		t.Fatalf("the first render is on revision %v, want %s", got, v1.ID)
@@ -164,7 +173,7 @@ func TestAnOrganizationWaitsForItsWave(t *testing.T) {
 }
 
 func TestAWaitingPoolWithoutASnapshotIsKeptAsItIs(t *testing.T) {
-	v2 := revisionFrom(t, refNodeClass, refNodePoolV2)
+	v2 := revisionFrom(t, refNodePoolV2)
 	observed := onFirstRevision(t, boundSpec)
 	// The cluster's status lost the first revision's snapshot.
 	rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePoolV2, stagedCluster(t, v2.ID, 0, v2)})
@@ -189,7 +198,7 @@ func TestAWaitingPoolWithoutASnapshotIsKeptAsItIs(t *testing.T) {
 // (a new stack, a new organization) starts on the revision the organization's other pools are on, else on the
 // last one the cluster released, and never on the one still held back; with neither known it waits for its wave.
 func TestANewPoolDoesNotSkipTheQueue(t *testing.T) {
-	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
+	v1, v2 := revisionFrom(t, refNodePool), revisionFrom(t, refNodePoolV2)
 	staged := strings.Replace(boundSpec, `"organization":"acme"`, `"organization":"acme","isolation":"stack"`, 1)
 	observed := onFirstRevision(t, staged)
 	// Stack batch is new while acme waits: it starts where acme's other pools are.
@@ -251,7 +260,7 @@ func conditionOf(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string) *fnv1.
 // TestASkippedOrganizationStaysWhereItIs: an organization the cluster's spec.rollout.skip names stays on the
 // revision it is on even once its wave opens, and the claim says why and until when.
 func TestASkippedOrganizationStaysWhereItIs(t *testing.T) {
-	v1, v2 := revisionFrom(t, refNodeClass, refNodePool), revisionFrom(t, refNodeClass, refNodePoolV2)
+	v1, v2 := revisionFrom(t, refNodePool), revisionFrom(t, refNodePoolV2)
 	observed := onFirstRevision(t, boundSpec)
 	skipping := strings.Replace(stagedCluster(t, v2.ID, 1, v1, v2), `"rollout":{`, `"rollout":{"skip":["acme"],`, 1)
 	rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePoolV2, skipping})
@@ -267,5 +276,93 @@ func TestASkippedOrganizationStaysWhereItIs(t *testing.T) {
 	rsp = run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePoolV2, stagedCluster(t, v2.ID, 1, v1, v2)})
 	if got := tier(t, fntest.Desired(t, rsp)["nodepool-kiso-acme"]); got != "general-v2" {
 		t.Errorf("node label tier = %v once no longer skipped, want general-v2", got)
+	}
+}
+
+// editedTags is a cluster whose platform changed the tags every organization's NodeClass inherits.
+func editedTags(cluster string) string {
+	return strings.Replace(cluster, `"environment":"prod"`, `"environment":"production"`, 1)
+}
+
+func TestAClusterTagEditMovesInWaves(t *testing.T) {
+	v1 := revisionFrom(t, refNodePool)
+	edited := revisionInheriting(t, refNodePool, editedTags(clusterXR))
+	if edited.ID == v1.ID {
+		t.Fatalf("an edit of the cluster's tags is revision %s, the one before it: it would reach every organization at once", v1.ID)
+	}
+	observed := onFirstRevision(t, boundSpec)
+	before := fntest.JSONMap(t, observed["nodepool-kiso-acme"])
+	cases := map[string]struct {
+		reason  string
+		cluster string
+		wantEnv string
+		wantRev string
+	}{
+		"WaitsWhileOnlyTheCanaryWaveIsOpen": {
+			reason:  "acme is in the second wave: its NodeClass keeps the tags of its revision, from the cluster's snapshot, and its nodes are not replaced.",
+			cluster: editedTags(stagedCluster(t, edited.ID, 0, v1, edited)), wantEnv: "prod", wantRev: v1.ID,
+		},
+		"MovesOnceItsWaveOpens": {
+			reason:  "The second wave is open: acme's NodeClass takes the cluster's new tags.",
+			cluster: editedTags(stagedCluster(t, edited.ID, 1, v1, edited)), wantEnv: "production", wantRev: edited.ID,
+		},
+		"MovesAtOnceWithoutStagedRollouts": {
+			reason:  "A cluster without spec.rollout stages nothing: its tags reach every organization at once, as a reference change does.",
+			cluster: editedTags(clusterXR), wantEnv: "production", wantRev: edited.ID,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePool, tc.cluster})
+			fntest.AssertNoFatal(t, rsp)
+			desired := fntest.Desired(t, rsp)
+			nc, np := desired["nodeclass-kiso-acme"], desired["nodepool-kiso-acme"]
+			if got := fntest.Dig(nc, "spec", "tags", "environment"); got != tc.wantEnv {
+				t.Errorf("%s\nNodeClass tag environment = %v, want %s", tc.reason, got, tc.wantEnv)
+			}
+			if got := fntest.Dig(np, "metadata", "annotations", "kiso.dev/revision"); got != tc.wantRev {
+				t.Errorf("%s\nrevision annotation = %v, want %s", tc.reason, got, tc.wantRev)
+			}
+			sameTemplate := cmp.Equal(fntest.Dig(before, "spec", "template"), fntest.Dig(np, "spec", "template"))
+			if waits := tc.wantRev == v1.ID; sameTemplate != waits {
+				t.Errorf("%s\nnode template unchanged = %t, want %t (the NodeClass mark moves with the tags, and only then)", tc.reason, sameTemplate, waits)
+			}
+		})
+	}
+}
+
+// A cluster's snapshot kept before revisions covered its tags holds none: a pool waiting on it keeps the tags the
+// cluster has, as it was rendered with them, and its revision (the one it had, before tags counted) still verifies.
+func TestAnUpgradeKeepsAWaitingPoolsTags(t *testing.T) {
+	v1 := revisionFrom(t, refNodePool)
+	untagged := revisionInheriting(t, refNodePool, "{}")
+	kept, err := untagged.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept.Inherited = ""
+	observed := onFirstRevision(t, boundSpec)
+	for name, o := range observed {
+		observed[name] = strings.ReplaceAll(o, v1.ID, untagged.ID)
+	}
+	before := fntest.JSONMap(t, observed["nodeclass-kiso-acme"])
+
+	ref := "EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default"
+	st := []v1alpha1.ReferenceRollout{{Reference: ref, Revision: v1.ID, Wave: 0, Snapshots: []v1alpha1.ReferenceSnapshot{kept}}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Replace(clusterXR, `"tags":{"environment"`, `"rollout":{"waves":[{"organizations":["canary"]},{"percent":100}]},"tags":{"environment"`, 1)
+	c = strings.Replace(c, `"status":{`, fmt.Sprintf(`"status":{"rollouts":%s,`, b), 1)
+
+	rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePool, c})
+	fntest.AssertNoFatal(t, rsp)
+	nc := fntest.Desired(t, rsp)["nodeclass-kiso-acme"]
+	if got := fntest.Dig(nc, "metadata", "annotations", "kiso.dev/revision"); got != untagged.ID {
+		t.Errorf("revision annotation = %v, want %s: acme waits for its wave on the revision it had", got, untagged.ID)
+	}
+	if diff := cmp.Diff(before["spec"], nc["spec"]); diff != "" {
+		t.Errorf("a waiting pool's NodeClass changed on upgrade (-before +after):\n%s", diff)
 	}
 }

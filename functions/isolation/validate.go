@@ -15,6 +15,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/aws"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
 // Patterns and enums of Karpenter v1's NodePool CRD, as the XRD declares them, checked here so a bad value
@@ -29,10 +30,6 @@ var (
 	consolidationEnum      = v1alpha1.EnumDisruptionConsolidationPolicy
 	budgetReasonEnum       = v1alpha1.ItemEnumBudgetReasons
 )
-
-// karpenterTagKeys are tag keys Karpenter's EC2NodeClass CRD refuses; kiso
-// refuses them on the claim first.
-var karpenterTagKeys = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
 
 // validate refuses a spec kiso cannot render, each error naming its field, and stops, saying so on the
 // claim, while the API server refuses Crossplane something this XR needs: Crossplane alone would only tell the
@@ -360,18 +357,13 @@ func validateTags(path *field.Path, spec v1alpha1.XKarpenterIsolationSpec, keys 
 	errs := aws.ValidateTags(path, spec.Tags)
 	for _, k := range slices.Sorted(maps.Keys(spec.Tags)) {
 		switch {
-		case karpenterReservedTag(k):
+		case rollout.ReservedTag(k):
 			errs = append(errs, field.Forbidden(path.Key(k), "Karpenter sets this tag itself and its EC2NodeClass refuses it"))
 		case slices.Contains(keys.Managed(), k):
 			errs = append(errs, field.Forbidden(path.Key(k), "kiso sets this tag from the organization, stack and customer"))
 		}
 	}
 	return errs
-}
-
-// karpenterReservedTag reports whether Karpenter's EC2NodeClass refuses a tag key.
-func karpenterReservedTag(k string) bool {
-	return slices.Contains(karpenterTagKeys, k) || strings.HasPrefix(k, "kubernetes.io/cluster")
 }
 
 func dnsLabel(path *field.Path, v string) field.ErrorList {

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,16 +78,51 @@ func ReferenceOf(nodeClass v1alpha1.NodeClassReference, nodePool v1alpha1.NodePo
 const revisionLen = 10
 
 // A Revision is one version of a reference pair: the two specs kiso clones,
-// as the apiserver returned them. Two pairs with the same specs are the same
+// as the apiserver returned them, and what every pool inherits from the
+// cluster. Two pairs with the same specs and inheritance are the same
 // revision, so reverting a reference returns to the revision it had.
 type Revision struct {
 	ID        string
 	NodeClass map[string]any
 	NodePool  map[string]any
+	// Inherited is what the cluster's pools inherited at this revision; nil
+	// for a snapshot kept before revisions covered it, whose pools are
+	// rendered with what the cluster has now, as they were then.
+	Inherited *Inherited
 }
 
-// Current is the revision of the reference objects as they are now.
-func Current(nodeClass, nodePool *unstructured.Unstructured) (Revision, error) {
+// Inherited is what every pool of a cluster inherits from the cluster and
+// Karpenter hashes into a node's identity: the cluster's tags an EC2NodeClass
+// may carry. Being part of a revision, an edit of the cluster's tags is a new
+// revision of each reference pair, staged in waves as an edit of the pair is;
+// an organization waiting for its wave keeps the tags it has.
+type Inherited struct {
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// InheritedFrom is what a cluster's pools inherit from its spec.tags: the
+// tags Karpenter's EC2NodeClass allows.
+func InheritedFrom(tags map[string]string) Inherited {
+	out := Inherited{Tags: make(map[string]string, len(tags))}
+	for k, v := range tags {
+		if !ReservedTag(k) {
+			out.Tags[k] = v
+		}
+	}
+	return out
+}
+
+// reservedTagKeys are tag keys Karpenter's EC2NodeClass CRD refuses.
+var reservedTagKeys = []string{"eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"}
+
+// ReservedTag reports whether Karpenter's EC2NodeClass refuses a tag key.
+func ReservedTag(k string) bool {
+	return slices.Contains(reservedTagKeys, k) || strings.HasPrefix(k, "kubernetes.io/cluster")
+}
+
+// Current is the revision of the reference objects as they are now, with
+// what the cluster's pools inherit now.
+func Current(nodeClass, nodePool *unstructured.Unstructured, inherited Inherited) (Revision, error) {
 	nc, _, err := unstructured.NestedMap(nodeClass.Object, "spec")
 	if err != nil {
 		return Revision{}, errors.Wrapf(err, "cannot read the spec of %s %q", nodeClass.GetKind(), nodeClass.GetName())
@@ -95,20 +131,26 @@ func Current(nodeClass, nodePool *unstructured.Unstructured) (Revision, error) {
 	if err != nil {
 		return Revision{}, errors.Wrapf(err, "cannot read the spec of NodePool %q", nodePool.GetName())
 	}
-	return newRevision(nc, np)
+	return newRevision(nc, np, &inherited)
 }
 
-func newRevision(nc, np map[string]any) (Revision, error) {
+func newRevision(nc, np map[string]any, inherited *Inherited) (Revision, error) {
 	// encoding/json writes map keys sorted: the same specs hash the same.
-	b, err := json.Marshal([]any{nc, np})
+	// Nothing inherited hashes as before revisions covered it, so a cluster
+	// without tags keeps its revisions across the upgrade that added it.
+	hashed := []any{nc, np}
+	if inherited != nil && len(inherited.Tags) > 0 {
+		hashed = append(hashed, inherited)
+	}
+	b, err := json.Marshal(hashed)
 	if err != nil {
 		return Revision{}, errors.Wrap(err, "cannot hash the reference's specs")
 	}
 	sum := sha256.Sum256(b)
-	return Revision{ID: hex.EncodeToString(sum[:])[:revisionLen], NodeClass: nc, NodePool: np}, nil
+	return Revision{ID: hex.EncodeToString(sum[:])[:revisionLen], NodeClass: nc, NodePool: np, Inherited: inherited}, nil
 }
 
-// Snapshot keeps a revision's specs in the cluster's status.
+// Snapshot keeps a revision's specs, and what its pools inherit, in the cluster's status.
 func (r Revision) Snapshot() (v1alpha1.ReferenceSnapshot, error) {
 	nc, err := json.Marshal(r.NodeClass)
 	if err != nil {
@@ -118,7 +160,15 @@ func (r Revision) Snapshot() (v1alpha1.ReferenceSnapshot, error) {
 	if err != nil {
 		return v1alpha1.ReferenceSnapshot{}, errors.Wrap(err, "cannot write the NodePool spec")
 	}
-	return v1alpha1.ReferenceSnapshot{Revision: r.ID, NodeClass: string(nc), NodePool: string(np)}, nil
+	s := v1alpha1.ReferenceSnapshot{Revision: r.ID, NodeClass: string(nc), NodePool: string(np)}
+	if r.Inherited != nil {
+		in, err := json.Marshal(r.Inherited)
+		if err != nil {
+			return v1alpha1.ReferenceSnapshot{}, errors.Wrap(err, "cannot write what the pools inherit")
+		}
+		s.Inherited = string(in)
+	}
+	return s, nil
 }
 
 // FromSnapshot reads a revision back from the cluster's status. A snapshot
@@ -132,7 +182,14 @@ func FromSnapshot(s v1alpha1.ReferenceSnapshot) (Revision, error) {
 	if err := json.Unmarshal([]byte(s.NodePool), &np); err != nil {
 		return Revision{}, errors.Wrapf(err, "cannot read the NodePool spec of snapshot %s", s.Revision)
 	}
-	r, err := newRevision(nc, np)
+	var inherited *Inherited
+	if s.Inherited != "" {
+		inherited = &Inherited{}
+		if err := json.Unmarshal([]byte(s.Inherited), inherited); err != nil {
+			return Revision{}, errors.Wrapf(err, "cannot read what the pools of snapshot %s inherit", s.Revision)
+		}
+	}
+	r, err := newRevision(nc, np, inherited)
 	if err != nil {
 		return Revision{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -22,7 +23,7 @@ func pair(t *testing.T, nodeClassSpec, nodePoolSpec string) Revision {
 		}
 		return &unstructured.Unstructured{Object: map[string]any{"spec": m}}
 	}
-	r, err := Current(obj(nodeClassSpec), obj(nodePoolSpec))
+	r, err := Current(obj(nodeClassSpec), obj(nodePoolSpec), Inherited{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func FuzzASnapshotKeepsItsRevision(f *testing.F) {
 		if json.Unmarshal([]byte(nodeClassSpec), &nc) != nil || json.Unmarshal([]byte(nodePoolSpec), &np) != nil {
 			return
 		}
-		r, err := Current(&unstructured.Unstructured{Object: map[string]any{"spec": nc}}, &unstructured.Unstructured{Object: map[string]any{"spec": np}})
+		r, err := Current(&unstructured.Unstructured{Object: map[string]any{"spec": nc}}, &unstructured.Unstructured{Object: map[string]any{"spec": np}}, Inherited{})
 		if err != nil {
 			return
 		}
@@ -116,4 +117,59 @@ func FuzzASnapshotKeepsItsRevision(f *testing.F) {
 			t.Fatalf("snapshot of %s reads back as %s", r.ID, back.ID)
 		}
 	})
+}
+
+func TestARevisionCoversWhatThePoolsInherit(t *testing.T) {
+	nc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"role": "r"}}}
+	np := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": "general"}}}}}}
+	current := func(tags map[string]string) Revision {
+		t.Helper()
+		r, err := Current(nc, np, InheritedFrom(tags))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	untagged, tagged, edited := current(nil), current(map[string]string{"env": "prod"}), current(map[string]string{"env": "production"})
+	reserved := current(map[string]string{"env": "prod", "kubernetes.io/cluster/prod": "owned", "karpenter.sh/nodepool": "x"})
+	// What the revision was before it covered the tags: the two specs alone.
+	before, err := newRevision(untagged.NodeClass, untagged.NodePool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if untagged.ID != before.ID {
+		t.Errorf("a cluster without tags changed revision (%s, before %s): its upgrade would start a rollout", untagged.ID, before.ID)
+	}
+	if tagged.ID == untagged.ID || tagged.ID == edited.ID {
+		t.Errorf("an edit of the cluster's tags kept revision %s: it would reach every pool at once", tagged.ID)
+	}
+	if reserved.ID != tagged.ID {
+		t.Errorf("tags no EC2NodeClass may carry changed the revision (%s, want %s)", reserved.ID, tagged.ID)
+	}
+	for name, r := range map[string]Revision{"untagged": untagged, "tagged": tagged} {
+		s, err := r.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := FromSnapshot(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(r, back, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: a snapshot read back differs (-kept +read):\n%s", name, diff)
+		}
+	}
+	// A snapshot kept before revisions covered the tags has none, and says it does not know them.
+	s, err := untagged.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Inherited = ""
+	back, err := FromSnapshot(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != untagged.ID || back.Inherited != nil {
+		t.Errorf("an old snapshot reads back as %s inheriting %v, want %s inheriting nothing known", back.ID, back.Inherited, untagged.ID)
+	}
 }
