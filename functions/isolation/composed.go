@@ -43,11 +43,11 @@ func keepObserved(observed map[resource.Name]resource.ObservedComposed, keys pla
 // ownAnnotations are the annotations kiso renders. The external name is a managed resource's AWS identity: a
 // kept Role without it would make provider-aws manage a role of another name. A NodePool's NodeClass baseline
 // is what its nodes were launched from: a kept pool without it would record the next hash as its baseline, and
-// the change in between would never drift a node. The composition resource name and external create times are
+// the change in between would never drift a node; a NodeClass's mark is what its NodePool's follows. The composition resource name and external create times are
 // Crossplane's and the providers', theirs to keep.
 func ownAnnotations(keys placement.Keys) []string {
 	r := placement.NewRolloutAnnotations(keys.Domain)
-	return []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation, r.Cluster, r.Reference, r.Revision, r.NodeClassBaseline, keys.InstanceProfile}
+	return []string{meta.AnnotationKeyExternalName, placement.PoolAnnotation, r.Cluster, r.Reference, r.Revision, r.NodeClass, r.NodeClassBaseline, keys.InstanceProfile}
 }
 
 // observedPool is the observed NodeClass and NodePool of one pool.

@@ -40,7 +40,7 @@ const (
 		"limits":{"cpu":"64","memory":"4000Gi"},
 		"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"30s"}}}`
 	wantWebNodeClass = `{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass",
-		"metadata":{"name":"kiso-acme.web","annotations":{"kiso.dev/cloned-from":"EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default","kiso.dev/revision":"REVISION"},"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
+		"metadata":{"name":"kiso-acme.web","annotations":{"kiso.dev/cloned-from":"EC2NodeClass.v1.karpenter.k8s.aws/default,NodePool/default","kiso.dev/revision":"REVISION","kiso.dev/nodeclass":"NODECLASS"},"labels":{"app.kubernetes.io/managed-by":"kiso","kiso.dev/organization":"acme","kiso.dev/stack":"web","kiso.dev/customer":"acme-corp"}},
 		"spec":{"role":"KarpenterNodeRole-prod","amiSelectorTerms":[{"alias":"al2023@latest"}],
 		"subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
 		"securityGroupSelectorTerms":[{"tags":{"karpenter.sh/discovery":"prod"}}],
@@ -59,7 +59,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	// The clones say which revision of the reference pair they are rendered from (bound to no cluster, they
 	// inherit nothing).
 	rev := revisionInheriting(t, refNodePool, "{}").ID
-	// The node template carries the mark of the pool's NodeClass spec.
+	// The node template carries the mark of the pool's NodeClass spec, and so does the NodeClass.
 	mark, err := nodeClassHash(&unstructured.Unstructured{Object: fntest.JSONMap(t, wantWebNodeClass)})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 	if diff := cmp.Diff(fntest.JSONMap(t, strings.NewReplacer("REVISION", rev, "NODECLASS", mark).Replace(wantWebNodePool)), got["nodepool-kiso-acme.web"]); diff != "" {
 		t.Errorf("NodePool kiso-acme.web: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(fntest.JSONMap(t, strings.ReplaceAll(wantWebNodeClass, "REVISION", rev)), got["nodeclass-kiso-acme.web"]); diff != "" {
+	if diff := cmp.Diff(fntest.JSONMap(t, strings.NewReplacer("REVISION", rev, "NODECLASS", mark).Replace(wantWebNodeClass)), got["nodeclass-kiso-acme.web"]); diff != "" {
 		t.Errorf("EC2NodeClass kiso-acme.web: -want, +got:\n%s", diff)
 	}
 

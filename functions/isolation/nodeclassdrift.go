@@ -10,7 +10,9 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
 // A NodeClass change replaces a pool's nodes, whatever the provider, and a
@@ -29,6 +31,15 @@ import (
 // records the hash it was on when first seen (NodeClassBaseline, on the
 // NodePool's own metadata, which Karpenter does not hash) and takes the mark
 // only once its NodeClass differs from that.
+//
+// The mark never runs ahead of the NodeClass: a node launched from the old
+// NodeClass under the new mark would never be replaced. The NodeClass carries
+// its own hash (the same annotation, on its metadata, which no provider
+// hashes), and the pool's mark is the hash its NodeClass carries where
+// Karpenter reads it: as observed, or in a workload cluster as the provider
+// last observed it there. A NodeClass change reaches the mark in the
+// reconcile after it is applied; one never applied (refused, or not yet
+// observed there) never moves it.
 
 // nodeClassHashLen is how many hex digits of the spec's SHA-256 the mark keeps.
 const nodeClassHashLen = 16
@@ -44,14 +55,55 @@ func nodeClassHash(nodeClass *unstructured.Unstructured) (string, error) {
 	return hex.EncodeToString(sum[:])[:nodeClassHashLen], nil
 }
 
-// markNodeClass puts the mark of the pool's rendered NodeClass on its
-// rendered NodePool, given the pool's observed NodePool (nil if not composed
-// yet).
-func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, keys placement.Keys) error {
+// appliedNodeClass is what a pool's NodeClass says of itself where Karpenter reads it.
+type appliedNodeClass struct {
+	// Composed is true once the NodeClass is composed (a new pool's is created with its NodePool).
+	Composed bool
+	// Hash is the mark it carries there; "" when it carries none (composed before NodeClasses were marked)
+	// or the provider has not observed it in the workload cluster yet.
+	Hash string
+}
+
+// nodeClassApplied reads a pool's NodeClass from what Crossplane observed: itself, or the Object holding it.
+func nodeClassApplied(observed fnstate.Observed, name resource.Name, keys placement.Keys) appliedNodeClass {
+	oc, ok := observed.Get(name)
+	if !ok || oc.Resource == nil {
+		return appliedNodeClass{}
+	}
+	out := appliedNodeClass{Composed: true}
+	if there, ok := remote.WhereItRuns(oc.Resource); ok {
+		out.Hash = there.GetAnnotations()[placement.NewRolloutAnnotations(keys.Domain).NodeClass]
+	}
+	return out
+}
+
+// markNodeClass marks the pool's rendered NodeClass with the hash of its
+// spec, and its rendered NodePool's node template with the hash of the
+// NodeClass in force (see above), given the pool's observed NodePool (nil if
+// not composed yet).
+func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, applied appliedNodeClass, keys placement.Keys) error {
 	a := placement.NewRolloutAnnotations(keys.Domain)
 	hash, err := nodeClassHash(nodeClass)
 	if err != nil {
 		return err
+	}
+	setAnnotation(nodeClass, a.NodeClass, hash)
+	current, marked := "", false
+	baseline, known := "", false
+	if observed != nil {
+		current, marked, _ = unstructured.NestedString(observed.Object, "spec", "template", "metadata", "annotations", a.NodeClass)
+		baseline, known = observed.GetAnnotations()[a.NodeClassBaseline]
+	}
+	// The hash of the NodeClass in force: the rendered one's only for a NodeClass created with its pool.
+	in := hash
+	switch {
+	case !applied.Composed:
+	case applied.Hash != "":
+		in = applied.Hash
+	case marked:
+		in = current
+	case known:
+		in = baseline
 	}
 	mark := func() error {
 		// The spec shares what it did not change with the reference (and every pool cloned from it): write a copy.
@@ -60,29 +112,30 @@ func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, keys plac
 			return errors.Errorf("NodePool %q has no spec", np.GetName())
 		}
 		w := newWriter(spec)
-		w.set(hash, "template", "metadata", "annotations", a.NodeClass)
+		w.set(in, "template", "metadata", "annotations", a.NodeClass)
 		return errors.Wrapf(w.err, "cannot mark NodePool %q with its NodeClass", np.GetName())
 	}
-	if observed == nil {
+	if observed == nil || marked {
 		return mark()
 	}
-	if _, marked, _ := unstructured.NestedString(observed.Object, "spec", "template", "metadata", "annotations", a.NodeClass); marked {
-		return mark()
-	}
-	baseline, known := observed.GetAnnotations()[a.NodeClassBaseline]
 	if !known {
-		baseline = hash
+		baseline = in
 	}
-	an := np.GetAnnotations()
-	if an == nil {
-		an = map[string]string{}
-	}
-	an[a.NodeClassBaseline] = baseline
-	np.SetAnnotations(an)
-	if baseline != hash {
+	setAnnotation(np, a.NodeClassBaseline, baseline)
+	if baseline != in {
 		return mark()
 	}
 	return nil
+}
+
+// setAnnotation sets one annotation of a rendered object.
+func setAnnotation(u *unstructured.Unstructured, key, value string) {
+	an := u.GetAnnotations()
+	if an == nil {
+		an = map[string]string{}
+	}
+	an[key] = value
+	u.SetAnnotations(an)
 }
 
 // observedNodePool is a pool's observed NodePool, nil if not composed yet.

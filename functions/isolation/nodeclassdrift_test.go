@@ -7,14 +7,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
 // TestANodeClassChangeDriftsThePoolsNodes: the pool's node template carries the mark of its NodeClass spec, so a
-// NodeClass change is a NodePool template change (Karpenter's static drift, whatever the provider); a pool
-// composed before the mark existed keeps its template, the one its nodes were launched from, until its NodeClass
-// changes.
+// NodeClass change is a NodePool template change (Karpenter's static drift, whatever the provider), once the
+// NodeClass is applied and never before; a pool composed before the mark existed keeps its template, the one its
+// nodes were launched from, until its NodeClass changes.
 func TestANodeClassChangeDriftsThePoolsNodes(t *testing.T) {
 	keys := placement.NewKeys("kiso.dev")
 	nodeClass := func(ami string) *unstructured.Unstructured {
@@ -43,18 +48,35 @@ func TestANodeClassChangeDriftsThePoolsNodes(t *testing.T) {
 		}
 		return u
 	}
+	// applied is the NodeClass composed and carrying the hash of a spec where Karpenter reads it ("" for none).
+	applied := func(nc *unstructured.Unstructured) appliedNodeClass {
+		if nc == nil {
+			return appliedNodeClass{Composed: true}
+		}
+		return appliedNodeClass{Composed: true, Hash: hashOf(nc)}
+	}
+	markedWith := func(nc *unstructured.Unstructured) *unstructured.Unstructured {
+		return nodePool(nil, map[string]string{"kiso.dev/nodeclass": hashOf(nc)})
+	}
+	baselineOn := func(nc *unstructured.Unstructured) map[string]string {
+		return map[string]string{"kiso.dev/nodeclass-baseline": hashOf(nc)}
+	}
 	cases := map[string]struct {
 		observed  *unstructured.Unstructured
 		nodeClass *unstructured.Unstructured
+		applied   appliedNodeClass
 		// wantMark is the mark on the node template, "" for none; wantBaseline the NodePool's baseline, "" for none.
 		wantMark, wantBaseline string
 	}{
 		"ANewPoolIsMarked":                          {nodeClass: before, wantMark: hashOf(before)},
-		"AMarkedPoolFollowsItsNodeClass":            {observed: nodePool(nil, map[string]string{"kiso.dev/nodeclass": hashOf(before)}), nodeClass: after, wantMark: hashOf(after)},
-		"APoolFromBeforeMarksKeepsItsTemplate":      {observed: nodePool(nil, nil), nodeClass: before, wantBaseline: hashOf(before)},
-		"APoolFromBeforeMarksOnItsBaseline":         {observed: nodePool(map[string]string{"kiso.dev/nodeclass-baseline": hashOf(before)}, nil), nodeClass: before, wantBaseline: hashOf(before)},
-		"APoolFromBeforeMarksWhoseNodeClassChanged": {observed: nodePool(map[string]string{"kiso.dev/nodeclass-baseline": hashOf(before)}, nil), nodeClass: after, wantMark: hashOf(after), wantBaseline: hashOf(before)},
-		"ARevertedPoolStaysMarked":                  {observed: nodePool(map[string]string{"kiso.dev/nodeclass-baseline": hashOf(before)}, map[string]string{"kiso.dev/nodeclass": hashOf(after)}), nodeClass: before, wantMark: hashOf(before), wantBaseline: ""},
+		"AMarkedPoolFollowsItsNodeClassOnceApplied": {observed: markedWith(before), nodeClass: after, applied: applied(after), wantMark: hashOf(after)},
+		"TheMarkNeverRunsAheadOfTheNodeClass":       {observed: markedWith(before), nodeClass: after, applied: applied(before), wantMark: hashOf(before)},
+		"ANodeClassNotObservedThereYetKeepsTheMark": {observed: markedWith(before), nodeClass: after, applied: applied(nil), wantMark: hashOf(before)},
+		"APoolFromBeforeMarksKeepsItsTemplate":      {observed: nodePool(nil, nil), nodeClass: before, applied: applied(nil), wantBaseline: hashOf(before)},
+		"APoolFromBeforeMarksOnItsBaseline":         {observed: nodePool(baselineOn(before), nil), nodeClass: before, applied: applied(before), wantBaseline: hashOf(before)},
+		"APoolFromBeforeMarksWhoseNodeClassChanged": {observed: nodePool(baselineOn(before), nil), nodeClass: after, applied: applied(after), wantMark: hashOf(after), wantBaseline: hashOf(before)},
+		"APoolFromBeforeMarksWaitsForItsNodeClass":  {observed: nodePool(baselineOn(before), nil), nodeClass: after, applied: applied(nil), wantBaseline: hashOf(before)},
+		"ARevertedPoolStaysMarked":                  {observed: nodePool(baselineOn(before), map[string]string{"kiso.dev/nodeclass": hashOf(after)}), nodeClass: before, applied: applied(before), wantMark: hashOf(before), wantBaseline: ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,8 +84,12 @@ func TestANodeClassChangeDriftsThePoolsNodes(t *testing.T) {
 			reference := nodePool(nil, nil)
 			rendered := &unstructured.Unstructured{Object: map[string]any{"kind": "NodePool", "metadata": map[string]any{"name": "kiso-acme.web"}, "spec": reference.DeepCopy().Object["spec"]}}
 			shared := rendered.Object["spec"].(map[string]any)["template"]
-			if err := markNodeClass(rendered, tc.observed, tc.nodeClass, keys); err != nil {
+			nodeClass := tc.nodeClass.DeepCopy()
+			if err := markNodeClass(rendered, tc.observed, nodeClass, tc.applied, keys); err != nil {
 				t.Fatal(err)
+			}
+			if got := nodeClass.GetAnnotations()["kiso.dev/nodeclass"]; got != hashOf(tc.nodeClass) {
+				t.Errorf("the NodeClass carries %q, want the hash of its spec %q", got, hashOf(tc.nodeClass))
 			}
 			mark, _, _ := unstructured.NestedString(rendered.Object, "spec", "template", "metadata", "annotations", "kiso.dev/nodeclass")
 			if mark != tc.wantMark {
@@ -145,12 +171,53 @@ func TestABaselineSurvivesAGap(t *testing.T) {
 			t.Errorf("%s kept through the gap with baseline %v, want %v", name, got, want)
 		}
 	}
-	// Meanwhile the platform changed the reference NodeClass: once it is back, the change drifts the nodes.
+	// Meanwhile the platform changed the reference NodeClass: once it is back, and the changed NodeClass applied,
+	// the change drifts the nodes.
 	changed := strings.Replace(refNodeClass, "al2023@latest", "al2023@v20261201", 1)
-	after := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), asObserved(kept)), cluster{changed, refNodePool}))
+	back := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), asObserved(kept)), cluster{changed, refNodePool}))
+	after := fntest.Desired(t, run(t, newRequest(t, input, xr(stackSpec), asObserved(back)), cluster{changed, refNodePool}))
 	for name := range baselines {
 		if mark, _, _ := unstructured.NestedString(after[name], "spec", "template", "metadata", "annotations", "kiso.dev/nodeclass"); mark == "" {
 			t.Errorf("%s: the NodeClass changed across the gap, and its node template carries no mark (no node drifts)", name)
 		}
+	}
+}
+
+// TestTheMarkFollowsTheNodeClassWhereKarpenterReadsIt: what a pool's NodeClass says of itself is read where it
+// runs: the NodeClass Crossplane observes, or, in a workload cluster, the one the provider last observed there
+// (an Object's status.atProvider.manifest), not the manifest the Object asks for.
+func TestTheMarkFollowsTheNodeClassWhereKarpenterReadsIt(t *testing.T) {
+	keys := placement.NewKeys("kiso.dev")
+	nodeClass := func(hash string) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+			"metadata": map[string]any{"name": "kiso-acme", "annotations": map[string]any{"kiso.dev/nodeclass": hash}}}
+	}
+	object := func(asked, there map[string]any) map[string]any {
+		o := map[string]any{"apiVersion": remote.ObjectAPIVersion, "kind": remote.ObjectKind,
+			"metadata": map[string]any{"name": "kiso-acme"}, "spec": map[string]any{"forProvider": map[string]any{"manifest": asked}}}
+		if there != nil {
+			o["status"] = map[string]any{"atProvider": map[string]any{"manifest": there}}
+		}
+		return o
+	}
+	cases := map[string]struct {
+		observed map[string]any
+		want     appliedNodeClass
+	}{
+		"NotComposedYet":                        {want: appliedNodeClass{}},
+		"Observed":                              {observed: nodeClass("h1"), want: appliedNodeClass{Composed: true, Hash: "h1"}},
+		"InAWorkloadClusterAsAppliedThere":      {observed: object(nodeClass("h2"), nodeClass("h1")), want: appliedNodeClass{Composed: true, Hash: "h1"}},
+		"InAWorkloadClusterNotYetObservedThere": {observed: object(nodeClass("h2"), nil), want: appliedNodeClass{Composed: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := map[resource.Name]resource.ObservedComposed{}
+			if tc.observed != nil {
+				observed["nodeclass-kiso-acme"] = resource.ObservedComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: tc.observed}}}
+			}
+			if got := nodeClassApplied(fnstate.ObservedOf(observed), "nodeclass-kiso-acme", keys); got != tc.want {
+				t.Errorf("read %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

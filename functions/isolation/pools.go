@@ -32,7 +32,8 @@ func (r *call) renderPools(objects map[resource.Name]*composed.Unstructured, ide
 		limit.limit(np, p)
 		annotate(nc, r.Spec, src, r.keys)
 		annotate(np, r.Spec, src, r.keys)
-		if err := markNodeClass(np, observedNodePool(r.view.Get(nodePoolResourceName(p))), nc, r.keys); err != nil {
+		applied := nodeClassApplied(r.Observed, nodeClassResourceName(p), r.keys)
+		if err := markNodeClass(np, observedNodePool(r.view.Get(nodePoolResourceName(p))), nc, applied, r.keys); err != nil {
 			return err
 		}
 		objects[nodeClassResourceName(p)] = &composed.Unstructured{Unstructured: *nc}

@@ -315,6 +315,13 @@ func TestAClusterTagEditMovesInWaves(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(boundSpec), observed), cluster{refNodeClass, refNodePool, tc.cluster})
 			fntest.AssertNoFatal(t, rsp)
+			// The reconcile after: the NodeClass as it rendered is applied, and the pool's mark may follow it.
+			applied := map[string]string{}
+			for name, o := range fntest.Desired(t, rsp) {
+				applied[name] = fntest.ToJSON(t, o)
+			}
+			rsp = run(t, newRequest(t, input, xr(boundSpec), applied), cluster{refNodeClass, refNodePool, tc.cluster})
+			fntest.AssertNoFatal(t, rsp)
 			desired := fntest.Desired(t, rsp)
 			nc, np := desired["nodeclass-kiso-acme"], desired["nodepool-kiso-acme"]
 			if got := fntest.Dig(nc, "spec", "tags", "environment"); got != tc.wantEnv {

@@ -192,6 +192,16 @@ func InForce(obj *composed.Unstructured) (*composed.Unstructured, bool) {
 	return u, true
 }
 
+// WhereItRuns returns an observed composed resource as it is where it runs: itself, in the management cluster;
+// the object an Object composes as the provider last observed it in the workload cluster (InForce), and false
+// until it has.
+func WhereItRuns(obj *composed.Unstructured) (*composed.Unstructured, bool) {
+	if obj.GroupVersionKind().GroupKind() != ObjectGVK.GroupKind() {
+		return obj, true
+	}
+	return InForce(obj)
+}
+
 // Unwrap returns the object an observed Object composes, as observed in the workload cluster.
 func Unwrap(obj *composed.Unstructured) *composed.Unstructured {
 	manifest, _, _ := unstructured.NestedMap(obj.Object, "spec", "forProvider", "manifest")
