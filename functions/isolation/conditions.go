@@ -23,9 +23,11 @@ const (
 	ReasonClusterNotReady = "ClusterNotReady"
 	ReasonSettled         = "Settled"
 	ReasonReplacing       = "ReplacingPools"
-	ReasonTaking          = "TakingOrganization"
-	ReasonCurrent         = "Current"
-	ReasonWaitingForWave  = "WaitingForWave"
+	// ReasonRetiring is PoolsSettled's reason while retired pools, their replacements Ready, still hold nodes.
+	ReasonRetiring       = "RetiringPools"
+	ReasonTaking         = "TakingOrganization"
+	ReasonCurrent        = "Current"
+	ReasonWaitingForWave = "WaitingForWave"
 	// ReasonNamespaceObjectsHeld is NamesAvailable's reason while something
 	// else holds a namespace's ConfigMap or Role: everything else is composed.
 	ReasonNamespaceObjectsHeld = "NamespaceObjectsHeld"

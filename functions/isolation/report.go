@@ -125,11 +125,22 @@ func (r *call) reportTransition() {
 	if len(t.Draining) > 0 {
 		waits = append(waits, fmt.Sprintf("pools %s are composed anew once their earlier objects of the same names are deleted", strings.Join(t.Draining, ", ")))
 	}
+	reason := ReasonReplacing
+	if t.retiring() {
+		held := make([]string, 0, len(t.Retiring))
+		for _, rp := range t.Retiring {
+			held = append(held, fmt.Sprintf("%s (%d nodes)", rp.Name, rp.Nodes))
+		}
+		waits = append(waits, fmt.Sprintf("retired pools %s launch no node and go once they hold none: their pods move to the new pools as their owners roll them (kubectl rollout restart), and Karpenter removes each node once empty, within the pool's disruption budget", strings.Join(held, ", ")))
+		if len(t.Draining) == 0 {
+			reason = ReasonRetiring
+		}
+	}
 	if len(waits) == 0 {
 		response.ConditionTrue(rsp, TypePoolsSettled, ReasonSettled).WithMessage(guardedMessage(t.Guarded)).TargetCompositeAndClaim()
 		return
 	}
-	response.ConditionFalse(rsp, TypePoolsSettled, ReasonReplacing).WithMessage(strings.Join(waits, "; ")).TargetCompositeAndClaim()
+	response.ConditionFalse(rsp, TypePoolsSettled, reason).WithMessage(strings.Join(waits, "; ")).TargetCompositeAndClaim()
 }
 
 // guardedMessage says which retired objects wait for what still uses them, "" when none does: the cluster's

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -16,7 +18,15 @@ import (
 // a switch between organization and stack isolation, a renamed stack or a
 // removed one. Make before break: they stay composed, unchanged, until every
 // pool of the new spec reports Ready, so no stack is ever left without a
-// Ready pool; then they go.
+// Ready pool. Then what goes is capacity, not objects: deleting a NodePool
+// makes Karpenter delete all its nodes at once, whatever its disruption
+// budget, evicting every pod on them together. So a retired NodePool that
+// still holds nodes stays, launching nothing more (limits.nodes 0) and
+// shuffling no pod between its own nodes (see retire), its pods' old placement still
+// admitted: its pods move to the new pools as their owners roll them (a new
+// pod gets the new placement), and Karpenter's consolidation removes each
+// node once empty, within the pool's disruption budget. The NodePool goes
+// once Karpenter counts no node in it.
 type transition struct {
 	// Retired are observed composed resources the spec no longer renders.
 	Retired map[resource.Name]resource.ObservedComposed
@@ -29,6 +39,14 @@ type transition struct {
 	Draining []string
 	// Guarded are retired objects kept until the cluster's deletion policy would let them go (keepGuarded).
 	Guarded []guard
+	// Retiring are the retired NodePools that still hold nodes, in name order.
+	Retiring []retiringPool
+}
+
+// A retiringPool is a retired NodePool that still holds nodes.
+type retiringPool struct {
+	Name  string
+	Nodes int64
 }
 
 // planTransition compares what is composed with what the spec renders. The objects of a draining pool are
@@ -53,9 +71,13 @@ func (r *call) planTransition() transition {
 		t.Retired[name] = oc
 		if oc.Resource.GetKind() == nodePoolKind {
 			t.RetiredPools = append(t.RetiredPools, oc.Resource.GetName())
+			if n := nodesHeld(&oc.Resource.Unstructured); n > 0 && oc.Resource.GetDeletionTimestamp() == nil {
+				t.Retiring = append(t.Retiring, retiringPool{Name: oc.Resource.GetName(), Nodes: n})
+			}
 		}
 	}
 	slices.Sort(t.RetiredPools)
+	slices.SortFunc(t.Retiring, func(a, b retiringPool) int { return strings.Compare(a.Name, b.Name) })
 	for _, p := range pools {
 		if !ready[p.Name] {
 			t.Waiting = append(t.Waiting, p.Name)
@@ -86,6 +108,54 @@ func (t transition) Settled() bool {
 func (t transition) Holding() bool {
 	return len(t.Retired) > 0 && len(t.Waiting) > 0
 }
+
+// retiring reports whether the new pools are Ready and retired pools still hold nodes.
+func (t transition) retiring() bool {
+	return !t.Holding() && len(t.Retiring) > 0
+}
+
+// retiringObjects are the observed objects of the retiring pools: their NodeClasses (Karpenter needs one until
+// its nodes are gone), NodePools and Usages.
+func (t transition) retiringObjects() map[resource.Name]resource.ObservedComposed {
+	out := map[resource.Name]resource.ObservedComposed{}
+	for _, rp := range t.Retiring {
+		for _, name := range poolObjectNames(pool{Name: rp.Name}) {
+			if oc, ok := t.Retired[name]; ok {
+				out[name] = oc
+			}
+		}
+	}
+	return out
+}
+
+// nodesHeld is how many nodes Karpenter counts in a NodePool (status.nodes, else status.resources.nodes); none
+// while it has counted nothing.
+func nodesHeld(np *unstructured.Unstructured) int64 {
+	q, ok := holds(np, []string{nodesResource})[nodesResource]
+	if !ok {
+		return 0
+	}
+	return q.Value()
+}
+
+// retire makes a kept retiring NodePool launch no node (its limits are a node count of zero) and consolidate no
+// underutilized node (a budget of zero for that reason): moving pods between its own nodes would evict them all at
+// once for nothing, as they cannot go anywhere else with their old placement. Its empty nodes still go, within its
+// other budgets. Karpenter hashes neither limits nor budgets into a node's identity: no node drifts.
+func retire(np *unstructured.Unstructured) {
+	_ = unstructured.SetNestedMap(np.Object, map[string]any{nodesResource: "0"}, "spec", "limits")
+	budgets, _, _ := unstructured.NestedSlice(np.Object, "spec", "disruption", "budgets")
+	noShuffle := map[string]any{"nodes": "0", "reasons": []any{disruptionUnderutilized}}
+	for _, b := range budgets {
+		if reflect.DeepEqual(b, noShuffle) {
+			return
+		}
+	}
+	_ = unstructured.SetNestedSlice(np.Object, append(budgets, noShuffle), "spec", "disruption", "budgets")
+}
+
+// disruptionUnderutilized is Karpenter's disruption reason for consolidating a node that is not empty.
+const disruptionUnderutilized = "Underutilized"
 
 // drainingPools returns the pools the spec renders whose objects of the same names are still being retired
 // after an earlier spec dropped them under a release that composed Usages: their NodePool-uses-NodeClass Usage
@@ -179,7 +249,8 @@ func keepRetiredGrants(rendered map[resource.Name]*resource.DesiredComposed, obs
 // is rendered anew once it is gone, and while new pools are not Ready the
 // retired ones are kept exactly as observed, and each namespace's Role still
 // grants what it granted before, so pods of the old placement are admitted
-// until the old pool goes. A namespace the platform no longer gives the
+// until the old pool goes; once they are Ready, the retired NodePools that
+// still hold nodes are kept launching nothing, with the grants, until empty. A namespace the platform no longer gives the
 // organization is not the organization's to keep: its Role and ConfigMap go
 // at once, whatever the pools wait for. It changes rendered in place and
 // says what it holds on to.
@@ -193,11 +264,20 @@ func (r *call) settle() {
 	}
 	withoutPools(r.rendered, r.pools, r.draining)
 	r.tr = r.planTransition()
-	if r.tr.Holding() {
+	switch {
+	case r.tr.Holding():
 		keepRetiredGrants(r.rendered, r.view)
 		for name, dc := range keepObserved(r.tr.Retired, r.keys) {
 			if ns := dc.Resource.GetNamespace(); ns != "" && !r.found.Namespaces[ns] {
 				continue
+			}
+			r.rendered[name] = dc
+		}
+	case r.tr.retiring():
+		keepRetiredGrants(r.rendered, r.view)
+		for name, dc := range keepObserved(r.tr.retiringObjects(), r.keys) {
+			if dc.Resource.GetKind() == nodePoolKind {
+				retire(&dc.Resource.Unstructured)
 			}
 			r.rendered[name] = dc
 		}

@@ -327,3 +327,73 @@ func TestARetiredNodeClassStaysWhileItsNodePoolIsBeingDeleted(t *testing.T) {
 	}
 	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_TRUE, ReasonSettled, "")
 }
+
+// TestASwitchMovesCapacityNotObjects: once the new pools are Ready, a retired NodePool that still holds nodes is
+// not deleted (Karpenter would delete all its nodes at once, every pod on them evicted together): it stays, its
+// node template untouched (no node drifts), launching nothing more, and the old placement stays admitted; it goes
+// once Karpenter counts no node in it.
+func TestASwitchMovesCapacityNotObjects(t *testing.T) {
+	observed := switchedWithNewPoolsReady(t)
+	// Each namespace's Role as the organization's placement made it, before the switch.
+	oldRoles := map[string]string{}
+	for name, o := range composedOrg(t, true) {
+		if strings.HasPrefix(name, "placement-role-") {
+			oldRoles[name], observed[name] = o, o
+		}
+	}
+	holding := fntest.JSONMap(t, observed["nodepool-kiso-acme"])
+	holding["status"].(map[string]any)["nodes"] = int64(2)
+	observed["nodepool-kiso-acme"] = fntest.ToJSON(t, holding)
+
+	world := cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-jobs")}
+	rsp := run(t, newRequest(t, input, xr(stackSwitch), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	got := fntest.Desired(t, rsp)
+	np, ok := got["nodepool-kiso-acme"]
+	if !ok {
+		t.Fatal("a retired NodePool holding 2 nodes was dropped: Karpenter would delete them at once")
+	}
+	if diff := cmp.Diff(fntest.Dig(holding, "spec", "template"), fntest.Dig(np, "spec", "template")); diff != "" {
+		t.Errorf("the retiring pool's node template changed (its nodes would drift): -observed, +kept:\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"nodes": "0"}, fntest.Dig(np, "spec", "limits")); diff != "" {
+		t.Errorf("the retiring pool may still launch nodes: limits -want, +got:\n%s", diff)
+	}
+	// It consolidates no underutilized node (its pods have nowhere else to go) and keeps its own budgets.
+	wantBudgets := append(asSlice(fntest.Dig(holding, "spec", "disruption", "budgets")), map[string]any{"nodes": "0", "reasons": []any{"Underutilized"}})
+	if diff := cmp.Diff(wantBudgets, fntest.Dig(np, "spec", "disruption", "budgets")); diff != "" {
+		t.Errorf("the retiring pool's disruption budgets -want, +got:\n%s", diff)
+	}
+	if _, ok := got["nodeclass-kiso-acme"]; !ok {
+		t.Error("the retiring pool's NodeClass was dropped while its nodes run")
+	}
+	assertCondition(t, rsp, TypePoolsSettled, fnv1.Status_STATUS_CONDITION_FALSE, ReasonRetiring,
+		"retired pools kiso-acme (2 nodes) launch no node and go once they hold none: their pods move to the new pools as their owners roll them (kubectl rollout restart), and Karpenter removes each node once empty, within the pool's disruption budget")
+	// The old placement is still granted: a pod evicted from a retiring node and recreated from an old
+	// template is admitted, and waits for room there or moves with its owner's next rollout.
+	for name, o := range oldRoles {
+		for _, r := range asSlice(fntest.JSONMap(t, o)["rules"]) {
+			for _, n := range asSlice(r.(map[string]any)["resourceNames"]) {
+				if !slices.ContainsFunc(asSlice(got[name]["rules"]), func(g any) bool { return slices.Contains(asSlice(g.(map[string]any)["resourceNames"]), n) }) {
+					t.Errorf("%s no longer grants %v while the retiring pool runs the old placement's pods", name, n)
+				}
+			}
+		}
+	}
+	if len(oldRoles) == 0 {
+		t.Fatal("the organization composes no Role: nothing grants its placement")
+	}
+
+	holding["status"].(map[string]any)["nodes"] = int64(0)
+	observed["nodepool-kiso-acme"] = fntest.ToJSON(t, holding)
+	rsp = run(t, newRequest(t, input, xr(stackSwitch), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	if _, ok := fntest.Desired(t, rsp)["nodepool-kiso-acme"]; ok {
+		t.Error("a retired NodePool Karpenter counts no node in is still kept")
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}

@@ -21,7 +21,8 @@ const (
 // provider), kube-scheduler and kwok: two organizations' claims become pools that Karpenter makes Ready; their
 // Deployments' and Jobs' pods land on nodes of their own pools only, and a platform pod on the platform pool
 // only; the claims report what their pools use; a pool's limits hold and Karpenter consolidates within it; and
-// deleting a claim drains and removes its nodes and leaves the other organization untouched.
+// deleting a claim drains and removes its nodes and leaves the other organization untouched; and switching an
+// organization between stack and organization isolation moves its running pods' capacity, not its objects.
 func TestKarpenterKeepsEachOrganizationOnItsOwnNodes(t *testing.T) {
 	sharingPlacementClusterT(t)
 	requireNodesT(t)
@@ -150,4 +151,6 @@ func TestKarpenterKeepsEachOrganizationOnItsOwnNodes(t *testing.T) {
 			t.Errorf("the platform pool got NodeClaims: before %v, after %v", platformNodeClaimsBefore, got)
 		}
 	})
+
+	step(t, "AModeSwitchMovesCapacityNotObjects", func(t *testing.T) { switchMovesCapacityT(t, piedpiper) })
 }
