@@ -1,6 +1,10 @@
 package docblocks
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Commands returns a block's commands as a shell reads them: blank lines and comment lines dropped, lines ending
 // in a backslash joined to the next, and a comment after a command cut (a # that starts a word outside quotes).
@@ -25,7 +29,9 @@ func Commands(text string) []string {
 	return out
 }
 
-// withoutComment cuts a shell comment off a command line: from a # at the start of a word that no quote holds.
+// withoutComment cuts a shell comment off a command line: from a # at the start of a word that no quote holds. A
+// word starts after any ASCII white space strings.TrimSpace would trim (a vertical tab too), so that a command is never
+// left starting with a #.
 func withoutComment(line string) string {
 	var quote byte
 	for i := range len(line) {
@@ -36,7 +42,7 @@ func withoutComment(line string) string {
 			}
 		case c == '\'' || c == '"':
 			quote = c
-		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+		case c == '#' && (i == 0 || line[i-1] < utf8.RuneSelf && unicode.IsSpace(rune(line[i-1]))):
 			return line[:i]
 		}
 	}
