@@ -389,6 +389,12 @@ type XKarpenterClusterStatus struct {
 	// Rollouts are, per reference the bound organizations clone, the revision rolling out and how far it got.
 	Rollouts []ReferenceRollout `json:"rollouts,omitempty"`
 
+	// NodeClaimsUnreadAt is when the cluster's NodeClaims last made the request a rollout is judged on more than
+	// Crossplane can send the function (RFC 3339): that reconcile failed, so for an hour from then no NodeClaim is
+	// read, an open wave is held (its nodes unknown) until its progress deadline says so, and then they are read
+	// again.
+	NodeClaimsUnreadAt string `json:"nodeClaimsUnreadAt,omitempty"`
+
 	// Placement is what the cluster's placement policy says it enforces, as last observed in the apiserver it is
 	// composed in; absent until the policy is there. Organizations of a workload cluster read it from the cluster's
 	// view instead of each reading the policy there through a managed resource of its own.

@@ -342,6 +342,11 @@ type XKarpenterIsolationStatus struct {
 	// that, once an hour.
 	WarnedPodsCountedAt string `json:"warnedPodsCountedAt,omitempty"`
 	PodsCounted         *int32 `json:"podsCounted,omitempty"`
+
+	// WarnedPodsUnreadAt is when Warn mode last found the pods of the organization's namespaces more than
+	// Crossplane can send the function in one request (RFC 3339): that reconcile failed, so for an hour from then
+	// it counts none, keeps warnedPods from the last count that fitted, and then counts again.
+	WarnedPodsUnreadAt string `json:"warnedPodsUnreadAt,omitempty"`
 }
 
 // Usage is what an organization's pools use in all, as Karpenter counts it.

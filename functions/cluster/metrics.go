@@ -10,6 +10,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/readlimit"
 	"github.com/kiso-dev/kiso/functions/internal/server"
 	"github.com/kiso-dev/kiso/monitoring"
 )
@@ -86,7 +87,8 @@ func rolloutStates(c server.Call) (map[string]string, bool) {
 	if err != nil {
 		return nil, false
 	}
-	v, err := readRollout(c.Req, placement.NewKeys(in.KeyDomain), c.XRName(), spec.Tags)
+	unread, _ := readlimit.Skip(status.NodeClaimsUnreadAt, false, c.Now)
+	v, err := readRollout(c.Req, placement.NewKeys(in.KeyDomain), c.XRName(), spec.Tags, unread)
 	if err != nil || v.Waiting {
 		return nil, false
 	}

@@ -265,7 +265,7 @@ func TestWorkloadClusterRolloutReadsThere(t *testing.T) {
 	}
 	rs := map[string]*fnv1.ResourceSelector{}
 	requireRollout(rs, s)
-	requireJudgedNodeClaims(rs, rolloutResult{JudgesNodes: true})
+	requireJudgedNodeClaims(rs, rolloutResult{JudgesNodes: true}, rolloutView{})
 	reads := workloadReader(s, "prod").Requirements(rs)
 	desired := map[string]*fnv1.Resource{}
 	for name, read := range reads {
@@ -329,7 +329,7 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 			t.Fatal("the cluster does not render")
 		}
 		r.staged.InProgress, r.staged.JudgesNodes = inProgress, inProgress
-		requireJudgedNodeClaims(r.required, r.staged)
+		requireJudgedNodeClaims(r.required, r.staged, rolloutView{})
 		if !r.settle() {
 			t.Fatal("the cluster does not settle")
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/readlimit"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
@@ -67,9 +68,10 @@ func requireRollout(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpent
 	}}
 }
 
-// requireJudgedNodeClaims asks for every NodeClaim while a wave is judged.
-func requireJudgedNodeClaims(rs map[string]*fnv1.ResourceSelector, staged rolloutResult) {
-	if staged.JudgesNodes {
+// requireJudgedNodeClaims asks for every NodeClaim while a wave is judged, unless they did not fit in the
+// last request (rolloutView.Unread).
+func requireJudgedNodeClaims(rs map[string]*fnv1.ResourceSelector, staged rolloutResult, v rolloutView) {
+	if staged.JudgesNodes && v.Unread.IsZero() {
 		rs[requireNodeClaims] = &fnv1.ResourceSelector{ApiVersion: nodeClaimAPI, Kind: nodeClaimKind, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{}}}
 	}
 }
@@ -123,16 +125,23 @@ type rolloutView struct {
 	// NodesRead is true once Crossplane has answered for the NodeClaims,
 	// which are asked for only while a wave is judged.
 	NodesRead bool
+	// Unread is when the NodeClaims last did not fit in one request (readlimit): none is asked for until
+	// readlimit.RetryAfter from then, and every pool's nodes are unknown. Zero while they fit.
+	Unread time.Time
 }
 
+// nodesUnknown is why a pool is not done while the NodeClaims are unread.
+const nodesUnknown = "its nodes are not known: the cluster's NodeClaims did not fit in one request to the function (status.nodeClaimsUnreadAt)"
+
 // readRollout reads the pools, their NodeClaims and the reference pairs; each pair's current revision covers
-// what the cluster's pools inherit from its spec.tags.
-func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string, tags map[string]string) (rolloutView, error) {
+// what the cluster's pools inherit from its spec.tags. unread is when the NodeClaims last did not fit in a
+// request (zero if they did): a pool Karpenter says is Ready is then held by its unknown nodes.
+func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName string, tags map[string]string, unread time.Time) (rolloutView, error) {
 	inherited := rollout.InheritedFrom(tags)
-	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}}
+	v := rolloutView{Pools: map[string][]trackedPool{}, Current: map[string]rollout.Revision{}, Unread: unread}
 	pools, resolved := fnstate.Required(req, requirePools)
 	claims, claimsResolved := fnstate.Required(req, requireNodeClaims)
-	v.Waiting, v.NodesRead = !resolved, claimsResolved
+	v.Waiting, v.NodesRead = !resolved, claimsResolved || !unread.IsZero()
 	claimsOf := map[string][]*unstructured.Unstructured{}
 	for _, c := range claims {
 		if pool := c.Resource.GetLabels()[nodePoolLabel]; pool != "" {
@@ -151,6 +160,9 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 		ref := an[a.Reference]
 		tp := trackedPool{Name: u.GetName(), Organization: u.GetLabels()[keys.Organization], Revision: an[a.Revision]}
 		tp.Holdup, tp.NotReady = poolHoldup(u, claimsOf[u.GetName()])
+		if tp.Holdup == "" && !unread.IsZero() {
+			tp.Holdup = fmt.Sprintf("NodePool %s: %s", u.GetName(), nodesUnknown)
+		}
 		v.Pools[ref] = append(v.Pools[ref], tp)
 		if _, seen := v.Current[ref]; seen {
 			continue
@@ -797,7 +809,7 @@ func (r *call) resolveRollout() bool {
 	if r.Spec.Rollout == nil {
 		return true
 	}
-	v, err := readRollout(r.Req, r.keys, r.name(), r.Spec.Tags)
+	v, err := readRollout(r.Req, r.keys, r.name(), r.Spec.Tags, r.nodeClaimsUnread())
 	if err != nil {
 		return r.Fatal(err)
 	}
@@ -805,9 +817,32 @@ func (r *call) resolveRollout() bool {
 	if r.staged, err = stageRollout(r.Spec, r.previous.Rollouts, v, r.Now); err != nil {
 		return r.Fatal(err)
 	}
+	if !v.Unread.IsZero() && r.staged.JudgesNodes {
+		// The next read is due when the window ends, which nothing else would wake the cluster for.
+		r.staged.requeueWithin(v.Unread.Add(readlimit.RetryAfter).Sub(r.Now))
+	}
 	requireReferences(r.required, r.Req, r.keys, r.name())
-	requireJudgedNodeClaims(r.required, r.staged)
+	requireJudgedNodeClaims(r.required, r.staged, v)
 	return true
+}
+
+// nodeClaimsUnread is when the NodeClaims last did not fit in one request, if that was less than
+// readlimit.RetryAfter ago: the last reconcile failed on a request too large (readlimit.Refused) while it asked
+// for them (a wave was open), or an earlier one did and the cluster's status kept when. Zero otherwise.
+func (r *call) nodeClaimsUnread() time.Time {
+	refused := readlimit.Refused(r.Req.GetObserved().GetComposite().GetResource()) && anyWaveOpen(r.Spec.Rollout, r.previous.Rollouts)
+	since, _ := readlimit.Skip(r.previous.NodeClaimsUnreadAt, refused, r.Now)
+	return since
+}
+
+// anyWaveOpen reports whether the last reconcile left a wave open, so it asked for the NodeClaims.
+func anyWaveOpen(spec *v1alpha1.Rollout, rollouts []v1alpha1.ReferenceRollout) bool {
+	for _, ro := range rollouts {
+		if int(ro.Wave) <= len(spec.Waves) {
+			return true
+		}
+	}
+	return false
 }
 
 // stageRollout moves a staged rollout as far as it can go now. While Crossplane has not answered every

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -665,5 +666,106 @@ func TestEachReferencePairOfAnOrganizationRollsOutOnItsOwn(t *testing.T) {
 	}
 	if general := got[testRef]; general.Revision != v1.ID || general.HeldBy != "" || general.Waiting != 0 {
 		t.Errorf("the general pair's rollout %+v: want it done on %s throughout", general, v1.ID)
+	}
+}
+
+// TestAWaveWhoseNodeClaimsOutgrowARequestIsHeldToItsDeadline: once Crossplane's last reconcile failed because
+// the NodeClaims made the function's request larger than its server accepts (the Synced condition a real gRPC
+// refusal leaves), the cluster asks for no NodeClaim for an hour and holds the open wave on its unknown nodes,
+// so the rollout goes on being judged: at spec.rollout.progressDeadline it says Blocked, and skip lets it go on.
+// An hour later the NodeClaims are read again. Before, every retry asked for them and failed the same way.
+func TestAWaveWhoseNodeClaimsOutgrowARequestIsHeldToItsDeadline(t *testing.T) {
+	cur := currentOfReferenceT(t)
+	spec := `{"clusterName":"prod","region":"eu-west-3","accountId":"111122223333","rollout":{"waves":[{"organizations":["canary"]},{"percent":100}],"soak":"0s","progressDeadline":"30m"}}`
+	fn := &Function{log: logging.NewNopLogger()}
+	// The canary's wave opens, held by its pool on the old revision; it asks for the NodeClaims.
+	opening := fntest.Cluster{refNodeClass, refNodePool, boundPool("canary", "old"), boundPool("acme", "old")}
+	rsp := fntest.Run(t, fn, newRequest(t, xr(spec), nil), withPrometheusOperator(opening))
+	fntest.AssertNoFatal(t, rsp)
+	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; !asked {
+		t.Fatal("an open wave does not ask for its NodeClaims")
+	}
+	status := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+
+	// The canary has moved, and the request with every NodeClaim was refused.
+	moved := fntest.Cluster{refNodeClass, refNodePool, boundPool("canary", cur.ID), boundPool("acme", "old")}
+	withStatus := func(extra map[string]any) string {
+		observed := fntest.JSONMap(t, xr(spec))
+		st := map[string]any{}
+		maps.Copy(st, status)
+		maps.Copy(st, extra)
+		observed["status"] = st
+		return fntest.ToJSON(t, observed)
+	}
+	rolledOut := func(rsp *fnv1.RunFunctionResponse) *fnv1.Condition {
+		for _, c := range rsp.GetConditions() {
+			if c.GetType() == TypeRolledOut {
+				return c
+			}
+		}
+		t.Fatal("no RolledOut condition")
+		return nil
+	}
+	rsp = fntest.Run(t, fn, newRequest(t, withStatus(fntest.RefusedStatus(t, "kiso-cluster")), nil), withPrometheusOperator(moved))
+	fntest.AssertNoFatal(t, rsp)
+	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; asked {
+		t.Error("the NodeClaims are asked for again right after they made the request too large")
+	}
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	unreadAt, _ := st["nodeClaimsUnreadAt"].(string)
+	if at, err := time.Parse(time.RFC3339, unreadAt); err != nil || time.Since(at) > time.Minute {
+		t.Fatalf("status.nodeClaimsUnreadAt %q, want about now", unreadAt)
+	}
+	r := st["rollouts"].([]any)[0].(map[string]any)
+	if want := "organization canary: NodePool kiso-canary: " + nodesUnknown; r["wave"] != float64(0) || r["heldBy"] != want {
+		t.Errorf("rollout %v: want wave 0 held by %q (judged without its nodes it would be done)", r, want)
+	}
+	if c := rolledOut(rsp); c.GetReason() != ReasonProgressing {
+		t.Errorf("RolledOut %s: %s, want Progressing within the deadline", c.GetReason(), c.GetMessage())
+	}
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > 30*time.Minute+time.Second {
+		t.Errorf("TTL %s, want the wave's deadline at most", ttl)
+	}
+
+	// Past the deadline, still unread: Blocked, naming the unknown nodes; spec.rollout.skip would let it go on.
+	opened := time.Now().Add(-45 * time.Minute).UTC().Format(time.RFC3339)
+	tenMinutesAgo := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
+	status["rollouts"].([]any)[0].(map[string]any)["waveOpenedAt"] = opened
+	rsp = fntest.Run(t, fn, newRequest(t, withStatus(map[string]any{"nodeClaimsUnreadAt": tenMinutesAgo}), nil), withPrometheusOperator(moved))
+	fntest.AssertNoFatal(t, rsp)
+	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; asked {
+		t.Error("the NodeClaims are asked for within the hour after a refusal")
+	}
+	if c := rolledOut(rsp); c.GetReason() != ReasonBlocked || !strings.Contains(c.GetMessage(), nodesUnknown) {
+		t.Errorf("RolledOut %s: %s, want Blocked by the canary's unknown nodes", c.GetReason(), c.GetMessage())
+	}
+	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["nodeClaimsUnreadAt"] != tenMinutesAgo {
+		t.Errorf("status.nodeClaimsUnreadAt %v, want %s kept", st["nodeClaimsUnreadAt"], tenMinutesAgo)
+	}
+
+	// An hour on, the NodeClaims are read again, and the wave is judged on them.
+	rsp = fntest.Run(t, fn, newRequest(t, withStatus(map[string]any{"nodeClaimsUnreadAt": time.Now().Add(-61 * time.Minute).UTC().Format(time.RFC3339)}), nil), withPrometheusOperator(moved))
+	fntest.AssertNoFatal(t, rsp)
+	if _, asked := rsp.GetRequirements().GetResources()[requireNodeClaims]; !asked {
+		t.Error("no NodeClaim asked for an hour after the refusal")
+	}
+	st = fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	if st["nodeClaimsUnreadAt"] != nil {
+		t.Errorf("status.nodeClaimsUnreadAt %v once they are read again", st["nodeClaimsUnreadAt"])
+	}
+	if r := st["rollouts"].([]any)[0].(map[string]any); r["wave"] == float64(0) {
+		t.Errorf("rollout %v: the canary's wave is still open once its nodes are read (it has none drifted)", r)
+	}
+
+	// A refusal while no wave was open is not the NodeClaims': nothing is recorded about them.
+	done := fntest.Cluster{refNodeClass, refNodePool, boundPool("canary", cur.ID), boundPool("acme", cur.ID)}
+	rsp = fntest.Run(t, fn, newRequest(t, xr(spec), nil), withPrometheusOperator(done))
+	doneStatus := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	observed := fntest.JSONMap(t, xr(spec))
+	maps.Copy(doneStatus, fntest.RefusedStatus(t, "kiso-cluster"))
+	observed["status"] = doneStatus
+	rsp = fntest.Run(t, fn, newRequest(t, fntest.ToJSON(t, observed), nil), withPrometheusOperator(done))
+	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["nodeClaimsUnreadAt"] != nil {
+		t.Errorf("a refusal with every rollout done records unread NodeClaims: %v", st["nodeClaimsUnreadAt"])
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/readlimit"
 )
 
 // report says on the XR and its claim what the call found and rendered, in the order a user reads the
@@ -207,6 +208,7 @@ func (r *call) countWarned() {
 	case !spec.Placement.Warned():
 	case wc.Paused:
 		st.WarnedPods, st.WarnedPodsCountedAt, st.PodsCounted = wc.Last.WarnedPods, wc.Last.WarnedPodsCountedAt, wc.Last.PodsCounted
+		st.WarnedPodsUnreadAt = readlimit.Format(wc.Unread)
 	default:
 		st.WarnedPods = ptr.To(int32(min(len(found.Warned), math.MaxInt32)))
 		st.PodsCounted = ptr.To(int32(max(0, min(found.PodsCounted, math.MaxInt32))))
@@ -217,6 +219,14 @@ func (r *call) countWarned() {
 // warnedMessage adds the count to the WarnOnly condition's message.
 func (r *call) warnedMessage() string {
 	found, wc, now := r.found, r.wc, r.Now
+	if !wc.Unread.IsZero() {
+		msg := "; " + readlimit.Why("the pods of its namespaces", wc.Unread) + ": nothing counts what Enforce would refuse meanwhile"
+		if wc.Last.WarnedPods != nil {
+			msg += fmt.Sprintf(" (the last count that fitted, at %s, found %d of %d pods selecting no pool of the organization)",
+				wc.Last.WarnedPodsCountedAt, *wc.Last.WarnedPods, ptr.Deref(wc.Last.PodsCounted, 0))
+		}
+		return msg
+	}
 	if wc.Paused {
 		n := int32(0)
 		if wc.Last.WarnedPods != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/readlimit"
 )
 
 // The require phase: what the function asks Crossplane for, and the plan it derives first (the pools, and every
@@ -29,8 +30,10 @@ func (r *call) require() bool {
 	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)
 	r.planned = planObjects(r.Spec, r.pools, r.In, r.served)
 	r.ours = ownership.IndexObserved(r.view)
-	r.wc = lastWarnCount(lastCount(r.Req.GetObserved().GetComposite().GetResource()), r.Spec, r.Now)
 	r.at = siteOf(r.wl, r.claim, r.fetched)
+	// Only where Crossplane reads the pods can they be what made a request too large.
+	xr := r.Req.GetObserved().GetComposite().GetResource()
+	r.wc = lastWarnCount(lastCount(xr), r.Spec, r.Now, !r.at.Workload && readlimit.Refused(xr))
 	r.at.PodsPaused = r.wc.Paused
 	r.Rsp.Requirements = r.requirements()
 	r.reads = r.wl.Requirements(r.Rsp.GetRequirements().GetResources())

@@ -15,6 +15,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
+	"github.com/kiso-dev/kiso/functions/internal/readlimit"
 )
 
 // Warn mode counts what Enforce would refuse: the pods in the organization's
@@ -48,6 +49,9 @@ type warnCount struct {
 	Resume time.Time
 	// Last is the status the last count wrote, carried over while Paused.
 	Last v1alpha1.XKarpenterIsolationStatus
+	// Unread is when the pods were last more than one request carries (readlimit): counting is Paused for
+	// readlimit.RetryAfter from then. Zero while they fit.
+	Unread time.Time
 }
 
 // lastCount reads the last count from the observed XR's status as the
@@ -59,6 +63,7 @@ func lastCount(xr *structpb.Struct) v1alpha1.XKarpenterIsolationStatus {
 	var st v1alpha1.XKarpenterIsolationStatus
 	st.WarnedPods, st.PodsCounted = int32Of(f["warnedPods"]), int32Of(f["podsCounted"])
 	st.WarnedPodsCountedAt = f["warnedPodsCountedAt"].GetStringValue()
+	st.WarnedPodsUnreadAt = f["warnedPodsUnreadAt"].GetStringValue()
 	return st
 }
 
@@ -71,10 +76,19 @@ func int32Of(v *structpb.Value) *int32 {
 	return ptr.To(int32(max(min(n.NumberValue, math.MaxInt32), 0)))
 }
 
-// lastWarnCount reads the last count from the observed XR's status.
-func lastWarnCount(last v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpenterIsolationSpec, now time.Time) warnCount {
+// lastWarnCount reads the last count from the observed XR's status. refused is whether Crossplane's last
+// reconcile failed on a request too large for the function (readlimit.Refused): in Warn mode the pods are what
+// grows without bound, so counting pauses for readlimit.RetryAfter, which the status keeps.
+func lastWarnCount(last v1alpha1.XKarpenterIsolationStatus, spec v1alpha1.XKarpenterIsolationSpec, now time.Time, refused bool) warnCount {
 	wc := warnCount{Last: last}
-	if !spec.Placement.Warned() || last.PodsCounted == nil || *last.PodsCounted <= warnRecountLimit {
+	if !spec.Placement.Warned() {
+		return wc
+	}
+	if since, skip := readlimit.Skip(last.WarnedPodsUnreadAt, refused, now); skip {
+		wc.Paused, wc.Unread, wc.Resume = true, since, since.Add(readlimit.RetryAfter)
+		return wc
+	}
+	if last.PodsCounted == nil || *last.PodsCounted <= warnRecountLimit {
 		return wc
 	}
 	at, err := time.Parse(time.RFC3339, last.WarnedPodsCountedAt)

@@ -147,3 +147,87 @@ func TestWarnModeCountsABigOrganizationOnceAnHour(t *testing.T) {
 		t.Error("no pod asked for in an organization at the limit")
 	}
 }
+
+// TestWarnModeDegradesWhenThePodsOutgrowARequest: once Crossplane's last reconcile failed because the pods made
+// the function's request larger than its server accepts (the Synced condition a real gRPC refusal leaves), Warn
+// mode asks for no pod for an hour, keeps the last count that fitted, says why on the claim and keeps composing;
+// an hour later it reads them again. Before, every retry asked for the same pods and failed the same way.
+func TestWarnModeDegradesWhenThePodsOutgrowARequest(t *testing.T) {
+	world := cluster{refNodeClass, refNodePool, clusterPolicy, namespace("acme-web"), namespace("batch"), namespace("reindex"),
+		pod("acme-web", "bare", "", "Running")}
+	spec := placementSpec(v1alpha1.IsolationStack, &v1alpha1.Placement{Mode: v1alpha1.PlacementWarn})
+	observed := map[string]string{}
+	for name, o := range fntest.Desired(t, run(t, newRequest(t, input, xr(spec), nil), world)) {
+		observed[name] = fntest.ToJSON(t, o)
+	}
+	withStatus := func(status map[string]any) string {
+		return strings.TrimSuffix(xr(spec), "}") + `,"status":` + fntest.ToJSON(t, status) + `}`
+	}
+	asksForPods := func(rsp *fnv1.RunFunctionResponse) bool {
+		for name := range rsp.GetRequirements().GetResources() {
+			if strings.HasPrefix(name, requireWarnedPodsPrefix) {
+				return true
+			}
+		}
+		return false
+	}
+	twoHoursAgo := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+	refused := fntest.RefusedStatus(t, "kiso-isolation")
+	refused["warnedPods"], refused["podsCounted"], refused["warnedPodsCountedAt"] = 3, 900, twoHoursAgo
+
+	rsp := run(t, newRequest(t, input, withStatus(refused), observed), world)
+	fntest.AssertNoFatal(t, rsp)
+	if asksForPods(rsp) {
+		t.Error("the pods are asked for again right after they made the request too large")
+	}
+	if len(fntest.Desired(t, rsp)) != len(observed) {
+		t.Errorf("composes %d objects, had %d: a refused read must not change what is composed", len(fntest.Desired(t, rsp)), len(observed))
+	}
+	st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	unreadAt, _ := st["warnedPodsUnreadAt"].(string)
+	at, err := time.Parse(time.RFC3339, unreadAt)
+	if err != nil || time.Since(at) > time.Minute {
+		t.Fatalf("status.warnedPodsUnreadAt %q, want about now", unreadAt)
+	}
+	if st["warnedPods"] != float64(3) || st["podsCounted"] != float64(900) || st["warnedPodsCountedAt"] != twoHoursAgo {
+		t.Errorf("status %v, want the last count that fitted carried over", st)
+	}
+	msg := conditionOf(t, rsp, TypePlacementEnforced).GetMessage()
+	for _, want := range []string{"the pods of its namespaces did not fit in one request to the function at " + unreadAt,
+		"not read until " + at.Add(time.Hour).Format(time.RFC3339), "the last count that fitted, at " + twoHoursAgo + ", found 3 of 900 pods"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("PlacementEnforced %q does not say %q", msg, want)
+		}
+	}
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > time.Hour+time.Minute {
+		t.Errorf("TTL %s: the next read would wait past the window", ttl)
+	}
+
+	// Ten minutes later, Synced again: still no pod asked for, the window kept.
+	tenMinutesAgo := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
+	waiting := map[string]any{"warnedPods": 3, "podsCounted": 900, "warnedPodsCountedAt": twoHoursAgo, "warnedPodsUnreadAt": tenMinutesAgo}
+	rsp = run(t, newRequest(t, input, withStatus(waiting), observed), world)
+	if asksForPods(rsp) {
+		t.Error("the pods are asked for within the hour after a refusal")
+	}
+	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["warnedPodsUnreadAt"] != tenMinutesAgo {
+		t.Errorf("status.warnedPodsUnreadAt %v, want %s kept", st["warnedPodsUnreadAt"], tenMinutesAgo)
+	}
+
+	// An hour on, it reads them again; once they are counted the window is gone from the status.
+	waiting["warnedPodsUnreadAt"] = time.Now().Add(-61 * time.Minute).UTC().Format(time.RFC3339)
+	if rsp = run(t, newRequest(t, input, withStatus(waiting), observed), world); !asksForPods(rsp) {
+		t.Fatal("no pod asked for an hour after the refusal")
+	}
+	rsp = run(t, newRequest(t, input, withStatus(waiting), observed), world)
+	st = fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any)
+	if st["warnedPodsUnreadAt"] != nil || st["warnedPods"] != float64(1) {
+		t.Errorf("after counting again: warnedPodsUnreadAt %v, warnedPods %v; want no window and the new count", st["warnedPodsUnreadAt"], st["warnedPods"])
+	}
+
+	// Enforce mode reads no pod: a refusal there is not the pods', and nothing is recorded about them.
+	enforced := strings.TrimSuffix(xr(placementSpec(v1alpha1.IsolationStack, nil)), "}") + `,"status":` + fntest.ToJSON(t, fntest.RefusedStatus(t, "kiso-isolation")) + `}`
+	if st := fntest.AsMap(t, run(t, newRequest(t, input, enforced, observed), world).GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["warnedPodsUnreadAt"] != nil {
+		t.Errorf("Enforce mode records a refused pod read: %v", st["warnedPodsUnreadAt"])
+	}
+}

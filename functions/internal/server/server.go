@@ -20,7 +20,8 @@ import (
 // requires, whole and managed fields included, in every request: an
 // organization in Warn mode reads every pod of its namespaces (about 11 KB
 // each as Crossplane sends them) and a cluster judging a rollout wave every
-// NodeClaim. Size tests hold it to 5,000 pods and to 2,000 NodeClaims.
+// NodeClaim. Size tests hold it to 5,000 pods and to 2,000 NodeClaims; past it gRPC refuses the request, and the
+// next call reads neither for an hour (readlimit).
 const MaxRecvBytes = maxRecvMegabytes << 20
 
 const maxRecvMegabytes = 128
