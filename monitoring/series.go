@@ -63,6 +63,12 @@ var (
 			"progressing (its wave is open), blocked (its wave is open past spec.rollout.progressDeadline and it is not done) or skipped.",
 		Labels: []string{LabelCluster, LabelOrganization, "state"},
 	}
+	PlacementAuditRefusal = Family{
+		Name: "kiso_cluster_placement_audit_refusal",
+		Help: "1 for each workload whose pods the cluster's placement policy would refuse in spec.placement.mode Enforce, while it audits " +
+			"(the first 50, in namespace and name order; status.placementAudit.total counts them all).",
+		Labels: []string{LabelCluster, "namespace", "kind", "name"},
+	}
 )
 
 // Rollout states of an organization (RolloutOrganizationState's state label).
@@ -77,5 +83,5 @@ const (
 // IsolationFamilies and ClusterFamilies are every family each function exports.
 var (
 	IsolationFamilies = []Family{OrganizationReady, OrganizationCondition, OrganizationWarnedPods, PoolInfo, NamespaceInfo}
-	ClusterFamilies   = []Family{ClusterReady, ClusterCondition, RolloutOrganizationState}
+	ClusterFamilies   = []Family{ClusterReady, ClusterCondition, RolloutOrganizationState, PlacementAuditRefusal}
 )

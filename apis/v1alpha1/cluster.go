@@ -104,6 +104,11 @@ type XKarpenterClusterSpec struct {
 	// +kubebuilder:default={}
 	Monitoring Monitoring `json:"monitoring,omitempty"`
 
+	// Placement is how the cluster's admission policies treat the pods of namespaces that are neither an
+	// organization's nor the platform's.
+	// +kubebuilder:default={}
+	Placement ClusterPlacement `json:"placement,omitempty"`
+
 	// Rollout stages a new revision of a reference NodeClass / NodePool across the organizations bound to this
 	// cluster, in waves. Without it, a reference change reaches every organization at once.
 	Rollout *Rollout `json:"rollout,omitempty"`
@@ -329,6 +334,58 @@ type Features struct {
 	RebootForRepair bool `json:"rebootForRepair,omitempty"`
 }
 
+// ClusterPlacement is how the cluster's admission policies treat the pods of namespaces that are neither an
+// organization's nor the platform's: other teams' monitoring, logging and security agents among them.
+type ClusterPlacement struct {
+	// Mode is Enforce, where admission refuses a pod there that could run on an organization's nodes (it
+	// tolerates every taint, names a node in spec.nodeName, or tolerates or selects an organization's nodes), or
+	// Audit, where it admits such a pod with the refusal as a warning and an audit annotation, and the cluster
+	// names in status.placementAudit the DaemonSets whose pods Enforce would refuse. Install with Audit on a
+	// cluster that already runs other teams' workloads, label the namespaces of the platform's agents
+	// <keyDomain>/placement-exempt=true (or fix the workloads), then switch to Enforce. Organizations' own
+	// namespaces are enforced in either mode; while the cluster audits, other pods are not kept off
+	// organizations' nodes, and every organization says so (PlacementEnforced=False, ClusterAudits).
+	// +kubebuilder:validation:Enum=Enforce;Audit
+	// +kubebuilder:default=Enforce
+	Mode ClusterPlacementMode `json:"mode,omitempty"`
+}
+
+// ClusterPlacementMode says what admission does with a pod outside organizations' and the platform's
+// namespaces that could run on an organization's nodes.
+type ClusterPlacementMode string
+
+// Cluster placement modes.
+const (
+	ClusterPlacementEnforce ClusterPlacementMode = "Enforce"
+	ClusterPlacementAudit   ClusterPlacementMode = "Audit"
+)
+
+// MaxListedAudit bounds how many workloads status.placementAudit names.
+const MaxListedAudit = 50
+
+// PlacementAudit is what the cluster's placement policy would refuse, in mode Audit.
+type PlacementAudit struct {
+	// WouldRefuse are the DaemonSets (up to 50) whose pods the policy would refuse in mode Enforce, with why, in
+	// namespace and name order.
+	// +kubebuilder:validation:MaxItems=50
+	WouldRefuse []AuditedWorkload `json:"wouldRefuse,omitempty"`
+
+	// Total is how many DaemonSets the policy would refuse the pods of, all of them counted.
+	Total int32 `json:"total"`
+
+	// DaemonSets is how many DaemonSets of the audited namespaces were read.
+	DaemonSets int32 `json:"daemonSets"`
+}
+
+// AuditedWorkload is a workload whose pods the placement policy would refuse.
+type AuditedWorkload struct {
+	Namespace string `json:"namespace"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	// Reason is the first refusal its pods would get.
+	Reason string `json:"reason"`
+}
+
 // Monitoring configures the alerting rules kiso ships.
 type Monitoring struct {
 	// PrometheusRule composes a monitoring.coreos.com/v1 PrometheusRule with five Karpenter alerts in
@@ -389,6 +446,9 @@ type XKarpenterClusterStatus struct {
 	// Rollouts are, per reference the bound organizations clone, the revision rolling out and how far it got.
 	Rollouts []ReferenceRollout `json:"rollouts,omitempty"`
 
+	// PlacementAudit is, in spec.placement.mode Audit, what the placement policy would refuse in mode Enforce.
+	PlacementAudit *PlacementAudit `json:"placementAudit,omitempty"`
+
 	// NodeClaimsUnreadAt is when the cluster's NodeClaims last made the request a rollout is judged on more than
 	// Crossplane can send the function (RFC 3339): that reconcile failed, so for an hour from then no NodeClaim is
 	// read, an open wave is held (its nodes unknown) until its progress deadline says so, and then they are read
@@ -429,6 +489,10 @@ type PlacementPolicyStatus struct {
 
 	// InjectAPIVersion is the MutatingAdmissionPolicy API the apiserver serves; absent if none.
 	InjectAPIVersion string `json:"injectAPIVersion,omitempty"`
+
+	// Mode is Audit while the policy only warns about pods outside organizations' and the platform's namespaces
+	// (the cluster's spec.placement.mode); absent while it enforces.
+	Mode ClusterPlacementMode `json:"mode,omitempty"`
 }
 
 // ReferenceRollout is the state of one reference's rollout. The cluster function keeps it from one reconcile to

@@ -25,6 +25,9 @@ func (s *XKarpenterClusterSpec) Default() {
 	if s.Interruption.Enabled == nil {
 		s.Interruption.Enabled = ptr.To(DefaultInterruptionEnabled)
 	}
+	if s.Placement.Mode == "" {
+		s.Placement.Mode = DefaultClusterPlacementMode
+	}
 	if s.Monitoring.PrometheusRule == nil {
 		s.Monitoring.PrometheusRule = ptr.To(DefaultMonitoringPrometheusRule)
 	}

@@ -20,6 +20,8 @@ const (
 	DefaultChartInstallRepository = "oci://public.ecr.aws/karpenter"
 	// PatternChartInstallRepository is ChartInstall.repository's kubebuilder:validation:Pattern.
 	PatternChartInstallRepository = "^(oci|https?)://"
+	// DefaultClusterPlacementMode is ClusterPlacement.mode's kubebuilder:default.
+	DefaultClusterPlacementMode = "Enforce"
 	// MaxLengthClusterReferenceName is ClusterReference.name's kubebuilder:validation:MaxLength.
 	MaxLengthClusterReferenceName = 253
 	// DefaultControllerIdentityIdentity is ControllerIdentity.identity's kubebuilder:default.
@@ -70,6 +72,8 @@ const (
 	DefaultPlacementMode = "Enforce"
 	// DefaultPlacementInject is Placement.inject's kubebuilder:default.
 	DefaultPlacementInject = false
+	// MaxItemsPlacementAuditWouldRefuse is PlacementAudit.wouldRefuse's kubebuilder:validation:MaxItems.
+	MaxItemsPlacementAuditWouldRefuse = 50
 	// PatternPoolSettingsExpireAfter is PoolSettings.expireAfter's kubebuilder:validation:Pattern.
 	PatternPoolSettingsExpireAfter = "^(([0-9]+(s|m|h))+|Never)$"
 	// PatternPoolSettingsTerminationGracePeriod is PoolSettings.terminationGracePeriod's kubebuilder:validation:Pattern.
@@ -162,6 +166,8 @@ const (
 var (
 	// ItemEnumBudgetReasons is Budget.reasons's kubebuilder:validation:items:Enum.
 	ItemEnumBudgetReasons = []string{"Underutilized", "Empty", "Drifted", "Unhealthy"}
+	// EnumClusterPlacementMode is ClusterPlacement.mode's kubebuilder:validation:Enum.
+	EnumClusterPlacementMode = []string{"Enforce", "Audit"}
 	// EnumControllerIdentityIdentity is ControllerIdentity.identity's kubebuilder:validation:Enum.
 	EnumControllerIdentityIdentity = []string{"PodIdentity", "IRSA"}
 	// EnumDisruptionConsolidationPolicy is Disruption.consolidationPolicy's kubebuilder:validation:Enum.

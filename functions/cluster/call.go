@@ -32,6 +32,7 @@ type call struct {
 	// Set by require.
 	plan      plan
 	placement placementPlan
+	audit     placementAudit
 	// required is what the call asks Crossplane for; resolve adds what the answers name, settle the names
 	// the objects hold.
 	required map[string]*fnv1.ResourceSelector

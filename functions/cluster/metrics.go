@@ -43,6 +43,7 @@ func (r *clusterReporter) report(c server.Call) server.Samples {
 	for _, cond := range c.Conditions() {
 		s.Add(monitoring.ClusterCondition, 1, cluster, cond.Type, cond.Status, cond.Reason)
 	}
+	auditRefusals(s, cluster, c)
 	if !r.readsRollout(cluster, c) {
 		return s
 	}
@@ -54,6 +55,16 @@ func (r *clusterReporter) report(c server.Call) server.Samples {
 		}
 	}
 	return s
+}
+
+// auditRefusals adds a series for each workload the status says the placement policy would refuse; it reads
+// that field alone, not the whole status (a staged rollout's is large).
+func auditRefusals(s server.Samples, cluster string, c server.Call) {
+	audit := c.Status().GetFields()["placementAudit"].GetStructValue()
+	for _, w := range audit.GetFields()["wouldRefuse"].GetListValue().GetValues() {
+		f := w.GetStructValue().GetFields()
+		s.Add(monitoring.PlacementAuditRefusal, 1, cluster, f["namespace"].GetStringValue(), f["kind"].GetStringValue(), f["name"].GetStringValue())
+	}
 }
 
 // readsRollout reports whether a call reads the cluster's rollout (see rolloutReadEvery).

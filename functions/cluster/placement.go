@@ -42,6 +42,7 @@ import (
 const (
 	crPlacementPolicy        resource.Name = "placement-policy"
 	crPlacementBinding       resource.Name = "placement-binding"
+	crPlacementAuditBinding  resource.Name = "placement-audit-binding"
 	crPlacementPoolsPolicy   resource.Name = "placement-pools-policy"
 	crPlacementPoolsBinding  resource.Name = "placement-pools-binding"
 	crPlacementWarnPolicy    resource.Name = "placement-warn-policy"
@@ -78,7 +79,13 @@ type placementPlan struct {
 	// InjectAPIVersion is the MutatingAdmissionPolicy API the apiserver
 	// serves, or empty.
 	InjectAPIVersion string
+	// Mode is the cluster's spec.placement.mode: in Audit, PolicyName only
+	// warns outside organizations' namespaces.
+	Mode v1alpha1.ClusterPlacementMode
 }
+
+// audits reports whether the cluster's placement policy only warns outside organizations' namespaces.
+func (pp placementPlan) audits() bool { return pp.Mode == v1alpha1.ClusterPlacementAudit }
 
 // requireAdmissionAPI is the required resource under which Crossplane
 // returns the APIService the aggregator registers for
@@ -157,7 +164,8 @@ func observedAPIVersion(oc resource.ObservedComposed) string {
 }
 
 // newPlacementPlan plans the policies; resolve sets the MutatingAdmissionPolicy API once the apiserver has said.
-func newPlacementPlan(cluster, karpenterNamespace string, in Input) placementPlan {
+func newPlacementPlan(cluster string, spec v1alpha1.XKarpenterClusterSpec, in Input) placementPlan {
+	karpenterNamespace := spec.Karpenter.Namespace
 	nss := append(append([]string{}, alwaysPlatformNamespaces...), karpenterNamespace)
 	nss = append(nss, in.PlatformNamespaces...)
 	slices.Sort(nss)
@@ -171,6 +179,7 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input) placementPla
 		NodeStackKey:        keys.NodeStack,
 		PlatformNamespaces:  slices.Compact(nss),
 		Schedulers:          in.Schedulers,
+		Mode:                spec.Placement.Mode,
 	}
 }
 
@@ -178,6 +187,9 @@ func newPlacementPlan(cluster, karpenterNamespace string, in Input) placementPla
 func renderPlacement(pp placementPlan) (map[resource.Name]*composed.Unstructured, error) {
 	objects := map[resource.Name]runtime.Object{}
 	objects[crPlacementPolicy], objects[crPlacementBinding] = pp.policy()
+	if pp.audits() {
+		objects[crPlacementAuditBinding] = pp.auditBinding()
+	}
 	objects[crPlacementPoolsPolicy], objects[crPlacementPoolsBinding] = pp.poolsPolicy()
 	objects[crPlacementWarnPolicy], objects[crPlacementWarnBinding] = pp.warnPolicy()
 	objects[crPlacementBindingPolicy], objects[crPlacementBindingBinding] = pp.bindingPolicy()
@@ -383,7 +395,30 @@ func (pp placementPlan) policy() (*admissionv1.ValidatingAdmissionPolicy, *admis
 	if pp.InjectAPIVersion == "" {
 		delete(policy.Annotations, placement.AnnotationInjectAPIVersion)
 	}
-	return policy, pp.binding(placement.PolicyName, nil, pp.outsidePlatform())
+	if !pp.audits() {
+		return policy, pp.binding(placement.PolicyName, nil, pp.outsidePlatform())
+	}
+	policy.Annotations[placement.AnnotationMode] = string(pp.Mode)
+	// Organizations' namespaces are enforced in either mode: what one organization's pods may tolerate or
+	// select of another's is never only a warning.
+	return policy, pp.binding(placement.PolicyName, nil, pp.organizationNamespaces())
+}
+
+// auditBinding binds the placement policy, in mode Audit, to the namespaces neither an organization's nor the
+// platform's: a pod there that Enforce would refuse is admitted, the refusal a warning to whoever created it
+// (kubectl prints it; a controller logs it) and an audit annotation in the apiserver's audit log.
+func (pp placementPlan) auditBinding() *admissionv1.ValidatingAdmissionPolicyBinding {
+	b := pp.binding(placement.PolicyName, nil, pp.outsideOrganizations())
+	b.Name = placement.AuditBindingName
+	b.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Warn, admissionv1.Audit}
+	return b
+}
+
+// outsideOrganizations selects the namespaces neither an organization's nor the platform's.
+func (pp placementPlan) outsideOrganizations() *metav1.LabelSelector {
+	sel := pp.outsidePlatform()
+	sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: pp.OrganizationKey, Operator: metav1.LabelSelectorOpDoesNotExist})
+	return sel
 }
 
 func (pp placementPlan) binding(name string, param *admissionv1.ParamRef, namespaces *metav1.LabelSelector) *admissionv1.ValidatingAdmissionPolicyBinding {

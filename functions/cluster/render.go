@@ -24,6 +24,7 @@ func (r *call) render() bool {
 	// The status comes first: the view the cluster composes for its organizations shows part of it.
 	r.status = buildStatus(r.plan)
 	r.status.Placement = r.publishedPlacement()
+	r.status.PlacementAudit = r.audit.status()
 	r.status.References = r.references
 	r.status.Rollouts, r.status.Rollout = r.staged.Rollouts, summary(r.Spec, r.staged.Rollouts)
 	if r.rollout != nil {

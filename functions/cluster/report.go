@@ -11,6 +11,7 @@ func (r *call) report() {
 	fncall.SpecValid(r.Rsp, r.To)
 	r.namespaces.report(r.Rsp)
 	r.alerts.report(r.Rsp)
+	r.audit.report(r.Rsp, r.placement)
 	r.install.report(r.Rsp)
 	// How soon Crossplane calls again: an hour once nothing waits, a soaking wave's end if sooner, and the next
 	// read of a rollout's collections in a workload cluster if sooner still.

@@ -12,7 +12,7 @@ import (
 func (r *call) require() {
 	r.plan = newPlan(r.Spec)
 	// One placement plan serves the policies rendered and the platform namespaces required.
-	r.placement = newPlacementPlan(r.name(), r.Spec.Karpenter.Namespace, r.In)
+	r.placement = newPlacementPlan(r.name(), r.Spec, r.In)
 	r.alerts = alertsPlan{wanted: r.plan.PrometheusRule}
 	r.install = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
 
@@ -20,6 +20,8 @@ func (r *call) require() {
 	requireInjectAPI(r.required, r.In)
 	r.alerts.require(r.required)
 	requirePlatformNamespaces(r.required, r.placement)
+	r.audit = placementAudit{on: r.placement.audits()}
+	r.audit.require(r.required)
 	requireRollout(r.required, r.Spec)
 	requireListedReferences(r.required, r.Spec)
 	r.install.require(r.required)

@@ -26,6 +26,7 @@ func (r *call) resolve() bool {
 	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
 	r.install.resolve(r.plan, r.Observed)
 	r.namespaces = resolvePlatformNamespaces(r.Req, r.placement)
+	r.audit.resolve(r.Req, r.placement)
 	var err error
 	if r.references, err = publishedReferences(r.Req, r.Spec, r.previous.References); err != nil {
 		return r.Fatal(err)

@@ -131,6 +131,7 @@ const (
 	ReasonWarnOnly             = "WarnOnly"
 	ReasonNoPlacementPolicy    = "NoPlacementPolicy"
 	ReasonKeyDomainMismatch    = "KeyDomainMismatch"
+	ReasonClusterAudits        = "ClusterAudits"
 	ReasonGrantsPending        = "GrantsPending"
 	ReasonInjected             = "Injected"
 	ReasonInjectionUnavailable = "InjectionUnavailable"

@@ -196,6 +196,7 @@ func TestKeepRetiredGrantsNeverKeepsInjection(t *testing.T) {
 
 func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 	mismatch := strings.Replace(clusterPolicy, `"kiso.dev/key-domain":"kiso.dev"`, `"kiso.dev/key-domain":"formance.com"`, 1)
+	auditing := strings.Replace(clusterPolicy, `"kiso.dev/cluster":"prod",`, `"kiso.dev/cluster":"prod","kiso.dev/placement-mode":"Audit",`, 1)
 	noInjection := strings.Replace(clusterPolicy, `,
 	"kiso.dev/inject-api-version":"admissionregistration.k8s.io/v1beta1"`, ``, 1)
 	cases := map[string]struct {
@@ -225,6 +226,17 @@ func TestPlacementConditionsSayWhatIsEnforced(t *testing.T) {
 		"KeyDomainMismatch": {
 			policy: mismatch,
 			want:   map[string]string{TypePlacementEnforced: `False/KeyDomainMismatch: the admission policy kiso-placement of XKarpenterCluster "prod" checks keys of domain formance.com, this organization's nodes are tainted kiso.dev/organization: set the same keyDomain in both functions' inputs`},
+		},
+		// An organization of a cluster that audits outsiders says nothing keeps their pods off its nodes; what the
+		// cluster injects still applies.
+		"ClusterAudits": {
+			policy: auditing, inject: true,
+			want: map[string]string{
+				TypePlacementEnforced: `False/ClusterAudits: XKarpenterCluster "prod" audits (spec.placement.mode Audit): a pod of a namespace neither an organization's nor the platform's ` +
+					`that could run on this organization's nodes is admitted with a warning, so nothing keeps it off them; this organization's own namespaces are enforced as its spec says. ` +
+					`The cluster's status.placementAudit names what Enforce would refuse`,
+				TypePlacementInjected: "True/Injected: MutatingAdmissionPolicy kiso-placement-inject (admissionregistration.k8s.io/v1beta1) adds the pools' nodeSelector and tolerations where a pod lacks them",
+			},
 		},
 		"InjectionUnavailable": {
 			policy: noInjection, inject: true,

@@ -310,6 +310,10 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *v1alpha1.Pla
 	case len(pending) > 0:
 		enforced = condition{Reason: ReasonGrantsPending, Message: "waiting for Crossplane to compose the Role " + placement.Name + " in namespaces " + listed(pending) +
 			": until it is there, admission refuses every pod in them"}
+	case cp.Mode == v1alpha1.ClusterPlacementAudit:
+		enforced = condition{Reason: ReasonClusterAudits, Message: fmt.Sprintf("XKarpenterCluster %q audits (spec.placement.mode Audit): a pod of a namespace neither an organization's nor the platform's "+
+			"that could run on this organization's nodes is admitted with a warning, so nothing keeps it off them; this organization's own namespaces are enforced as its spec says. "+
+			"The cluster's status.placementAudit names what Enforce would refuse", cp.Cluster)}
 	case !placementEnforced(spec):
 		enforced = condition{Reason: ReasonEnforcementOff, Message: "spec.placement.enforce is false: pods in the organization's namespaces may run outside its pools; other pods are still kept off its nodes"}
 	case spec.Placement.Warned():
@@ -326,7 +330,7 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *v1alpha1.Pla
 	}
 	injected := condition{Type: TypePlacementInjected, Reason: ReasonInjectionUnavailable}
 	switch {
-	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonWarnOnly && enforced.Reason != ReasonGrantsPending:
+	case cp == nil || !enforced.OK && enforced.Reason != ReasonEnforcementOff && enforced.Reason != ReasonWarnOnly && enforced.Reason != ReasonGrantsPending && enforced.Reason != ReasonClusterAudits:
 		injected.Message = "spec.placement.inject: " + enforced.Message
 	case cp.InjectAPIVersion == "":
 		injected.Message = fmt.Sprintf("spec.placement.inject: XKarpenterCluster %q says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: "+

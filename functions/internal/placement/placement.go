@@ -154,6 +154,9 @@ const (
 	// about pods that select none of them: what PoolsPolicyName refuses in
 	// Enforce mode, admitted in Warn mode.
 	WarnPolicyName = "kiso-placement-warn"
+	// AuditBindingName binds PolicyName, in the cluster's placement mode Audit, to the namespaces neither an
+	// organization's nor the platform's, with Warn and Audit instead of Deny.
+	AuditBindingName = "kiso-placement-audit"
 	// InjectPolicyName adds the node selector and tolerations of the pool the
 	// Role names for injection.
 	InjectPolicyName = "kiso-placement-inject"
@@ -172,6 +175,9 @@ const (
 	AnnotationPlatformNamespaces = "kiso.dev/platform-namespaces"
 	AnnotationInjectAPIVersion   = "kiso.dev/inject-api-version"
 	AnnotationCluster            = "kiso.dev/cluster"
+	// AnnotationMode is Audit while the policy only warns outside organizations' and the platform's namespaces;
+	// absent while it enforces, as on every policy from before the mode.
+	AnnotationMode = "kiso.dev/placement-mode"
 )
 
 // PoolAnnotation on the Role names the pool its namespace's pods run on, for
@@ -207,6 +213,7 @@ func Published(annotations map[string]string) v1alpha1.PlacementPolicyStatus {
 		KeyDomain:          annotations[AnnotationKeyDomain],
 		PlatformNamespaces: SplitList(annotations[AnnotationPlatformNamespaces]),
 		InjectAPIVersion:   annotations[AnnotationInjectAPIVersion],
+		Mode:               v1alpha1.ClusterPlacementMode(annotations[AnnotationMode]),
 	}
 }
 
