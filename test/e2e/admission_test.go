@@ -72,7 +72,9 @@ func namedNode(namespace string) string {
 // (DaemonSet pods included) or tolerate an organization whose namespace it is not in, while a toleration that
 // cannot match a NoSchedule taint is left alone; that an UPDATE is checked only for the tolerations it adds,
 // so pods that predate a policy can be labelled, freed of finalizers and deleted; that a Job's pods are held
-// to the same rules; that in Warn mode such a pod is admitted with its refusal as a warning, and refused again
+// to the same rules; that a cluster in placement mode Audit admits another team's DaemonSet that tolerates every
+// taint, names it, and refuses it once switched to Enforce, its organizations' namespaces enforced throughout;
+// that in Warn mode such a pod is admitted with its refusal as a warning, and refused again
 // back in Enforce; that injection adds exactly what is missing and nothing twice, and a claim asking for it
 // where nothing serves it is told; and that pods of the old placement are admitted while its pool is kept
 // (make before break), and only then refused.
@@ -178,6 +180,13 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "operator", "-n", "kube-system", "--ignore-not-found")
 		})
 		createPodT(t, newPod("platform-agent", exemptNamespace, nil, tolerateEveryone))
+	})
+
+	// (iv b) Installed where other teams' agents already run, the cluster audits first: a DaemonSet tolerating
+	// every taint keeps getting its pods, is named on the cluster, and is refused only once switched to Enforce;
+	// an exempt namespace admits it again. globex's namespaces stay enforced throughout.
+	t.Run("AnAuditingClusterNamesWhatItWouldRefuse", func(t *testing.T) {
+		auditBeforeEnforceT(t, "e2e-placement", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)
 	})
 
 	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
