@@ -220,9 +220,11 @@ var kisoAlerts = []Rule{
 	{
 		// PlacementEnforced=False does not make a claim un-Ready (its pools run), so KisoOrganizationNotReady
 		// says nothing of it; yet it is the product's security signal: other pods may reach the organization's
-		// nodes, or its own run outside them. Warn mode and enforce: false are the platform's choice, not a fault.
+		// nodes, or its own run outside them. Warn mode and enforce: false are the platform's choice, not a fault;
+		// a cluster that audits (ClusterAudits) is the platform's too, and fires KisoClusterPlacementAudited once
+		// for the cluster rather than once per organization.
 		Alert:  "KisoPlacementNotEnforced",
-		Expr:   `max by (cluster, organization, xr, reason) (kiso_organization_condition{type="PlacementEnforced",status="False",reason!~"WarnOnly|EnforcementOff"}) > 0`,
+		Expr:   `max by (cluster, organization, xr, reason) (kiso_organization_condition{type="PlacementEnforced",status="False",reason!~"WarnOnly|EnforcementOff|ClusterAudits"}) > 0`,
 		For:    quarterHour,
 		Labels: severity(severityCritical),
 		Annotations: about(
@@ -237,6 +239,17 @@ var kisoAlerts = []Rule{
 		Annotations: about(
 			"XKarpenterCluster {{ $labels.cluster }} is not Ready.",
 			"It has not been Ready for 15 minutes, or the function stopped on a Fatal result: its conditions say which of Karpenter's prerequisites or placement policies is missing (kubectl get xkarpentercluster {{ $labels.cluster }} -o yaml, or kiso_cluster_condition)."),
+	},
+	{
+		// Audit is a transition of the install: while it lasts, other teams' pods may reach every organization's
+		// nodes. A day is long enough to read status.placementAudit and exempt or fix what it names.
+		Alert:  "KisoClusterPlacementAudited",
+		Expr:   `max by (cluster) (kiso_cluster_condition{type="PlacementEnforced",status="False",reason="Audit"}) > 0`,
+		For:    "24h",
+		Labels: severity(severityWarning),
+		Annotations: about(
+			"XKarpenterCluster {{ $labels.cluster }} has audited placement for a day instead of enforcing it.",
+			"Its spec.placement.mode is Audit: outside organizations' and the platform's namespaces, pods that could run on organizations' nodes are admitted. status.placementAudit names what Enforce would refuse (kiso_cluster_placement_audit_refusal); exempt or fix it, then set spec.placement.mode: Enforce."),
 	},
 	{
 		Alert:  "KisoRolloutBlocked",
