@@ -1,6 +1,9 @@
 package v1alpha1
 
-import apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
 
 // XKarpenterCluster kind.
 const ClusterKind = "XKarpenterCluster"
@@ -103,6 +106,14 @@ type XKarpenterClusterSpec struct {
 	// Monitoring is the alerting rules for Karpenter.
 	// +kubebuilder:default={}
 	Monitoring Monitoring `json:"monitoring,omitempty"`
+
+	// OrganizationLimits is the most any organization bound to this cluster may ask for in its spec.limits, per
+	// resource (cpu, memory, nodes, ...): a claim asking for more is refused (SpecValid=False, the field named), and
+	// one that sets no limit on such a resource gets this one. Set it where tenants apply their own claims; which
+	// references an organization may clone the platform says on each reference (annotation
+	// <keyDomain>/organizations).
+	// +kubebuilder:validation:MaxProperties=20
+	OrganizationLimits map[string]intstr.IntOrString `json:"organizationLimits,omitempty"`
 
 	// Placement is how the cluster's admission policies treat the pods of namespaces that are neither an
 	// organization's nor the platform's.

@@ -138,6 +138,8 @@ const (
 	MaxLengthXKarpenterClusterSpecProviderConfigName = 253
 	// MaxPropertiesXKarpenterClusterSpecTags is XKarpenterClusterSpec.tags's kubebuilder:validation:MaxProperties.
 	MaxPropertiesXKarpenterClusterSpecTags = 45
+	// MaxPropertiesXKarpenterClusterSpecOrganizationLimits is XKarpenterClusterSpec.organizationLimits's kubebuilder:validation:MaxProperties.
+	MaxPropertiesXKarpenterClusterSpecOrganizationLimits = 20
 	// MaxItemsXKarpenterClusterSpecReferences is XKarpenterClusterSpec.references's kubebuilder:validation:MaxItems.
 	MaxItemsXKarpenterClusterSpecReferences = 20
 	// PatternXKarpenterIsolationSpecOrganization is XKarpenterIsolationSpec.organization's kubebuilder:validation:Pattern.

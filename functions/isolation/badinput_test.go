@@ -111,6 +111,19 @@ func TestBadInputChangesNothing(t *testing.T) {
 			spec:   withRef(`"customer":"acme-corp",`, `"customer":"acme-corp","tags":{"AWS:createdBy":"me"},`),
 			want:   `spec.tags[AWS:createdBy]: Forbidden: tag keys starting with aws: are reserved by AWS`,
 		},
+		// What the platform allows an organization, where a tenant writes its own claim.
+		"ReferenceKeptForOtherOrganizations": {
+			reason: "The platform keeps a reference (a GPU pair, say) for the organizations its annotation lists: another's claim may not clone it.",
+			spec:   orgSpec,
+			refs:   nodeClass(`"labels":{"kiso.dev/reference":"true"}`, `"labels":{"kiso.dev/reference":"true"},"annotations":{"kiso.dev/organizations":"globex, initech"}`),
+			want:   `spec.nodeClassRef.name: Forbidden: EC2NodeClass "default" is the platform's for organizations globex, initech only (its annotation kiso.dev/organizations), not for acme`,
+		},
+		"LimitAboveTheClustersCeiling": {
+			reason: "The cluster sets the most an organization bound to it may ask for; a claim asking more is refused, the field named.",
+			spec:   withRef(`"nodeClassRef"`, `"clusterRef":{"name":"prod"},"limits":{"cpu":2000,"memory":"1Ti"},"nodeClassRef"`),
+			refs:   cluster{refNodeClass, refNodePool, strings.Replace(clusterXR, `"partition":"aws",`, `"partition":"aws","organizationLimits":{"cpu":1000,"memory":"2Ti"},`, 1)},
+			want:   `spec.limits[cpu]: Invalid value: "2000": more than the 1000 XKarpenterCluster "prod" allows an organization (its spec.organizationLimits)`,
+		},
 		"OversizedTagValue": {
 			reason: "An AWS tag value is at most 256 characters.",
 			spec:   withRef(`"customer":"acme-corp",`, `"customer":"acme-corp","tags":{"team":"`+long+`"},`),

@@ -142,8 +142,13 @@ func (r *call) validateFound() bool {
 	}
 	errs := r.validateAgainstReferences()
 	errs = append(errs, validateReferences(r.Spec, r.found, r.In, r.keys)...)
+	errs = append(errs, validateAllowances(r.Spec, r.found, r.keys)...)
 	errs = append(errs, validatePlatformNamespaces(r.namespaces, r.found, r.keys)...)
-	return r.Valid(append(errs, validateClaimedOrganization(r.Spec, r.claim, r.found, r.keys)...))
+	if !r.Valid(append(errs, validateClaimedOrganization(r.Spec, r.claim, r.found, r.keys)...)) {
+		return false
+	}
+	r.Spec.Limits = withCeiling(r.Spec.Limits, r.found.Cluster)
+	return true
 }
 
 // validateKarpenterNamespace refuses the namespace Karpenter's controller

@@ -7,8 +7,8 @@ import (
 )
 
 // TestClaimsTakeOnlyWhatThePlatformGives proves on a real control plane that a claim cannot take a platform
-// namespace or clone an object the platform did not mark as a reference (each a field error, nothing
-// rendered), and that two organizations listing a namespace that does not exist yet never both hold it once
+// namespace or clone an object the platform did not mark as a reference, nor one it keeps for other
+// organizations, even applied by the organization's own tenant admin (each a field error, nothing rendered), and that two organizations listing a namespace that does not exist yet never both hold it once
 // it does: the one the platform gives it to gets its ConfigMap and Role, the other nothing, and
 // NamespacesAssigned=False says so.
 func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
@@ -38,6 +38,31 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 		`spec.nodePoolRef.name: Forbidden: NodePool "e2e-privileged" is not a reference: a platform marks the NodePools tenants may clone with the label kiso.dev/reference: "true" (or lists them in the function input)`)
 	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=bachman"); len(pools) != 0 {
 		t.Errorf("a pool was rendered from an unmarked reference: %d NodePools", len(pools))
+	}
+
+	// A reference the platform keeps for another organization (a GPU pair, say), named by the tenant admin of an
+	// organization that writes its own claim, with its own credentials (ClusterRole admin in its namespace).
+	kept := []byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: e2e-gpu-reference\n  labels: {kiso.dev/reference: \"true\"}\n" +
+		"  annotations: {kiso.dev/organizations: globex}\nspec:\n  template:\n    spec:\n" +
+		"      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: tenant-reference}\n      requirements: []\n")
+	env.ApplyT(t, kept)
+	t.Cleanup(func() { deleteAtCleanup(t, kept) })
+	own := tenant{Namespace: "e2e-vandelay", Name: "vandelay", Organization: "vandelay", Isolation: "organization", Stacks: []string{"imports"}}
+	namespace, _, _ := strings.Cut(string(own.claim()), "---\n")
+	env.ApplyT(t, []byte(namespace))
+	t.Cleanup(func() { deleteAtCleanup(t, own.claim()) })
+	const vandelayAdmin = "e2e-vandelay-admin"
+	if out := env.TryT(t, nil, "create", "rolebinding", "vandelay-admin", "--clusterrole=admin", "--user="+vandelayAdmin, "-n", own.Namespace); out.ExitCode != 0 {
+		t.Fatalf("cannot make %s the tenant admin: %s", vandelayAdmin, out.Stderr)
+	}
+	gpuClaim := []byte(strings.Replace(string(own.claimOnly()), "nodePoolRef:\n    name: tenant-reference", "nodePoolRef:\n    name: e2e-gpu-reference", 1))
+	if out := env.TryT(t, gpuClaim, "apply", "-f", "-", "--as="+vandelayAdmin); out.ExitCode != 0 {
+		t.Fatalf("the tenant admin cannot apply its own claim: %s", out.Stderr)
+	}
+	assertClaimConditionT(t, own, "SpecValid", "InvalidSpec",
+		`spec.nodePoolRef.name: Forbidden: NodePool "e2e-gpu-reference" is the platform's for organizations globex only (its annotation kiso.dev/organizations), not for vandelay`)
+	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=vandelay"); len(pools) != 0 {
+		t.Errorf("a pool was rendered from a reference kept for another organization: %d NodePools", len(pools))
 	}
 
 	// Two organizations list a namespace that does not exist yet; once it does, the one the platform gives it to holds it.
