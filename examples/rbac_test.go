@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -179,6 +181,7 @@ func readObjects(t *testing.T, path string) []map[string]any {
 var rbacExamples = map[string]string{
 	"crossplane-karpenter.yaml": "TestCrossplaneMayComposeWhatTheExamplesCompose",
 	"namespace-labeller.yaml":   "TestNamespaceLabellerHoldsWhatThePlatformsPolicyChecks",
+	"claim-writer.yaml":         "TestClaimWriterWritesClaimsAndNothingElse",
 }
 
 // TestEveryRBACExampleIsChecked: a file added under examples/rbac gets a test of what it grants.
@@ -275,4 +278,24 @@ func readLabellerExample(t *testing.T) (rules []rule, boundToAGroup bool) {
 		}
 	}
 	return rules, boundToAGroup
+}
+
+// TestClaimWriterWritesClaimsAndNothingElse: examples/rbac/claim-writer.yaml grants writing organizations' claims
+// (the namespaced KarpenterIsolation) and nothing else: not the cluster-scoped XRs, which a RoleBinding could not
+// confine to a namespace, nor any other kind.
+func TestClaimWriterWritesClaimsAndNothingElse(t *testing.T) {
+	objs := readObjects(t, filepath.Join(root, "examples", "rbac", "claim-writer.yaml"))
+	if len(objs) != 1 || kindOf(objs[0]) != "rbac.authorization.k8s.io/ClusterRole" {
+		t.Fatalf("examples/rbac/claim-writer.yaml holds %d objects, want one ClusterRole", len(objs))
+	}
+	rules, _ := objs[0]["rules"].([]any)
+	if len(rules) != 1 {
+		t.Fatalf("kiso:claim-writer has %d rules, want one", len(rules))
+	}
+	rule := rules[0].(map[string]any)
+	want := map[string]any{"apiGroups": []any{"kiso.dev"}, "resources": []any{"karpenterisolations"},
+		"verbs": []any{"get", "list", "watch", "create", "update", "patch", "delete"}}
+	if diff := cmp.Diff(want, rule); diff != "" {
+		t.Errorf("kiso:claim-writer grants: -want, +got:\n%s", diff)
+	}
 }

@@ -41,7 +41,8 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	}
 
 	// A reference the platform keeps for another organization (a GPU pair, say), named by the tenant admin of an
-	// organization that writes its own claim, with its own credentials (ClusterRole admin in its namespace).
+	// organization that writes its own claim, with its own credentials: ClusterRole admin in its namespace, and
+	// kiso:claim-writer there, which the platform binds to let a tenant write its claim (examples/rbac).
 	kept := []byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: e2e-gpu-reference\n  labels: {kiso.dev/reference: \"true\"}\n" +
 		"  annotations: {kiso.dev/organizations: globex}\nspec:\n  template:\n    spec:\n" +
 		"      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: tenant-reference}\n      requirements: []\n")
@@ -52,8 +53,13 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 	env.ApplyT(t, []byte(namespace))
 	t.Cleanup(func() { deleteAtCleanup(t, own.claim()) })
 	const vandelayAdmin = "e2e-vandelay-admin"
-	if out := env.TryT(t, nil, "create", "rolebinding", "vandelay-admin", "--clusterrole=admin", "--user="+vandelayAdmin, "-n", own.Namespace); out.ExitCode != 0 {
-		t.Fatalf("cannot make %s the tenant admin: %s", vandelayAdmin, out.Stderr)
+	claimWriter := readRepoFileT(t, "examples/rbac/claim-writer.yaml")
+	env.ApplyT(t, claimWriter)
+	t.Cleanup(func() { deleteAtCleanup(t, claimWriter) })
+	for _, role := range []string{"admin", "kiso:claim-writer"} {
+		if out := env.TryT(t, nil, "create", "rolebinding", "vandelay-"+strings.ReplaceAll(role, ":", "-"), "--clusterrole="+role, "--user="+vandelayAdmin, "-n", own.Namespace); out.ExitCode != 0 {
+			t.Fatalf("cannot bind %s to %s: %s", role, vandelayAdmin, out.Stderr)
+		}
 	}
 	gpuClaim := []byte(strings.Replace(string(own.claimOnly()), "nodePoolRef:\n    name: tenant-reference", "nodePoolRef:\n    name: e2e-gpu-reference", 1))
 	if out := env.TryT(t, gpuClaim, "apply", "-f", "-", "--as="+vandelayAdmin); out.ExitCode != 0 {
