@@ -241,6 +241,21 @@ var kisoAlerts = []Rule{
 			"It has not been Ready for 15 minutes, or the function stopped on a Fatal result: its conditions say which of Karpenter's prerequisites or placement policies is missing (kubectl get xkarpentercluster {{ $labels.cluster }} -o yaml, or kiso_cluster_condition)."),
 	},
 	{
+		// A function's series are its calls' (kiso_*_ready of each XR it was called for). When a function is down,
+		// its target's series go stale at once; when Crossplane stops calling it, each expires after twice its
+		// TTL and five minutes. Either way the series vanish rather than say anything, so the alert is on their
+		// absence where the last three hours had some: it also fires for three hours after the last cluster or
+		// organization is deleted, which its runbook says.
+		Alert: "KisoFunctionSilent",
+		Expr: `label_replace((count(max_over_time(kiso_cluster_ready[3h])) > 0) unless (count(kiso_cluster_ready) > 0), "function", "cluster", "", "")` +
+			` or label_replace((count(max_over_time(kiso_organization_ready[3h])) > 0) unless (count(kiso_organization_ready) > 0), "function", "isolation", "", "")`,
+		For:    quarterHour,
+		Labels: severity(severityWarning),
+		Annotations: about(
+			"kiso's {{ $labels.function }} function exports no series about any XR.",
+			"It exported some in the last three hours and none for 15 minutes: the function is down, unreachable by Prometheus, or Crossplane no longer calls it. Admission keeps enforcing placement meanwhile, but no claim or cluster changes."),
+	},
+	{
 		// Audit is a transition of the install: while it lasts, other teams' pods may reach every organization's
 		// nodes. A day is long enough to read status.placementAudit and exempt or fix what it names.
 		Alert:  "KisoClusterPlacementAudited",
