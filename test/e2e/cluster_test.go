@@ -294,7 +294,8 @@ func assertAlerts(t *testing.T, rule *unstructured.Unstructured) {
 	sort.Strings(alerts)
 	want := []string{
 		"KarpenterCloudProviderErrors", "KarpenterDriftedNodeNotReplaced", "KarpenterEC2NodeClassNotReady", "KarpenterNodePoolNearLimit", "KarpenterNodePoolNotReady", "KarpenterPodsUnschedulable",
-		"KisoClusterNotReady", "KisoOrganizationNotReady", "KisoPlacementNotEnforced", "KisoRolloutBlocked", "KisoWarnModeWouldRefusePods",
+		"KisoClusterNotReady", "KisoClusterPlacementAudited", "KisoFunctionSilent", "KisoOrganizationNotReady", "KisoPlacementNotEnforced", "KisoRolloutBlocked",
+		"KisoWarnModeWouldRefusePods",
 	}
 	if diff := cmp.Diff(want, alerts); diff != "" {
 		t.Errorf("PrometheusRule %s/%s alerts: -want, +got:\n%s", rule.GetNamespace(), rule.GetName(), diff)
