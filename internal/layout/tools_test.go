@@ -3,6 +3,7 @@ package layout
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,6 +59,9 @@ func TestCRDSourcesRefusesAModuleWithoutVersionOrFiles(t *testing.T) {
 	}
 }
 
+// npmVersion is a semantic version as npm writes it.
+var npmVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+
 func TestToolVersionReadsBuildEnv(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(root, "tools"))
 	if err != nil {
@@ -69,7 +73,17 @@ func TestToolVersionReadsBuildEnv(t *testing.T) {
 			t.Error(err)
 			continue
 		}
-		if v[0] != 'v' {
+		vars, err := shellVars(filepath.Join(root, "tools", e.Name(), "build.env"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case vars["NPM"] != "":
+			// An npm package's version, as npm install pkg@version takes it: no leading v.
+			if !npmVersion.MatchString(v) {
+				t.Errorf("tools/%s: VERSION %q is not an npm package version", e.Name(), v)
+			}
+		case v[0] != 'v':
 			t.Errorf("tools/%s: VERSION %q is not a Go module version", e.Name(), v)
 		}
 	}

@@ -48,26 +48,26 @@ func TestClaimsTakeOnlyWhatThePlatformGives(t *testing.T) {
 		"      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: tenant-reference}\n      requirements: []\n")
 	env.ApplyT(t, kept)
 	t.Cleanup(func() { deleteAtCleanup(t, kept) })
-	own := tenant{Namespace: "e2e-vandelay", Name: "vandelay", Organization: "vandelay", Isolation: "organization", Stacks: []string{"imports"}}
+	own := tenant{Namespace: "e2e-kruger", Name: "kruger", Organization: "kruger", Isolation: "organization", Stacks: []string{"imports"}}
 	namespace, _, _ := strings.Cut(string(own.claim()), "---\n")
 	env.ApplyT(t, []byte(namespace))
 	t.Cleanup(func() { deleteAtCleanup(t, own.claim()) })
-	const vandelayAdmin = "e2e-vandelay-admin"
+	const krugerAdmin = "e2e-kruger-admin"
 	claimWriter := readRepoFileT(t, "examples/rbac/claim-writer.yaml")
 	env.ApplyT(t, claimWriter)
 	t.Cleanup(func() { deleteAtCleanup(t, claimWriter) })
 	for _, role := range []string{"admin", "kiso:claim-writer"} {
-		if out := env.TryT(t, nil, "create", "rolebinding", "vandelay-"+strings.ReplaceAll(role, ":", "-"), "--clusterrole="+role, "--user="+vandelayAdmin, "-n", own.Namespace); out.ExitCode != 0 {
-			t.Fatalf("cannot bind %s to %s: %s", role, vandelayAdmin, out.Stderr)
+		if out := env.TryT(t, nil, "create", "rolebinding", "kruger-"+strings.ReplaceAll(role, ":", "-"), "--clusterrole="+role, "--user="+krugerAdmin, "-n", own.Namespace); out.ExitCode != 0 {
+			t.Fatalf("cannot bind %s to %s: %s", role, krugerAdmin, out.Stderr)
 		}
 	}
 	gpuClaim := []byte(strings.Replace(string(own.claimOnly()), "nodePoolRef:\n    name: tenant-reference", "nodePoolRef:\n    name: e2e-gpu-reference", 1))
-	if out := env.TryT(t, gpuClaim, "apply", "-f", "-", "--as="+vandelayAdmin); out.ExitCode != 0 {
+	if out := env.TryT(t, gpuClaim, "apply", "-f", "-", "--as="+krugerAdmin); out.ExitCode != 0 {
 		t.Fatalf("the tenant admin cannot apply its own claim: %s", out.Stderr)
 	}
 	assertClaimConditionT(t, own, "SpecValid", "InvalidSpec",
-		`spec.nodePoolRef.name: Forbidden: NodePool "e2e-gpu-reference" is the platform's for organizations globex only (its annotation kiso.dev/organizations), not for vandelay`)
-	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=vandelay"); len(pools) != 0 {
+		`spec.nodePoolRef.name: Forbidden: NodePool "e2e-gpu-reference" is the platform's for organizations globex only (its annotation kiso.dev/organizations), not for kruger`)
+	if pools := env.Cluster.ListT(t, NodePoolKind, "", "kiso.dev/organization=kruger"); len(pools) != 0 {
 		t.Errorf("a pool was rendered from a reference kept for another organization: %d NodePools", len(pools))
 	}
 
