@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 )
@@ -119,21 +120,10 @@ func (a placementAudit) report(rsp *fnv1.RunFunctionResponse, pp placementPlan) 
 			refused = append(refused, w.Namespace+"/"+w.Name)
 		}
 		msg += fmt.Sprintf("; Enforce would refuse the pods of %d of %d DaemonSets there (status.placementAudit): %s. Label the namespaces of the platform's agents %s=%s, or fix the DaemonSets, then switch to Enforce",
-			len(a.found), a.read, listedNames(refused), placement.ExemptLabel(pp.KeyDomain), placement.ExemptValue)
-		response.Warning(rsp, fmt.Errorf("placement audit: Enforce would refuse the pods of %s", listedNames(refused)))
+			len(a.found), a.read, fncall.Listed(refused), placement.ExemptLabel(pp.KeyDomain), placement.ExemptValue)
+		response.Warning(rsp, fmt.Errorf("placement audit: Enforce would refuse the pods of %s", fncall.Listed(refused)))
 	}
 	response.ConditionFalse(rsp, TypePlacementEnforced, ReasonPlacementAudit).WithMessage(msg).TargetComposite()
-}
-
-// maxNamed bounds how many workloads a condition's message names.
-const maxNamed = 10
-
-// listedNames names up to maxNamed items, and how many more there are.
-func listedNames(items []string) string {
-	if len(items) <= maxNamed {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxNamed], ", "), len(items)-maxNamed)
 }
 
 // podTemplateOf is the pod spec a workload's pods are created from; empty if it cannot be read.

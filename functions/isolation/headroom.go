@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/kiso-dev/kiso/functions/internal/fncall"
 )
 
 // Karpenter replaces a node (drift: a NodeClass change, a rollout wave; or a static pool's lost replica) only
@@ -102,6 +104,6 @@ func (r *call) reportHeadroom() {
 	response.ConditionFalse(r.Rsp, TypeReplacementHeadroom, ReasonAtNodeLimit).
 		WithMessage(fmt.Sprintf("pools %s cannot launch a replacement node: Karpenter replaces a drifted or lost node only after launching its "+
 			"replacement within the pool's limits, so a NodeClass change or a rollout wave leaves their nodes as they are until one goes; "+
-			"give spec.limits.nodes (and a pool's own limits.nodes) one node more per pool", listed(full))).
+			"give spec.limits.nodes (and a pool's own limits.nodes) one node more per pool", fncall.Listed(full))).
 		TargetCompositeAndClaim()
 }

@@ -180,7 +180,7 @@ func (r *call) reportNamespaces() {
 	}
 	response.ConditionFalse(rsp, TypeNamespacesAssigned, ReasonNotAssigned).WithMessage(fmt.Sprintf(
 		"namespaces %s are not labelled %s=%s by the platform (or do not exist yet): their pods get no grant to the organization's nodes until the platform labels them",
-		listed(missing), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
+		fncall.Listed(missing), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
 }
 
 // reportUnlistedNamespaces says which namespaces the platform gives the
@@ -196,7 +196,7 @@ func (r *call) reportUnlistedNamespaces() {
 	response.ConditionFalse(rsp, TypeNamespacesListed, ReasonGivenNotListed).WithMessage(fmt.Sprintf(
 		"namespaces %s are labelled %s=%s by the platform but no stack lists them: they get no grant to the organization's nodes, so admission refuses every pod in them, in Warn mode too; "+
 			"list them under a stack, or the platform removes the label",
-		listed(unlisted), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
+		fncall.Listed(unlisted), keys.Organization, spec.Organization)).TargetCompositeAndClaim()
 }
 
 // countWarned says in the status, in Warn mode, how many pods Enforce would
@@ -239,7 +239,7 @@ func (r *call) warnedMessage() string {
 	if len(found.Warned) == 0 {
 		msg = "; every pod in its namespaces selects a pool of the organization: switching to Enforce refuses none of them"
 	} else {
-		msg = fmt.Sprintf("; %d pods in its namespaces select no pool of the organization, so Enforce would refuse them: %s", len(found.Warned), listed(found.Warned))
+		msg = fmt.Sprintf("; %d pods in its namespaces select no pool of the organization, so Enforce would refuse them: %s", len(found.Warned), fncall.Listed(found.Warned))
 	}
 	if found.PodsCounted > warnRecountLimit {
 		msg += fmt.Sprintf(" (its namespaces hold %d pods, more than the %d Warn mode counts at each change: it counts again at %s)",
@@ -285,17 +285,6 @@ func pendingGrants(served []specNamespace, observed fnstate.Observed) []string {
 	return out
 }
 
-// maxListed bounds how many namespaces a condition names.
-const maxListed = 10
-
-// listed names up to maxListed items, and how many more there are.
-func listed(items []string) string {
-	if len(items) <= maxListed {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
-}
-
 // placementConditions say what admission enforces for the organization:
 // True only once the policies and every grant they read are there.
 func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *v1alpha1.PlacementPolicyStatus, pending []string, keys placement.Keys) []condition {
@@ -308,7 +297,7 @@ func placementConditions(spec v1alpha1.XKarpenterIsolationSpec, cp *v1alpha1.Pla
 		enforced = condition{Reason: ReasonKeyDomainMismatch, Message: fmt.Sprintf("the admission policy %s of XKarpenterCluster %q checks keys of domain %s, this organization's nodes are tainted %s: "+
 			"set the same keyDomain in both functions' inputs", placement.PolicyName, cp.Cluster, cp.KeyDomain, keys.Organization)}
 	case len(pending) > 0:
-		enforced = condition{Reason: ReasonGrantsPending, Message: "waiting for Crossplane to compose the Role " + placement.Name + " in namespaces " + listed(pending) +
+		enforced = condition{Reason: ReasonGrantsPending, Message: "waiting for Crossplane to compose the Role " + placement.Name + " in namespaces " + fncall.Listed(pending) +
 			": until it is there, admission refuses every pod in them"}
 	case cp.Mode == v1alpha1.ClusterPlacementAudit:
 		enforced = condition{Reason: ReasonClusterAudits, Message: fmt.Sprintf("XKarpenterCluster %q audits (spec.placement.mode Audit): a pod of a namespace neither an organization's nor the platform's "+
