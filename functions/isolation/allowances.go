@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -28,26 +27,13 @@ func organizationsAnnotation(keys placement.Keys) string { return keys.Domain + 
 // ceiling the organization's cluster sets (spec.organizationLimits).
 func validateAllowances(spec v1alpha1.XKarpenterIsolationSpec, found lookup, keys placement.Keys) field.ErrorList {
 	var errs field.ErrorList
-	for _, c := range classesOf(spec) {
-		path, pair := classPath(c), found.pair(c)
-		for _, r := range []struct {
-			path *field.Path
-			kind string
-			obj  *unstructured.Unstructured
-		}{
-			{path.Child("nodeClassRef", "name"), c.NodeClassRef.Kind, pair.NodeClass},
-			{path.Child("nodePoolRef", "name"), nodePoolKind, pair.NodePool},
-		} {
-			if r.obj == nil {
-				continue
-			}
-			allowed, reserved := r.obj.GetAnnotations()[organizationsAnnotation(keys)]
-			if !reserved || slices.Contains(placement.SplitList(strings.ReplaceAll(allowed, " ", "")), spec.Organization) {
-				continue
-			}
-			errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is the platform's for organizations %s only (its annotation %s), not for %s",
-				r.kind, r.obj.GetName(), allowed, organizationsAnnotation(keys), spec.Organization)))
+	for _, r := range referencesNamed(spec, found) {
+		allowed, reserved := r.Obj.GetAnnotations()[organizationsAnnotation(keys)]
+		if !reserved || slices.Contains(placement.SplitList(strings.ReplaceAll(allowed, " ", "")), spec.Organization) {
+			continue
 		}
+		errs = append(errs, field.Forbidden(r.Path, fmt.Sprintf("%s %q is the platform's for organizations %s only (its annotation %s), not for %s",
+			r.Kind, r.Obj.GetName(), allowed, organizationsAnnotation(keys), spec.Organization)))
 	}
 	if found.Cluster == nil {
 		return errs

@@ -27,25 +27,41 @@ func referenceLabel(keys placement.Keys) string { return keys.Domain + "/referen
 // tenants (a privileged role, another team's subnets) must not be cloned.
 func validateReferences(spec v1alpha1.XKarpenterIsolationSpec, found lookup, in Input, keys placement.Keys) field.ErrorList {
 	var errs field.ErrorList
-	for _, c := range classesOf(spec) {
-		path, pair := classPath(c), found.pair(c)
-		for _, r := range []struct {
-			path   *field.Path
-			kind   string
-			obj    *unstructured.Unstructured
-			listed []string
-		}{
-			{path.Child("nodeClassRef", "name"), c.NodeClassRef.Kind, pair.NodeClass, in.References.NodeClasses},
-			{path.Child("nodePoolRef", "name"), nodePoolKind, pair.NodePool, in.References.NodePools},
-		} {
-			if r.obj == nil || r.obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(r.listed, r.obj.GetName()) {
-				continue
-			}
-			errs = append(errs, field.Forbidden(r.path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
-				r.kind, r.obj.GetName(), r.kind, referenceLabel(keys))))
+	for _, r := range referencesNamed(spec, found) {
+		listed := in.References.NodeClasses
+		if r.Kind == nodePoolKind {
+			listed = in.References.NodePools
 		}
+		if r.Obj.GetLabels()[referenceLabel(keys)] == "true" || slices.Contains(listed, r.Obj.GetName()) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(r.Path, fmt.Sprintf("%s %q is not a reference: a platform marks the %ss tenants may clone with the label %s: \"true\" (or lists them in the function input)",
+			r.Kind, r.Obj.GetName(), r.Kind, referenceLabel(keys))))
 	}
 	return errs
+}
+
+// namedReference is a reference object a class of the spec names, found, with the field that names it.
+type namedReference struct {
+	Path *field.Path
+	Kind string
+	Obj  *unstructured.Unstructured
+}
+
+// referencesNamed lists, class by class, the reference NodeClass and NodePool the spec names that Crossplane
+// returned: what the platform's marks on a reference (validateReferences, validateAllowances) are checked on.
+func referencesNamed(spec v1alpha1.XKarpenterIsolationSpec, found lookup) []namedReference {
+	var out []namedReference
+	for _, c := range classesOf(spec) {
+		path, pair := classPath(c), found.pair(c)
+		if pair.NodeClass != nil {
+			out = append(out, namedReference{path.Child("nodeClassRef", "name"), c.NodeClassRef.Kind, pair.NodeClass})
+		}
+		if pair.NodePool != nil {
+			out = append(out, namedReference{path.Child("nodePoolRef", "name"), nodePoolKind, pair.NodePool})
+		}
+	}
+	return out
 }
 
 // validateAgainstReferences returns spec errors that only show once the
