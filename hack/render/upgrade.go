@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -30,47 +28,6 @@ import (
 // compositionResourceName is the annotation by which Crossplane names a composed resource in its XR.
 const compositionResourceName = "crossplane.io/composition-resource-name"
 
-// changelogRelease matches a dated version heading of CHANGELOG.md: "## v1.2.3 (2026-12-05)".
-var changelogRelease = regexp.MustCompile(`(?m)^## (v\d+\.\d+\.\d+) \(\d{4}-\d{2}-\d{2}\)`)
-
-// lastRelease is the newest dated version in CHANGELOG.md and the commit that released it: its tag, else the
-// commit that dated it there (a release commit is tagged after it lands).
-func lastRelease(ctx context.Context, root string) (version, commit string, err error) {
-	text, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
-	if err != nil {
-		return "", "", fmt.Errorf("cannot read CHANGELOG.md: %w", err)
-	}
-	m := changelogRelease.FindSubmatch(text)
-	if m == nil {
-		return "", "", fmt.Errorf("CHANGELOG.md dates no release")
-	}
-	version = string(m[1])
-	if out, err := git(ctx, root, "rev-parse", "--verify", "--quiet", version+"^{commit}"); err == nil {
-		return version, strings.TrimSpace(string(out)), nil
-	}
-	out, err := git(ctx, root, "log", "--reverse", "--format=%H", "-G", "^## "+regexp.QuoteMeta(version)+` \(`, "--", "CHANGELOG.md")
-	if err != nil {
-		return "", "", err
-	}
-	commits := strings.Fields(string(out))
-	if len(commits) == 0 {
-		return "", "", fmt.Errorf("no tag %s and no commit dating it in CHANGELOG.md: the upgrade check needs the repository's history (a full clone)", version)
-	}
-	return version, commits[0], nil
-}
-
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
-}
-
 // checkUpgrade renders the organization examples of a release, then this tree's render of them with the
 // release's objects as observed, and reports every pool whose nodes would be replaced outside a wave.
 func checkUpgrade(ctx context.Context, root, rev string) error {
@@ -78,7 +35,7 @@ func checkUpgrade(ctx context.Context, root, rev string) error {
 	commit := rev
 	if rev == "" {
 		var err error
-		if version, commit, err = lastRelease(ctx, root); err != nil {
+		if version, commit, err = layout.LastRelease(ctx, root); err != nil {
 			return err
 		}
 	}
@@ -88,7 +45,7 @@ func checkUpgrade(ctx context.Context, root, rev string) error {
 	}
 	defer os.RemoveAll(tmp)
 	old := filepath.Join(tmp, "release")
-	if err := extract(ctx, root, commit, old); err != nil {
+	if err := layout.ExtractCommit(ctx, root, commit, old); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "upgrade: rendering the organization examples of %s (%.12s) with its own functions\n", version, commit)
@@ -145,33 +102,6 @@ func checkUpgrade(ctx context.Context, root, rev string) error {
 		return errFailed
 	}
 	fmt.Fprintf(os.Stderr, "ok: upgrading from %s, the %d pool(s) of %d organization example(s) keep their node templates and NodeClasses\n", version, pools, len(labels))
-	return nil
-}
-
-// extract writes the tree of a commit into dir.
-func extract(ctx context.Context, root, commit, dir string) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("cannot create %s: %w", dir, err)
-	}
-	archive := exec.CommandContext(ctx, "git", "archive", "--format=tar", commit) //nolint:gosec // a commit of this repository, run without a shell
-	archive.Dir = root
-	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
-	pipe, err := archive.StdoutPipe()
-	if err != nil {
-		return fmt.Errorf("cannot extract %s: %w", commit, err)
-	}
-	untar.Stdin = pipe
-	untar.Stderr = os.Stderr
-	archive.Stderr = os.Stderr
-	if err := untar.Start(); err != nil {
-		return fmt.Errorf("cannot extract %s: %w", commit, err)
-	}
-	if err := archive.Run(); err != nil {
-		return fmt.Errorf("cannot extract %s (the upgrade check needs the repository's history): %w", commit, err)
-	}
-	if err := untar.Wait(); err != nil {
-		return fmt.Errorf("cannot extract %s: %w", commit, err)
-	}
 	return nil
 }
 

@@ -94,11 +94,3 @@ func TestAnUpgradeMayChangeNothingANodeIsLaunchedFrom(t *testing.T) {
 		})
 	}
 }
-
-func TestTheLastReleaseIsTheNewestDatedVersion(t *testing.T) {
-	text := "# Changelog\n\n## Unreleased: v0.3.0\n\n- x\n\n## v0.2.0 (2026-12-20)\n\n## v0.1.0 (2026-12-05)\n"
-	m := changelogRelease.FindStringSubmatch(text)
-	if m == nil || m[1] != "v0.2.0" {
-		t.Errorf("newest release of\n%s\n= %v, want v0.2.0", text, m)
-	}
-}

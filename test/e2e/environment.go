@@ -39,11 +39,19 @@ type Environment struct {
 	// until it runs.
 	KubernetesProviderPoll time.Duration
 
-	servers      *process.Group
-	prepared     *prepared
-	dir          string
-	controlPlane *controlPlane
-	workload     lazyWorkload
+	// Upgrade is what the upgrade from the last release found; nil when the run did not upgrade.
+	Upgrade *upgradeRecord
+
+	servers  *process.Group
+	registry *registry
+	released []*functionRuntime // the functions first installed, which an upgrade replaces
+	// staleCompositeGauges is what Crossplane's XR controllers' queue and worker gauges kept from the controllers
+	// an upgrade restarted (see recordStaleCompositeGauges), by controller; crossplaneIdle does not count it.
+	staleCompositeGauges map[string]float64
+	prepared             *prepared
+	dir                  string
+	controlPlane         *controlPlane
+	workload             lazyWorkload
 }
 
 // env is the environment every test in this package runs against.
@@ -79,12 +87,16 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 		return e, err
 	}
 
-	var reg *registry
 	err = phases.run("start registry, push packages", func() error {
-		if reg, err = startRegistry(ctx, servers, p.Crane); err != nil {
+		if e.registry, err = startRegistry(ctx, servers, p.Crane); err != nil {
 			return err
 		}
-		return pushPackages(ctx, p, reg)
+		if p.Release != nil {
+			if err := pushPackages(ctx, p.Crane, p.Release.packageSet, e.registry); err != nil {
+				return err
+			}
+		}
+		return pushPackages(ctx, p.Crane, p.packages(), e.registry)
 	})
 	if err != nil {
 		return e, err
@@ -99,8 +111,14 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 		}
 	}
 
+	// With the upgrade scenario, the last release goes in first, as a platform team installed it; organizations
+	// onboard on it and this tree's packages go in as an upgrade of it before the scenarios run (upgradeFromRelease).
+	first := p.packages()
+	if p.Release != nil {
+		first = p.Release.packageSet
+	}
 	err = phases.run("grant Crossplane kiso's RBAC and providers' kinds", func() error {
-		return grantCrossplane(ctx, e.Kubectl, p)
+		return grantCrossplane(ctx, e.Kubectl, p, first.Source)
 	})
 	if err != nil {
 		return e, err
@@ -113,35 +131,44 @@ func bootEnvironment(ctx context.Context, p *prepared, dir string, servers *proc
 		return e, err
 	}
 
-	var runtimes []*functionRuntime
-	err = phases.run("install packages, serve functions", func() error {
-		if err := e.Kubectl.Apply(ctx, installManifest(p, reg)); err != nil {
-			return fmt.Errorf("cannot install kiso's packages: %w", err)
-		}
-		for _, fn := range p.Functions {
-			rt, err := serveFunction(ctx, servers, e.Cluster, fn, filepath.Join(dir, "functions"), e.Metrics)
-			if err != nil {
-				return err
-			}
-			runtimes = append(runtimes, rt)
-			e.Functions = append(e.Functions, fn.FunctionName)
-		}
-		return nil
-	})
-	if err != nil {
-		return e, err
+	what := "install packages, serve functions"
+	serverSuffix := ""
+	if p.Release != nil {
+		what = "install the last release's packages (" + p.Release.Version + "), serve its functions"
+		serverSuffix = "-" + p.Release.Version
 	}
-
-	err = phases.run("wait for Functions Healthy, XRDs Established", func() error {
-		for _, rt := range runtimes {
-			if err := rt.waitHealthy(ctx, e.Cluster); err != nil {
-				return err
-			}
-		}
-		e.XRDs, err = waitForAPIs(ctx, e.Cluster)
+	err = phases.run(what, func() error {
+		e.released, err = e.installPackages(ctx, first, serverSuffix)
 		return err
 	})
 	return e, err
+}
+
+// installPackages installs a set of kiso's packages from the registry as a platform team does (the Functions, then
+// the Configuration), serves each function with its binary under its Function's name plus serverSuffix, and waits
+// until the Functions are Healthy and the Configuration's XRDs Established at the set's version.
+func (e *Environment) installPackages(ctx context.Context, set packageSet, serverSuffix string) ([]*functionRuntime, error) {
+	if err := e.Kubectl.Apply(ctx, installManifest(set, e.registry)); err != nil {
+		return nil, fmt.Errorf("cannot install kiso's packages %s: %w", set.Version, err)
+	}
+	var runtimes []*functionRuntime
+	e.Functions = nil
+	for _, fn := range set.Functions {
+		rt, err := serveFunctionAs(ctx, e.servers, e.Cluster, fn.FunctionName+serverSuffix, fn, set.Version, filepath.Join(e.dir, "functions"), e.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		runtimes = append(runtimes, rt)
+		e.Functions = append(e.Functions, fn.FunctionName)
+	}
+	for _, rt := range runtimes {
+		if err := rt.waitHealthy(ctx, e.Cluster); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	e.XRDs, err = waitForAPIs(ctx, e.Cluster, set.Version)
+	return runtimes, err
 }
 
 // printDiagnostics prints what a failed run needs to be understood: server logs and Crossplane's objects.

@@ -29,6 +29,10 @@ const (
 // bootTimeout bounds everything from starting etcd to the XRDs being Established.
 const bootTimeout = 5 * time.Minute
 
+// upgradeBootTimeout bounds the upgrade from the last release, after the boot: organizations onboard with running
+// pods, this tree goes in, its functions render each organization twice, and the organizations go again.
+const upgradeBootTimeout = 15 * time.Minute
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if os.Getenv(enableEnv) != "1" {
@@ -143,9 +147,23 @@ func runSuite(m *testing.M, p *prepared, workDir string, isolatedNetwork bool) i
 		code = 1
 	} else {
 		env = e
-		code = m.Run()
-		if code != 0 {
+		if p.Release != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), upgradeBootTimeout)
+			err = phases.run("upgrade from the last release ("+p.Release.Version+")", func() error {
+				e.Upgrade, err = upgradeFromRelease(ctx, e, p)
+				return err
+			})
+			cancel()
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cannot install this tree over the last release: %v\n", err)
 			e.printDiagnostics(context.Background())
+			code = 1
+		} else {
+			code = m.Run()
+			if code != 0 {
+				e.printDiagnostics(context.Background())
+			}
 		}
 	}
 

@@ -39,29 +39,29 @@ const (
 // platform when it pulls it, as it does from a release. The Crossplane CLI pushes one platform's package as a
 // plain image, so the harness puts that image in an index of one at the same tag. The runtime here is the binary
 // built for this machine, not the package's image.
-func pushPackages(ctx context.Context, p *prepared, reg *registry) error {
-	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, "REGISTRY=" + reg.host + "/" + packageOwner, hostPlatformEnv()},
-		nil, "go", "-C", p.RepoRoot, "run", "./hack/xpkg", "push")
+func pushPackages(ctx context.Context, crane string, set packageSet, reg *registry) error {
+	_, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + set.Dir, "VERSION=" + set.Version, "REGISTRY=" + reg.host + "/" + packageOwner, hostPlatformEnv()},
+		nil, "go", "-C", set.Source, "run", "./hack/xpkg", "push")
 	if err != nil {
 		return fmt.Errorf("cannot push packages: %w", err)
 	}
-	for _, fn := range p.Functions {
-		ref := reg.repository(fn.Package) + ":" + packageVersion
-		if _, err := runCommand(ctx, nil, nil, p.Crane, "index", "append", "--manifest", ref, "--tag", ref); err != nil {
+	for _, fn := range set.Functions {
+		ref := reg.repository(fn.Package) + ":" + set.Version
+		if _, err := runCommand(ctx, nil, nil, crane, "index", "append", "--manifest", ref, "--tag", ref); err != nil {
 			return fmt.Errorf("cannot push %s as an index: %w", ref, err)
 		}
-		if err := checkHostPlatform(ctx, p.Crane, ref); err != nil {
+		if err := checkHostPlatform(ctx, crane, ref); err != nil {
 			return err
 		}
 	}
-	return checkConfigurationDependencies(ctx, p, reg)
+	return checkConfigurationDependencies(ctx, crane, set, reg)
 }
 
 // checkConfigurationDependencies checks that the pushed Configuration depends on exactly the functions pushed
 // beside it, at their version: what Crossplane's dependency resolution would install from this registry.
-func checkConfigurationDependencies(ctx context.Context, p *prepared, reg *registry) error {
-	ref := reg.repository(configurationPackage) + ":" + packageVersion
-	fs, err := runCommand(ctx, nil, nil, p.Crane, "export", ref, "-")
+func checkConfigurationDependencies(ctx context.Context, crane string, set packageSet, reg *registry) error {
+	ref := reg.repository(configurationPackage) + ":" + set.Version
+	fs, err := runCommand(ctx, nil, nil, crane, "export", ref, "-")
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %w", ref, err)
 	}
@@ -84,8 +84,8 @@ func checkConfigurationDependencies(ctx context.Context, p *prepared, reg *regis
 			got = append(got, fmt.Sprintf("%v:%v", d["package"], d["version"]))
 		}
 	}
-	for _, fn := range p.Functions {
-		want = append(want, reg.repository(fn.Package)+":"+packageVersion)
+	for _, fn := range set.Functions {
+		want = append(want, reg.repository(fn.Package)+":"+set.Version)
 	}
 	slices.Sort(got)
 	slices.Sort(want)
@@ -144,16 +144,16 @@ func checkHostPlatform(ctx context.Context, crane, ref string) error {
 
 // installManifest is what a platform team applies to install kiso from a registry with dependency
 // resolution off: each Function under the name dependency resolution would give it, then the Configuration.
-func installManifest(p *prepared, reg *registry) []byte {
+func installManifest(set packageSet, reg *registry) []byte {
 	var b strings.Builder
-	for _, fn := range p.Functions {
+	for _, fn := range set.Functions {
 		fmt.Fprintf(&b, "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: %s\nspec:\n  package: %s:%s\n---\n",
-			fn.FunctionName, reg.repository(fn.Package), packageVersion)
+			fn.FunctionName, reg.repository(fn.Package), set.Version)
 	}
 	fmt.Fprintf(&b, "apiVersion: pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: %s\nspec:\n  package: %s:%s\n"+
 		"  # The providers kiso depends on do not run here; their CRDs are applied directly, and the functions\n"+
 		"  # are installed above.\n  skipDependencyResolution: true\n",
-		configurationName, reg.repository(configurationPackage), packageVersion)
+		configurationName, reg.repository(configurationPackage), set.Version)
 	return []byte(b.String())
 }
 
@@ -167,11 +167,12 @@ type functionRuntime struct {
 	revision string
 }
 
-// serveFunction runs fn's binary with a server certificate signed by Crossplane's root CA, then points the
-// Function's active revision at it: with the External runtime, nothing else sets status.endpoint, which is
-// where Crossplane dials a function.
-func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster, fn kisoFunction, dir string, metrics *metricsURLs) (*functionRuntime, error) {
-	revision, err := activeRevision(ctx, cluster, fn.FunctionName)
+// serveFunctionAs runs fn's binary, as the server named serverName, with a server certificate signed by
+// Crossplane's root CA, then points the Function's active revision at version at it: with the External runtime,
+// nothing else sets status.endpoint, which is where Crossplane dials a function. The release a run upgrades from
+// is served under another name than this tree's function, until the upgrade.
+func serveFunctionAs(ctx context.Context, servers *process.Group, cluster *Cluster, serverName string, fn kisoFunction, version, dir string, metrics *metricsURLs) (*functionRuntime, error) {
+	revision, err := activeRevision(ctx, cluster, fn.FunctionName, version)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster
 	if err != nil {
 		return nil, err
 	}
-	certsDir := filepath.Join(dir, fn.FunctionName)
+	certsDir := filepath.Join(dir, serverName)
 	// ca.crt is the CA the function verifies Crossplane's client certificate against: the same root CA.
 	files := map[string][]byte{"tls.crt": serving.certPEM, "tls.key": serving.keyPEM, "ca.crt": ca.certPEM}
 	if err := writeFiles(certsDir, files); err != nil {
@@ -201,9 +202,9 @@ func serveFunction(ctx context.Context, servers *process.Group, cluster *Cluster
 	if err != nil {
 		return nil, err
 	}
-	rt := &functionRuntime{fn: fn, endpoint: "127.0.0.1:" + strconv.Itoa(ports[0]), secret: fn.FunctionName + "-tls-server", revision: revision}
+	rt := &functionRuntime{fn: fn, endpoint: "127.0.0.1:" + strconv.Itoa(ports[0]), secret: serverName + "-tls-server", revision: revision}
 	metricsAddress := "127.0.0.1:" + strconv.Itoa(ports[1])
-	rt.server, err = servers.Start(fn.FunctionName, fn.Binary, []string{"--address=" + rt.endpoint, "--metrics-address=" + metricsAddress, "--debug"},
+	rt.server, err = servers.Start(serverName, fn.Binary, []string{"--address=" + rt.endpoint, "--metrics-address=" + metricsAddress, "--debug"},
 		[]string{"TLS_SERVER_CERTS_DIR=" + certsDir})
 	if err != nil {
 		return nil, err
@@ -315,16 +316,18 @@ func setCondition(u *unstructured.Unstructured, condition map[string]any) error 
 	return unstructured.SetNestedSlice(u.Object, conditions, "status", "conditions")
 }
 
-// activeRevision waits for the Function's active revision and returns its name.
-func activeRevision(ctx context.Context, cluster *Cluster, functionName string) (string, error) {
+// activeRevision waits for the Function's active revision to be of the package at version and returns its name.
+func activeRevision(ctx context.Context, cluster *Cluster, functionName, version string) (string, error) {
 	var name string
-	err := waitFor(ctx, packageReadyTimeout, "the active FunctionRevision of "+functionName, func(ctx context.Context) (bool, string, error) {
+	err := waitFor(ctx, packageReadyTimeout, "the active FunctionRevision of "+functionName+" at "+version, func(ctx context.Context) (bool, string, error) {
 		revisions, err := cluster.List(ctx, FunctionRevisionKind, "", "pkg.crossplane.io/package="+functionName)
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		for _, rev := range revisions {
-			if state, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); state == "Active" {
+			state, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState")
+			image, _, _ := unstructured.NestedString(rev.Object, "spec", "image")
+			if state == "Active" && strings.HasSuffix(image, ":"+version) {
 				name = rev.GetName()
 				return true, "", nil
 			}
@@ -338,10 +341,17 @@ func activeRevision(ctx context.Context, cluster *Cluster, functionName string) 
 	return name, err
 }
 
-// waitForAPIs waits for the Configuration to be Healthy and every XRD to be Established, and, if it offers a
+// waitForAPIs waits for the Configuration to be Healthy at version and every XRD to be Established, and, if it offers a
 // claim, Offered.
-func waitForAPIs(ctx context.Context, cluster *Cluster) ([]string, error) {
-	if _, err := cluster.WaitForCondition(ctx, packageReadyTimeout, ConfigurationKind, "", configurationName, "Healthy"); err != nil {
+func waitForAPIs(ctx context.Context, cluster *Cluster, version string) ([]string, error) {
+	_, err := cluster.WaitFor(ctx, packageReadyTimeout, ConfigurationKind, "", configurationName, func(u *unstructured.Unstructured) (bool, string) {
+		current, _, _ := unstructured.NestedString(u.Object, "status", "currentIdentifier")
+		if !strings.HasSuffix(current, ":"+version) {
+			return false, "its current package is " + current + ", not " + version
+		}
+		return HasCondition("Healthy")(u)
+	})
+	if err != nil {
 		return nil, err
 	}
 	xrds, err := cluster.List(ctx, CompositeResourceDefinitionKind, "", "")

@@ -151,6 +151,42 @@ type prepared struct {
 	PackageDir    string         // hack/xpkg output
 	Functions     []kisoFunction // only those whose package was built
 	Configuration string         // configuration package file
+
+	// Release is the last release, built from the git history, that the suite installs first and upgrades from;
+	// nil when the upgrade scenario does not run.
+	Release *release
+}
+
+// buildPackages builds the packages of the kiso tree src for this platform into dir, as version, and lists them.
+func buildPackages(ctx context.Context, src, dir, version string) ([]kisoFunction, string, error) {
+	if _, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + dir, "VERSION=" + version, hostPlatformEnv()},
+		nil, "go", "-C", src, "run", "./hack/xpkg", "build"); err != nil {
+		return nil, "", err
+	}
+	fns, err := layout.Functions(src)
+	if err != nil {
+		return nil, "", err
+	}
+	var built []kisoFunction
+	for _, f := range fns {
+		fn := kisoFunction{
+			Source:       f.Dir,
+			Package:      f.Package,
+			FunctionName: packageOwner + "-" + f.Package,
+			XPKG:         filepath.Join(dir, f.Package+".xpkg"),
+			Binary:       filepath.Join(dir, "bin", f.Package),
+		}
+		if _, err := os.Stat(fn.XPKG); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(os.Stdout, "e2e: functions/%s has no package yet; its Function is not installed\n", fn.Source)
+			continue
+		}
+		built = append(built, fn)
+	}
+	configuration := filepath.Join(dir, configurationPackage+".xpkg")
+	if _, err := os.Stat(configuration); err != nil {
+		return nil, "", fmt.Errorf("cannot find the configuration package: %w", err)
+	}
+	return built, configuration, nil
 }
 
 // prepare builds (or finds cached) tools and packages, and locates CRD files in module zips.
@@ -266,36 +302,20 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 
 	err = phases.run("build packages for this platform (go run ./hack/xpkg build)", func() error {
 		p.PackageDir = filepath.Join(workDir, "xpkg")
-		if _, err := runCommand(ctx, []string{"XPKG_OUTPUT=" + p.PackageDir, "VERSION=" + packageVersion, hostPlatformEnv()},
-			nil, "go", "-C", repoRoot, "run", "./hack/xpkg", "build"); err != nil {
-			return err
-		}
-		fns, err := layout.Functions(repoRoot)
-		if err != nil {
-			return err
-		}
-		for _, f := range fns {
-			fn := kisoFunction{
-				Source:       f.Dir,
-				Package:      f.Package,
-				FunctionName: packageOwner + "-" + f.Package,
-				XPKG:         filepath.Join(p.PackageDir, f.Package+".xpkg"),
-				Binary:       filepath.Join(p.PackageDir, "bin", f.Package),
-			}
-			if _, err := os.Stat(fn.XPKG); errors.Is(err, os.ErrNotExist) {
-				fmt.Fprintf(os.Stdout, "e2e: functions/%s has no package yet; its Function is not installed\n", fn.Source)
-				continue
-			}
-			p.Functions = append(p.Functions, fn)
-		}
-		p.Configuration = filepath.Join(p.PackageDir, configurationPackage+".xpkg")
-		if _, err := os.Stat(p.Configuration); err != nil {
-			return fmt.Errorf("cannot find the configuration package: %w", err)
-		}
-		return nil
+		p.Functions, p.Configuration, err = buildPackages(ctx, repoRoot, p.PackageDir, packageVersion)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if upgradeSelected() {
+		err = phases.run("build the last release's packages from the git history", func() error {
+			p.Release, err = buildLastRelease(ctx, repoRoot, filepath.Join(workDir, "release"))
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

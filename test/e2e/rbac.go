@@ -25,8 +25,8 @@ const aggregateToCrossplane = "rbac.crossplane.io/aggregate-to-crossplane"
 
 // grantCrossplane applies kiso's RBAC example, as a platform team installing kiso does, and the stand-in for
 // the providers' roles.
-func grantCrossplane(ctx context.Context, kubectl *Kubectl, p *prepared) error {
-	example, err := os.ReadFile(filepath.Join(p.RepoRoot, filepath.FromSlash(rbacExample)))
+func grantCrossplane(ctx context.Context, kubectl *Kubectl, p *prepared, source string) error {
+	example, err := os.ReadFile(filepath.Join(source, filepath.FromSlash(rbacExample)))
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %w", rbacExample, err)
 	}

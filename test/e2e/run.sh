@@ -9,4 +9,20 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # The timeout includes building the tools on a cold cache: on a fresh machine (empty Go caches) they took 23 minutes
 # beside make verify and the whole suite 40 (2026-12-05); 75 keeps the CI run within its 90.
-KISO_E2E=1 exec go test -count=1 -timeout=75m -parallel=32 -v "$@" .
+# The suite's output is long and a CI log may keep only its end: once it has ended, each failed test's own lines are
+# said again, last.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+set +e
+KISO_E2E=1 go test -count=1 -timeout=75m -parallel=32 -v "$@" . 2>&1 | tee "$out"
+code=${PIPESTATUS[0]}
+set -e
+if [ "$code" -ne 0 ]; then
+  echo "e2e: what the failed tests said (go test -v streams each test's lines under its === RUN/NAME/CONT; at most 150):"
+  awk 'NR == FNR { if (match($0, /--- FAIL: [^ ]+/)) failed[substr($0, RSTART + 10, RLENGTH - 10)] = 1; next }
+       /^=== (RUN|NAME|CONT|PAUSE) / { current = $3; next }
+       /^ *--- (FAIL|PASS|SKIP)/ { if ($0 ~ /--- FAIL/) print; current = ""; next }
+       /^[^ ]/ { current = ""; next }
+       current in failed' "$out" "$out" | head -n 150
+fi
+exit "$code"

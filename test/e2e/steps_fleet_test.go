@@ -23,24 +23,39 @@ const fleetReadyTimeout = 40 * time.Minute
 
 // crossplaneIdle says whether Crossplane's XR controllers have no reconcile queued or running.
 func crossplaneIdle(ctx context.Context) (bool, string, error) {
-	families, err := env.scrapeMetrics(ctx, "crossplane")
+	busy, err := compositeReconciles(ctx, env)
 	if err != nil {
 		return false, "", err
 	}
-	queued := counters(families, "workqueue_depth", "name")
-	running := counters(families, "controller_runtime_active_workers", "controller")
-	busy := 0.0
-	for name, v := range queued {
+	for name, stale := range env.staleCompositeGauges {
+		busy[name] -= stale
+	}
+	total := 0.0
+	for _, v := range busy {
+		total += v
+	}
+	return total == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", total), nil
+}
+
+// compositeReconciles reads, for each of Crossplane's XR controllers (composite/<XRD>), its queue's depth plus its
+// workers busy, as its gauges say.
+func compositeReconciles(ctx context.Context, e *Environment) (map[string]float64, error) {
+	families, err := e.scrapeMetrics(ctx, "crossplane")
+	if err != nil {
+		return nil, err
+	}
+	busy := map[string]float64{}
+	for name, v := range counters(families, "workqueue_depth", "name") {
 		if strings.HasPrefix(name, "composite/") {
-			busy += v
+			busy[name] += v
 		}
 	}
-	for name, v := range running {
+	for name, v := range counters(families, "controller_runtime_active_workers", "controller") {
 		if strings.HasPrefix(name, "composite/") {
-			busy += v
+			busy[name] += v
 		}
 	}
-	return busy == 0, fmt.Sprintf("Crossplane's XR controllers have %.0f reconciles queued or running", busy), nil
+	return busy, nil
 }
 
 func fleetOrganization(i int) string { return fmt.Sprintf("fleet-%04d", i) }

@@ -26,20 +26,28 @@ import (
 // waitForOrganizationT waits until a claim reports every pool Ready and returns what its status says.
 func waitForOrganizationT(t *testing.T, namespace, name, organizationName string) organization {
 	t.Helper()
-	claim := env.Cluster.WaitForT(t, poolsReadyTimeout, IsolationClaimKind, namespace, name, func(u *unstructured.Unstructured) (bool, string) {
-		pools, _, _ := unstructured.NestedSlice(u.Object, "status", "pools")
-		if len(pools) == 0 {
-			return false, "no pools in status; conditions " + conditionSummary(u)
+	claim := env.Cluster.WaitForT(t, poolsReadyTimeout, IsolationClaimKind, namespace, name, poolsReady)
+	return organizationOf(claim, organizationName)
+}
+
+// poolsReady is done once the claim reports pools and each of them Ready.
+func poolsReady(u *unstructured.Unstructured) (bool, string) {
+	pools, _, _ := unstructured.NestedSlice(u.Object, "status", "pools")
+	if len(pools) == 0 {
+		return false, "no pools in status; conditions " + conditionSummary(u)
+	}
+	for _, raw := range pools {
+		p, _ := raw.(map[string]any)
+		if ready, _ := p["ready"].(bool); !ready {
+			return false, fmt.Sprintf("pool %v not Ready", p["name"])
 		}
-		for _, raw := range pools {
-			p, _ := raw.(map[string]any)
-			if ready, _ := p["ready"].(bool); !ready {
-				return false, fmt.Sprintf("pool %v not Ready", p["name"])
-			}
-		}
-		return true, ""
-	})
-	org := organization{Name: organizationName, ClaimNamespace: namespace, Stacks: map[string]stackPlacement{}}
+	}
+	return true, ""
+}
+
+// organizationOf reads an organization's pools and each stack's placement from its claim's status.
+func organizationOf(claim *unstructured.Unstructured, organizationName string) organization {
+	org := organization{Name: organizationName, ClaimNamespace: claim.GetNamespace(), Stacks: map[string]stackPlacement{}}
 	pools, _, _ := unstructured.NestedSlice(claim.Object, "status", "pools")
 	for _, raw := range pools {
 		p, _ := raw.(map[string]any)
