@@ -96,7 +96,17 @@ func assertReadyByKarpenterT(t *testing.T, pool string) {
 // admission injects it).
 func createDeploymentT(t *testing.T, namespace, name string, replicas int32, cpu string, nodeSelector map[string]string, tolerations []corev1.Toleration) {
 	t.Helper()
-	waitForDefaultServiceAccountT(t, namespace)
+	if err := createDeployment(t.Context(), namespace, name, replicas, cpu, nodeSelector, tolerations); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createDeployment creates a Deployment of pods requesting cpu each, with the placement given, once the
+// namespace's default service account exists.
+func createDeployment(ctx context.Context, namespace, name string, replicas int32, cpu string, nodeSelector map[string]string, tolerations []corev1.Toleration) error {
+	if err := waitForDefaultServiceAccount(ctx, namespace); err != nil {
+		return err
+	}
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
@@ -109,9 +119,10 @@ func createDeploymentT(t *testing.T, namespace, name string, replicas int32, cpu
 			},
 		},
 	}
-	if _, err := env.Cluster.Typed.AppsV1().Deployments(namespace).Create(t.Context(), d, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("cannot create Deployment %s/%s: %v", namespace, name, err)
+	if _, err := env.Cluster.Typed.AppsV1().Deployments(namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("cannot create Deployment %s/%s: %w", namespace, name, err)
 	}
+	return nil
 }
 
 // createPlacedJobT creates a Job of one pod with the placement given (nil where admission injects it).

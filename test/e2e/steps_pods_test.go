@@ -321,7 +321,14 @@ func podNames(pods []corev1.Pod) []string {
 // account.
 func waitForDefaultServiceAccountT(t *testing.T, namespace string) {
 	t.Helper()
-	waitForT(t, 30*time.Second, "service account "+namespace+"/default", func(ctx context.Context) (bool, string, error) {
+	if err := waitForDefaultServiceAccount(t.Context(), namespace); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForDefaultServiceAccount waits for the namespace's default service account, without which a pod is refused.
+func waitForDefaultServiceAccount(ctx context.Context, namespace string) error {
+	return waitFor(ctx, 30*time.Second, "service account "+namespace+"/default", func(ctx context.Context) (bool, string, error) {
 		_, err := env.Cluster.Typed.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil

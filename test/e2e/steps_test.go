@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -58,20 +59,25 @@ func readTestdataT(t *testing.T, scenario, name string) []byte {
 // then, so it has its own.
 func deleteAtCleanup(t *testing.T, manifest []byte) {
 	t.Helper()
-	err := env.Kubectl.Delete(context.Background(), manifest, true)
+	if err := deleteOnceNotInUse(context.Background(), manifest); err != nil {
+		t.Errorf("cannot clean up: %v", err)
+	}
+}
+
+// deleteOnceNotInUse deletes what a manifest holds and waits until it is gone. An XKarpenterCluster is refused
+// while a tenant pool is still bound to it (the claims deleted before it are still being garbage collected): it is
+// deleted again once they are gone, as an operator would.
+func deleteOnceNotInUse(ctx context.Context, manifest []byte) error {
+	err := env.Kubectl.Delete(ctx, manifest, true)
 	if err != nil && strings.Contains(err.Error(), " is in use: ") {
-		// An XKarpenterCluster is refused while a tenant pool is still bound to it (the claims deleted before it
-		// are still being garbage collected): delete it again once they are gone, as an operator would.
-		err = waitFor(context.Background(), 180*time.Second, "the cluster's tenant pools to go", func(ctx context.Context) (bool, string, error) {
+		err = waitFor(ctx, 180*time.Second, "the cluster's tenant pools to go", func(ctx context.Context) (bool, string, error) {
 			if err := env.Kubectl.Delete(ctx, manifest, true); err != nil {
 				return false, err.Error(), nil
 			}
 			return true, "", nil
 		})
 	}
-	if err != nil {
-		t.Errorf("cannot clean up: %v", err)
-	}
+	return err
 }
 
 // requireNodesT skips a scenario that needs Karpenter, kube-scheduler and kwok where they do not run; under
@@ -122,38 +128,35 @@ func usePlacementClusterT(t *testing.T) {
 func deleteLocalClusterAtCleanup(t *testing.T, cluster []byte) {
 	t.Helper()
 	deleteAtCleanup(t, cluster)
-	waitForPlacementPoliciesGone(t)
-	waitForClusterViewGone(t, cluster)
+	if err := waitForLocalClusterGone(context.Background(), cluster); err != nil {
+		t.Error(err)
+	}
 }
 
-// waitForClusterViewGone waits until the view a deleted cluster composed for its organizations is gone. The
-// garbage collector deletes it after the XR; a cluster applied again under the same name meanwhile finds the old
-// view, which then goes, and its organizations read no view until the new cluster composes its own again.
-func waitForClusterViewGone(t *testing.T, cluster []byte) {
-	t.Helper()
+// waitForLocalClusterGone waits until what a deleted local XKarpenterCluster composed under fixed names is gone:
+// the admission policies, then the view it composed for its organizations. The garbage collector deletes them
+// after the XR; the next scenario to compose a local cluster must not find them still there, being deleted, and a
+// cluster applied again under the same name meanwhile would find the old view, which then goes, and its
+// organizations would read no view until the new cluster composed its own again.
+func waitForLocalClusterGone(ctx context.Context, cluster []byte) error {
+	var errs []error
+	for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy, nodeClassGuardPolicy} {
+		if err := env.Cluster.WaitForDeletion(ctx, 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name); err != nil {
+			errs = append(errs, fmt.Errorf("the placement policy %s outlived its cluster: %w", name, err))
+		}
+	}
 	var xr struct {
 		Metadata struct {
 			Name string `json:"name"`
 		} `json:"metadata"`
 	}
 	if err := yaml.Unmarshal(cluster, &xr); err != nil || xr.Metadata.Name == "" {
-		t.Errorf("cannot read the cluster's name from its manifest: %v", err)
-		return
+		return errors.Join(append(errs, fmt.Errorf("cannot read the cluster's name from its manifest: %w", err))...)
 	}
-	if err := env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, ClusterViewKind, "", clusterViewName(xr.Metadata.Name)); err != nil {
-		t.Errorf("the view of cluster %s outlived it: %v", xr.Metadata.Name, err)
+	if err := env.Cluster.WaitForDeletion(ctx, 90*time.Second, ClusterViewKind, "", clusterViewName(xr.Metadata.Name)); err != nil {
+		errs = append(errs, fmt.Errorf("the view of cluster %s outlived it: %w", xr.Metadata.Name, err))
 	}
-}
-
-// waitForPlacementPoliciesGone waits until the admission policies a local XKarpenterCluster composes under fixed
-// names are deleted.
-func waitForPlacementPoliciesGone(t *testing.T) {
-	t.Helper()
-	for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy, nodeClassGuardPolicy} {
-		if err := env.Cluster.WaitForDeletion(context.Background(), 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name); err != nil {
-			t.Errorf("the placement policy %s outlived its cluster: %v", name, err)
-		}
-	}
+	return errors.Join(errs...)
 }
 
 // markReady sets a Karpenter object's Ready condition as Karpenter would once

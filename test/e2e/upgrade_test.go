@@ -14,13 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 )
 
 // upgradeOrganizations are the claims testdata/upgrade/claims.yaml onboards on the last release, by namespace and
@@ -81,7 +77,7 @@ func upgradeFromRelease(ctx context.Context, e *Environment, p *prepared) (*upgr
 		xrs, u.Err = onboardOnRelease(ctx, e, u)
 		defer func() {
 			ctx := context.WithoutCancel(ctx)
-			u.Err = errors.Join(u.Err, deleteUpgradeFleet(ctx, e), recordStaleCompositeGauges(ctx, e))
+			u.Err = errors.Join(u.Err, deleteUpgradeFleet(ctx), recordStaleCompositeGauges(ctx, e))
 		}()
 	}
 	if err := grantCrossplane(ctx, e.Kubectl, p, p.RepoRoot); err != nil {
@@ -133,7 +129,7 @@ func onboardOnRelease(ctx context.Context, e *Environment, u *upgradeRecord) (ma
 		org := organizationOf(claim, name)
 		for _, stack := range slices.Sorted(maps.Keys(org.Stacks)) {
 			sp := org.Stacks[stack]
-			if err := createUpgradeDeployment(ctx, e, sp.Namespaces[0], sp); err != nil {
+			if err := createDeployment(ctx, sp.Namespaces[0], upgradeDeployment, 2, "100m", sp.NodeSelector, sp.Tolerations); err != nil {
 				return nil, err
 			}
 			pods = append(pods, sp.Namespaces[0]+"/"+upgradeDeployment)
@@ -159,36 +155,6 @@ func onboardOnRelease(ctx context.Context, e *Environment, u *upgradeRecord) (ma
 
 // upgradeDeployment is the Deployment each stack of the upgraded organizations runs.
 const upgradeDeployment = "app"
-
-// createUpgradeDeployment creates a Deployment of two pods placed on the stack's pool.
-func createUpgradeDeployment(ctx context.Context, e *Environment, namespace string, sp stackPlacement) error {
-	err := waitFor(ctx, 30*time.Second, "service account "+namespace+"/default", func(ctx context.Context) (bool, string, error) {
-		_, err := e.Cluster.Typed.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return true, "", nil
-	})
-	if err != nil {
-		return err
-	}
-	labels := map[string]string{"app": upgradeDeployment}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: upgradeDeployment, Namespace: namespace},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       workloadPodSpec("100m", sp.NodeSelector, sp.Tolerations, corev1.RestartPolicyAlways),
-			},
-		},
-	}
-	if _, err := e.Cluster.Typed.AppsV1().Deployments(namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("cannot create Deployment %s/%s: %w", namespace, upgradeDeployment, err)
-	}
-	return nil
-}
 
 // waitForUpgradedRenders waits until this tree's functions have been called twice for each XR (the second call
 // starts once Crossplane has applied what the first rendered), the cluster is Synced and every organization Ready.
@@ -282,39 +248,23 @@ func canonicalJSON(v map[string]any) (string, error) {
 	return string(b), err
 }
 
-// deleteUpgradeFleet deletes the upgraded organizations, then their cluster (refused while a tenant pool is still
-// bound to it, so again once they are gone, as an operator would) and its reference, and waits for the policies
-// and view the cluster composed under fixed names to go: the scenarios compose local clusters of their own.
-func deleteUpgradeFleet(ctx context.Context, e *Environment) error {
-	read := func(file string) []byte {
-		b, _ := os.ReadFile(filepath.Join("testdata", "upgrade", file))
-		return b
-	}
-	if err := e.Kubectl.Delete(ctx, read("claims.yaml"), true); err != nil {
-		return err
-	}
-	cluster := read("cluster.yaml")
-	err := waitFor(ctx, upgradeTimeout, "cluster e2e-upgrade to be deleted once its tenant pools are gone", func(ctx context.Context) (bool, string, error) {
-		if err := e.Kubectl.Delete(ctx, cluster, true); err != nil {
-			if strings.Contains(err.Error(), " is in use: ") {
-				return false, err.Error(), nil
-			}
-			return false, "", err
+// deleteUpgradeFleet deletes the upgraded organizations, then their cluster and its reference, and waits for what
+// the cluster composed under fixed names to go: the scenarios compose local clusters of their own.
+func deleteUpgradeFleet(ctx context.Context) error {
+	var manifests [][]byte
+	for _, file := range []string{"claims.yaml", "cluster.yaml", "references.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "upgrade", file))
+		if err != nil {
+			return err
 		}
-		return true, "", nil
-	})
-	if err != nil {
-		return err
+		manifests = append(manifests, b)
 	}
-	if err := e.Kubectl.Delete(ctx, read("references.yaml"), true); err != nil {
-		return err
-	}
-	for _, name := range []string{placementPolicy, poolsPolicy, warnPolicy, nodeClassGuardPolicy} {
-		if err := e.Cluster.WaitForDeletion(ctx, 90*time.Second, admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), "", name); err != nil {
-			return fmt.Errorf("the placement policy %s outlived cluster e2e-upgrade: %w", name, err)
+	for _, m := range manifests {
+		if err := deleteOnceNotInUse(ctx, m); err != nil {
+			return err
 		}
 	}
-	return e.Cluster.WaitForDeletion(ctx, 90*time.Second, ClusterViewKind, "", clusterViewName("e2e-upgrade"))
+	return waitForLocalClusterGone(ctx, manifests[1])
 }
 
 // recordStaleCompositeGauges records what Crossplane's XR controllers' gauges keep once no XR is left. An XRD whose
