@@ -139,7 +139,7 @@ func conditionNamed(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string) *fn
 // TestTheAuditJudgesAPodAsThePolicyDoes: each check of the placement policy's creation, as it reads a pod of a
 // namespace of no organization (organization ""): a toleration or selector of value "" is that namespace's own.
 func TestTheAuditJudgesAPodAsThePolicyDoes(t *testing.T) {
-	pp := newPlacementPlan("prod", v1alpha1.XKarpenterClusterSpec{}, Input{KeyDomain: "kiso.dev"})
+	pp := newPlacementPlan("prod", v1alpha1.XKarpenterClusterSpec{}, Input{}, placement.NewKeys("kiso.dev"))
 	org, nodeOrg := pp.OrganizationKey, pp.NodeOrganizationKey
 	in := func(key string, values ...string) *corev1.Affinity {
 		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{

@@ -20,8 +20,9 @@ import (
 type call struct {
 	*fncall.Call[Input, v1alpha1.XKarpenterClusterSpec]
 
-	// Set by begin.
-	keys placement.Keys
+	// Set by begin: the keys are in the domain the cluster's policies were composed with (chooseKeyDomain).
+	keys   placement.Keys
+	domain keyDomain
 	// previous is the XR's status as the cluster last wrote it: what a rollout and the published references
 	// carry over while Crossplane has not answered.
 	previous v1alpha1.XKarpenterClusterStatus
@@ -68,7 +69,8 @@ func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*call, bool) {
 	if !ok {
 		return r, false
 	}
-	r.keys = placement.NewKeys(r.In.KeyDomain)
+	r.domain = chooseKeyDomain(r.In.KeyDomain, r.Observed)
+	r.keys = placement.NewKeys(r.domain.Domain)
 	r.workload = workloadReader(r.Spec, r.name())
 	if err := fnstate.Decode(r.ObservedXR.Resource.Object, "status", &r.previous); err != nil {
 		return r, r.Fatal(errors.Wrap(err, "cannot read the XR's status"))

@@ -99,7 +99,12 @@ func rolloutStates(c server.Call) (map[string]string, bool) {
 		return nil, false
 	}
 	unread, _ := readlimit.Skip(status.NodeClaimsUnreadAt, false, c.Now)
-	v, err := readRollout(c.Req, placement.NewKeys(in.KeyDomain), c.XRName(), spec.Tags, unread)
+	// The keys are in the domain the policies were composed with, which the cluster publishes (chooseKeyDomain).
+	domain := in.KeyDomain
+	if status.Placement != nil && status.Placement.KeyDomain != "" {
+		domain = status.Placement.KeyDomain
+	}
+	v, err := readRollout(c.Req, placement.NewKeys(domain), c.XRName(), spec.Tags, unread)
 	if err != nil || v.Waiting {
 		return nil, false
 	}

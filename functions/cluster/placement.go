@@ -163,16 +163,16 @@ func observedAPIVersion(oc resource.ObservedComposed) string {
 	return oc.Resource.GetAPIVersion()
 }
 
-// newPlacementPlan plans the policies; resolve sets the MutatingAdmissionPolicy API once the apiserver has said.
-func newPlacementPlan(cluster string, spec v1alpha1.XKarpenterClusterSpec, in Input) placementPlan {
+// newPlacementPlan plans the policies, checking keys; resolve sets the MutatingAdmissionPolicy API once the
+// apiserver has said.
+func newPlacementPlan(cluster string, spec v1alpha1.XKarpenterClusterSpec, in Input, keys placement.Keys) placementPlan {
 	karpenterNamespace := spec.Karpenter.Namespace
 	nss := append(append([]string{}, alwaysPlatformNamespaces...), karpenterNamespace)
 	nss = append(nss, in.PlatformNamespaces...)
 	slices.Sort(nss)
-	keys := placement.NewKeys(in.KeyDomain)
 	return placementPlan{
 		Cluster:             cluster,
-		KeyDomain:           in.KeyDomain,
+		KeyDomain:           keys.Domain,
 		OrganizationKey:     keys.Organization,
 		StackKey:            keys.Stack,
 		NodeOrganizationKey: keys.NodeOrganization,

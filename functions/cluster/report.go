@@ -13,6 +13,7 @@ func (r *call) report() {
 	r.alerts.report(r.Rsp)
 	r.audit.report(r.Rsp, r.placement)
 	r.install.report(r.Rsp)
+	r.domain.report(r.Rsp)
 	// How soon Crossplane calls again: an hour once nothing waits, a soaking wave's end if sooner, and the next
 	// read of a rollout's collections in a workload cluster if sooner still.
 	r.Settled(r.notReady == 0 && len(r.inUse) == 0 && !r.verdict.Waiting && !r.staged.InProgress)

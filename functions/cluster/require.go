@@ -12,7 +12,7 @@ import (
 func (r *call) require() {
 	r.plan = newPlan(r.Spec)
 	// One placement plan serves the policies rendered and the platform namespaces required.
-	r.placement = newPlacementPlan(r.name(), r.Spec, r.In)
+	r.placement = newPlacementPlan(r.name(), r.Spec, r.In, r.keys)
 	r.alerts = alertsPlan{wanted: r.plan.PrometheusRule}
 	r.install = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
 

@@ -20,9 +20,11 @@ import (
 type call struct {
 	*fncall.Call[Input, v1alpha1.XKarpenterIsolationSpec]
 
-	// Set by begin.
-	keys  placement.Keys
-	claim claimOf
+	// Set by begin. keys are in the input's domain until require sets the one in use, domain
+	// (chooseKeyDomain).
+	keys   placement.Keys
+	domain keyDomain
+	claim  claimOf
 	// namespaces are the spec's, in spec order (specNamespaces).
 	namespaces []specNamespace
 

@@ -93,7 +93,7 @@ func TestStackIsolationRendersOnePoolPerStack(t *testing.T) {
 		fncall.TypeSpecValid: fnv1.Status_STATUS_CONDITION_TRUE, fncall.TypeNamesAvailable: fnv1.Status_STATUS_CONDITION_TRUE, TypeReferencesResolved: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypePoolsSettled: fnv1.Status_STATUS_CONDITION_TRUE, TypePlacementEnforced: fnv1.Status_STATUS_CONDITION_FALSE, TypeReferenceCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
 		TypeNamespacesAssigned: fnv1.Status_STATUS_CONDITION_FALSE, TypeNamespacesListed: fnv1.Status_STATUS_CONDITION_TRUE,
-		TypeReplacementHeadroom: fnv1.Status_STATUS_CONDITION_TRUE,
+		TypeReplacementHeadroom: fnv1.Status_STATUS_CONDITION_TRUE, TypeKeyDomainCurrent: fnv1.Status_STATUS_CONDITION_TRUE,
 	})
 }
 

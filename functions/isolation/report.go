@@ -44,6 +44,7 @@ func (r *call) report() {
 		r.Settled(r.tr.Idle() && allObserved(r.rendered, r.view))
 		r.requeueForCount()
 	}
+	r.domain.report(r.Rsp)
 	fncall.SpecValid(r.Rsp, r.To)
 }
 

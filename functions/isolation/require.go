@@ -25,6 +25,8 @@ func (r *call) require() bool {
 	if err := r.workloadView(); err != nil {
 		return r.Fatal(err)
 	}
+	r.domain = chooseKeyDomain(r.In.KeyDomain, r.Spec.Organization, r.view, r.fetched)
+	r.keys = placement.NewKeys(r.domain.Domain)
 	r.pools = planPools(r.Spec, r.keys)
 	r.given = r.givenNamespaces()
 	r.served = servedNamespaces(r.namespaces, r.given.Namespaces)

@@ -40,3 +40,18 @@ func TestValidateKeyDomain(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDomainOfNodeOrganizationLabel: the domain read back from an organization's node label is the one the keys
+// were made in.
+func FuzzDomainOfNodeOrganizationLabel(f *testing.F) {
+	for _, d := range []string{"kiso.dev", "formance.com", "a", "node-restriction.kubernetes.io", "x.organization"} {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, domain string) {
+		keys := NewKeys(domain)
+		got, ok := DomainOfNodeOrganizationLabel(keys.NodeOrganization)
+		if ok != (domain != "") || (ok && got != domain) {
+			t.Errorf("DomainOfNodeOrganizationLabel(%q) = %q, %v; want %q", keys.NodeOrganization, got, ok, domain)
+		}
+	})
+}

@@ -89,6 +89,18 @@ func NewKeys(domain string) Keys {
 	}
 }
 
+// DomainOfNodeOrganizationLabel returns the key domain of a node label key that is NewKeys(domain).NodeOrganization
+// for some domain, and false for any other key: what an organization's pools say of the domain they were
+// composed in.
+func DomainOfNodeOrganizationLabel(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, NodeRestrictionDomain+"/")
+	if !ok {
+		return "", false
+	}
+	domain, ok := strings.CutSuffix(rest, nodeOrganizationSuffix)
+	return domain, ok && domain != ""
+}
+
 // Managed returns every key kiso owns: on a cloned object these are the only
 // keys kiso upserts or removes.
 func (k Keys) Managed() []string {
