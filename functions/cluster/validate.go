@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -102,6 +103,7 @@ func validateSpec(spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
 	}
 	if b := spec.PermissionsBoundary; b != "" {
 		errs = append(errs, validateIAMARN(sp.Child("permissionsBoundary"), b, managedPolicyARN, spec)...)
+		errs = append(errs, validateBoundaryOutsideKiso(sp.Child("permissionsBoundary"), b, spec)...)
 	}
 	errs = append(errs, validateLabels(sp.Child("monitoring", "labels"), spec.Monitoring.Labels)...)
 	errs = append(errs, validateNaming(sp.Child("naming"), spec.Naming)...)
@@ -233,6 +235,22 @@ func validateIAMARN(path *field.Path, v string, form arnForm, spec v1alpha1.XKar
 		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be in the cluster's partition %s and account %s", spec.Partition, spec.AccountID))}
 	}
 	return nil
+}
+
+// validateBoundaryOutsideKiso refuses a permissions boundary under the IAM path kiso writes its policies to (the
+// spec's naming.iamPath, else /kiso/, where the provider's policy lets it write every cluster's): the provider
+// could rewrite such a boundary, which would then bound nothing.
+func validateBoundaryOutsideKiso(path *field.Path, boundary string, spec v1alpha1.XKarpenterClusterSpec) field.ErrorList {
+	written := "/kiso/"
+	if spec.Naming.IAMPath != "" {
+		written = spec.Naming.IAMPath
+	}
+	m := iamARNPattern.FindStringSubmatch(boundary)
+	if m == nil || !strings.HasPrefix(strings.TrimPrefix(m[3], "policy"), written) {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is under %s, where kiso writes its own policies: a boundary the provider may rewrite bounds nothing; "+
+		"keep it on a path of its own (docs/install.md: policy/kiso-boundary/kiso-roles)", boundary, written))}
 }
 
 func validateLabels(path *field.Path, labels map[string]string) field.ErrorList {

@@ -175,6 +175,21 @@ func TestValidateSpec(t *testing.T) {
 				s.PermissionsBoundary = "arn:aws:iam::aws:policy/PowerUserAccess"
 			},
 		},
+		"PermissionsBoundaryKisoMayRewrite": {
+			reason: "A boundary under the IAM path kiso writes its policies to bounds nothing: the provider may rewrite it.",
+			mutate: func(s *v1alpha1.XKarpenterClusterSpec) {
+				s.PermissionsBoundary = "arn:aws:iam::111122223333:policy/kiso/prod/boundary"
+			},
+			want: []string{`spec.permissionsBoundary: Forbidden: arn:aws:iam::111122223333:policy/kiso/prod/boundary is under /kiso/, where kiso writes its own policies: a boundary the provider may rewrite bounds nothing; keep it on a path of its own (docs/install.md: policy/kiso-boundary/kiso-roles)`},
+		},
+		"PermissionsBoundaryUnderTheNamedIAMPath": {
+			reason: "With naming.iamPath, that path is where kiso writes.",
+			mutate: func(s *v1alpha1.XKarpenterClusterSpec) {
+				s.Naming.IAMPath = "/platform/karpenter/"
+				s.PermissionsBoundary = "arn:aws:iam::111122223333:policy/platform/karpenter/boundary"
+			},
+			want: []string{`spec.permissionsBoundary: Forbidden: arn:aws:iam::111122223333:policy/platform/karpenter/boundary is under /platform/karpenter/, where kiso writes its own policies: a boundary the provider may rewrite bounds nothing; keep it on a path of its own (docs/install.md: policy/kiso-boundary/kiso-roles)`},
+		},
 		"BadKubernetesNames": {
 			reason: "Namespace, service account and ProviderConfig are Kubernetes names.",
 			mutate: func(s *v1alpha1.XKarpenterClusterSpec) {
