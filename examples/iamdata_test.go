@@ -42,6 +42,18 @@ func TestEveryIAMNameExistsInAWS(t *testing.T) {
 		}
 	}
 	docs = append(docs, iamDocument{Source: "examples/iampolicy_test.go providerCalls", Document: providerCallsDocument()})
+	var tried []request
+	for _, r := range escalations {
+		tried = append(tried, r)
+	}
+	docs = append(docs, iamDocument{Source: "examples/iamescalation_test.go escalations and boundaryEscapes", Document: requestsDocument(append(tried, boundaryEscapes...))})
+	var managed []request
+	for _, actions := range awsManagedNodePolicies {
+		for _, a := range actions {
+			managed = append(managed, request{Action: a})
+		}
+	}
+	docs = append(docs, iamDocument{Source: "examples/iamescalation_test.go awsManagedNodePolicies", Document: requestsDocument(managed)})
 	if len(files) == 0 || len(docs) < len(files)+10 {
 		t.Fatalf("found %d policy documents (%d files): the examples should hold many more", len(docs), len(files))
 	}
@@ -133,6 +145,19 @@ func providerCallsDocument() map[string]any {
 			for _, k := range c.Keys {
 				keys[k] = "x"
 			}
+		}
+	}
+	return map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": actions, "Resource": "*", "Condition": map[string]any{"StringEquals": keys}}}}
+}
+
+// requestsDocument is one statement naming the actions and condition keys of the requests a test tries.
+func requestsDocument(requests []request) map[string]any {
+	var actions []any
+	keys := map[string]any{}
+	for _, r := range requests {
+		actions = append(actions, r.Action)
+		for k := range r.Context {
+			keys[k] = "x"
 		}
 	}
 	return map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": actions, "Resource": "*", "Condition": map[string]any{"StringEquals": keys}}}}

@@ -43,8 +43,8 @@ func (s *stringOrList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// parseIAMPolicy decodes a policy document and refuses what evaluate does not read (Deny, NotAction,
-// NotResource, a Principal, a condition operator it does not know), so a policy it judges is one it reads whole.
+// parseIAMPolicy decodes a policy document and refuses what allows does not read (NotAction, NotResource, a
+// Principal, a condition operator it does not know), so a policy it judges is one it reads whole.
 func parseIAMPolicy(data []byte) (iamPolicy, error) {
 	var p iamPolicy
 	dec := json.NewDecoder(strings.NewReader(string(data)))
@@ -54,25 +54,29 @@ func parseIAMPolicy(data []byte) (iamPolicy, error) {
 	}
 	for _, s := range p.Statement {
 		switch {
-		case s.Effect != "Allow":
-			return p, fmt.Errorf("statement %q: Effect %q: only Allow is read", s.Sid, s.Effect)
+		case s.Effect != "Allow" && s.Effect != "Deny":
+			return p, fmt.Errorf("statement %q: Effect %q: only Allow and Deny are read", s.Sid, s.Effect)
 		case len(s.NotAction) > 0 || len(s.NotResource) > 0 || s.Principal != nil:
 			return p, fmt.Errorf("statement %q: NotAction, NotResource and Principal are not read", s.Sid)
 		case len(s.Action) == 0 || len(s.Resource) == 0:
 			return p, fmt.Errorf("statement %q: no Action or no Resource", s.Sid)
 		}
 		for op := range s.Condition {
-			if !slices.Contains(conditionOperators, op) {
-				return p, fmt.Errorf("statement %q: condition operator %s is not read (only %v)", s.Sid, op, conditionOperators)
+			if !slices.Contains(conditionOperators, op) && !slices.Contains(negatedOperators, op) {
+				return p, fmt.Errorf("statement %q: condition operator %s is not read (only %v and %v)", s.Sid, op, conditionOperators, negatedOperators)
 			}
 		}
 	}
 	return p, nil
 }
 
-// conditionOperators are the operators evaluate reads. ArnLike and ArnEquals are matched on the whole ARN, as
+// conditionOperators are the operators allows reads. ArnLike and ArnEquals are matched on the whole ARN, as
 // StringLike is: stricter than IAM's segment by segment match only for ARNs no kiso object has.
 var conditionOperators = []string{"StringEquals", "StringLike", "ArnLike", "ArnEquals"}
+
+// negatedOperators are the negations allows reads. As in IAM, a negated condition on a key the request does not
+// carry is met: a Deny "unless the boundary is kiso's" denies a request that names no boundary.
+var negatedOperators = []string{"StringNotEquals", "StringNotLike", "ArnNotLike", "ArnNotEquals"}
 
 // A request is one call provider-aws makes: an action on a resource, with the values of the condition keys the
 // call carries. A condition on a key the request does not carry fails: a statement that relies on a key grants
@@ -82,23 +86,32 @@ type request struct {
 	Context          map[string]string
 }
 
-// allows says whether some statement of the policies allows the request, and if none does, why.
+// allows says whether the policies allow the request, as IAM decides within one account: an explicit Deny that
+// applies wins, else some Allow that applies grants; and if they do not, why.
 func allows(policies []iamPolicy, r request) (bool, string) {
 	var near []string
+	granted := false
 	for _, p := range policies {
 		for _, s := range p.Statement {
 			if !slices.ContainsFunc(s.Action, func(a string) bool { return wildcardMatch(strings.ToLower(a), strings.ToLower(r.Action)) }) ||
 				!slices.ContainsFunc(s.Resource, func(pattern string) bool { return wildcardMatch(pattern, r.Resource) }) {
 				continue
 			}
-			if why := unmetCondition(s, r.Context); why != "" {
+			why := unmetCondition(s, r.Context)
+			switch {
+			case s.Effect == "Deny" && why == "":
+				return false, fmt.Sprintf("statement %q denies it", s.Sid)
+			case why != "":
 				near = append(near, fmt.Sprintf("statement %q matches but %s", s.Sid, why))
-				continue
+			default:
+				granted = true
 			}
-			return true, ""
 		}
 	}
-	if len(near) == 0 {
+	switch {
+	case granted:
+		return true, ""
+	case len(near) == 0:
 		return false, "no statement allows the action on that resource"
 	}
 	return false, strings.Join(near, "; ")
@@ -107,19 +120,23 @@ func allows(policies []iamPolicy, r request) (bool, string) {
 // unmetCondition returns the first condition the context does not meet, or "".
 func unmetCondition(s iamStatement, context map[string]string) string {
 	for op, keys := range s.Condition {
+		negated := slices.Contains(negatedOperators, op)
 		for key, values := range keys {
 			got, ok := context[key]
 			if !ok {
+				if negated {
+					continue
+				}
 				return fmt.Sprintf("its condition %s on %s is on a key the call does not carry", op, key)
 			}
 			met := slices.ContainsFunc(values, func(v string) bool {
-				if op == "StringEquals" || op == "ArnEquals" {
+				if strings.Contains(op, "Equals") {
 					return v == got
 				}
 				return wildcardMatch(v, got)
 			})
-			if !met {
-				return fmt.Sprintf("%s %s=%s is not one of %v", op, key, got, values)
+			if met == negated {
+				return fmt.Sprintf("%s %s=%s is not met by %v", op, key, got, values)
 			}
 		}
 	}
@@ -203,7 +220,23 @@ func TestEvaluatorMatchesAsIAMDoes(t *testing.T) {
 			t.Errorf("type %q: allowed %v (%s), want %v", context, got, why, want)
 		}
 	}
-	if _, err := parseIAMPolicy([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"*","Resource":"*"}]}`)); err == nil {
-		t.Error("a Deny statement was read as if the evaluator judged it")
+	if _, err := parseIAMPolicy([]byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","NotAction":"iam:GetRole","Resource":"*"}]}`)); err == nil {
+		t.Error("a NotAction statement was read as if the evaluator judged it")
+	}
+	// A Deny wins over an Allow, and a negated condition is met by a request without its key, as in IAM.
+	guarded, err := parseIAMPolicy([]byte(`{"Version":"2012-10-17","Statement":[
+		{"Sid":"a","Effect":"Allow","Action":"iam:CreateRole","Resource":"*"},
+		{"Sid":"d","Effect":"Deny","Action":"iam:CreateRole","Resource":"*","Condition":{"ArnNotLike":{"iam:PermissionsBoundary":"arn:aws:iam::*:policy/b/*"}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for boundary, want := range map[string]bool{"arn:aws:iam::1:policy/b/x": true, "arn:aws:iam::1:policy/other": false, "": false} {
+		r := request{Action: "iam:CreateRole", Resource: "arn:aws:iam::1:role/r", Context: map[string]string{}}
+		if boundary != "" {
+			r.Context["iam:PermissionsBoundary"] = boundary
+		}
+		if got, why := allows([]iamPolicy{guarded}, r); got != want {
+			t.Errorf("boundary %q: allowed %v (%s), want %v", boundary, got, why, want)
+		}
 	}
 }

@@ -47,20 +47,37 @@ type call struct {
 	Keys   []string
 }
 
+// The condition keys of calls on a role and of passing one.
+var (
+	boundaryKey = []string{"iam:PermissionsBoundary"}
+	passedKey   = []string{"iam:PassedToService"}
+)
+
+// passedTo is the service a kind passes its role to (iam:PassedToService): an instance profile to EC2, an
+// association to EKS Pod Identity.
+var passedTo = map[string]string{
+	"iam.aws.upbound.io/InstanceProfile":        "ec2.amazonaws.com",
+	"eks.aws.upbound.io/PodIdentityAssociation": "pods.eks.amazonaws.com",
+}
+
 // providerCalls are the IAM actions provider-aws (Terraform's AWS provider underneath) performs to create, read,
 // update, tag and delete each managed resource kind kiso composes, and what each is authorized on. A kind kiso
 // starts composing fails TestProviderPolicyAllowsWhatKisoComposes until it is listed here and allowed.
 var providerCalls = map[string][]call{
+	// Every call that creates or changes a role carries the role's permissions boundary (iam:PermissionsBoundary:
+	// the one it is created with or given, else the one it has), which the policy requires to be kiso's. The
+	// provider removes a boundary (iam:DeleteRolePermissionsBoundary) only when the spec drops one, which the
+	// policy refuses.
 	"iam.aws.upbound.io/Role": {
-		{"iam:CreateRole", onSelf, nil}, {"iam:TagRole", onSelf, nil}, {"iam:GetRole", onSelf, nil}, {"iam:ListRoleTags", onSelf, nil},
-		{"iam:UpdateRole", onSelf, nil}, {"iam:UpdateRoleDescription", onSelf, nil}, {"iam:UpdateAssumeRolePolicy", onSelf, nil},
-		{"iam:PutRolePermissionsBoundary", onSelf, nil}, {"iam:DeleteRolePermissionsBoundary", onSelf, nil}, {"iam:UntagRole", onSelf, nil},
+		{"iam:CreateRole", onSelf, boundaryKey}, {"iam:TagRole", onSelf, nil}, {"iam:GetRole", onSelf, nil}, {"iam:ListRoleTags", onSelf, nil},
+		{"iam:UpdateRole", onSelf, boundaryKey}, {"iam:UpdateRoleDescription", onSelf, boundaryKey}, {"iam:UpdateAssumeRolePolicy", onSelf, boundaryKey},
+		{"iam:PutRolePermissionsBoundary", onSelf, boundaryKey}, {"iam:UntagRole", onSelf, nil},
 		// Read lists the inline and attached policies; delete (forceDetachPolicies) detaches and deletes them,
 		// and first takes the role out of every instance profile that holds it, Karpenter's too.
-		{"iam:ListRolePolicies", onSelf, nil}, {"iam:GetRolePolicy", onSelf, nil}, {"iam:DeleteRolePolicy", onSelf, nil},
-		{"iam:ListAttachedRolePolicies", onSelf, nil}, {"iam:DetachRolePolicy", onSelf, nil}, {"iam:ListInstanceProfilesForRole", onSelf, nil},
+		{"iam:ListRolePolicies", onSelf, nil}, {"iam:GetRolePolicy", onSelf, nil}, {"iam:DeleteRolePolicy", onSelf, boundaryKey},
+		{"iam:ListAttachedRolePolicies", onSelf, nil}, {"iam:DetachRolePolicy", onSelf, boundaryKey}, {"iam:ListInstanceProfilesForRole", onSelf, nil},
 		{"iam:RemoveRoleFromInstanceProfile", onKarpentersProfile, nil},
-		{"iam:DeleteRole", onSelf, nil},
+		{"iam:DeleteRole", onSelf, boundaryKey},
 	},
 	"iam.aws.upbound.io/Policy": {
 		{"iam:CreatePolicy", onSelf, nil}, {"iam:TagPolicy", onSelf, nil}, {"iam:GetPolicy", onSelf, nil}, {"iam:GetPolicyVersion", onSelf, nil},
@@ -70,13 +87,13 @@ var providerCalls = map[string][]call{
 		{"iam:DeletePolicyVersion", onSelf, nil}, {"iam:UntagPolicy", onSelf, nil}, {"iam:ListPolicyTags", onSelf, nil}, {"iam:DeletePolicy", onSelf, nil},
 	},
 	"iam.aws.upbound.io/RolePolicyAttachment": {
-		{"iam:AttachRolePolicy", onRole, []string{"iam:PolicyARN"}}, {"iam:ListAttachedRolePolicies", onRole, nil},
-		{"iam:DetachRolePolicy", onRole, []string{"iam:PolicyARN"}},
+		{"iam:AttachRolePolicy", onRole, []string{"iam:PolicyARN", "iam:PermissionsBoundary"}}, {"iam:ListAttachedRolePolicies", onRole, nil},
+		{"iam:DetachRolePolicy", onRole, []string{"iam:PolicyARN", "iam:PermissionsBoundary"}},
 	},
 	"iam.aws.upbound.io/InstanceProfile": {
 		{"iam:CreateInstanceProfile", onSelf, nil}, {"iam:TagInstanceProfile", onSelf, nil}, {"iam:GetInstanceProfile", onSelf, nil},
 		// Adding a role to a profile passes it to EC2.
-		{"iam:AddRoleToInstanceProfile", onSelf, nil}, {"iam:PassRole", onRole, nil}, {"iam:RemoveRoleFromInstanceProfile", onSelf, nil},
+		{"iam:AddRoleToInstanceProfile", onSelf, nil}, {"iam:PassRole", onRole, passedKey}, {"iam:RemoveRoleFromInstanceProfile", onSelf, nil},
 		{"iam:UntagInstanceProfile", onSelf, nil}, {"iam:ListInstanceProfileTags", onSelf, nil}, {"iam:DeleteInstanceProfile", onSelf, nil},
 	},
 	"sqs.aws.upbound.io/Queue": {
@@ -96,14 +113,15 @@ var providerCalls = map[string][]call{
 	},
 	"eks.aws.upbound.io/PodIdentityAssociation": {
 		// Creating or updating an association passes its role to EKS.
-		{"eks:CreatePodIdentityAssociation", onCluster, nil}, {"iam:PassRole", onRole, nil}, {"eks:TagResource", onSelf, nil},
+		{"eks:CreatePodIdentityAssociation", onCluster, nil}, {"iam:PassRole", onRole, []string{"iam:PassedToService", "iam:AssociatedResourceArn"}}, {"eks:TagResource", onSelf, nil},
 		{"eks:DescribePodIdentityAssociation", onSelf, nil}, {"eks:UpdatePodIdentityAssociation", onSelf, nil},
 		{"eks:UntagResource", onSelf, nil}, {"eks:ListTagsForResource", onSelf, nil}, {"eks:DeletePodIdentityAssociation", onSelf, nil},
 	},
 	"eks.aws.upbound.io/AccessEntry": {
 		// Nothing of an EC2_LINUX entry is updatable (no groups, no username): no eks:UpdateAccessEntry, which
 		// could change any entry's Kubernetes groups.
-		{"eks:CreateAccessEntry", onCluster, []string{"eks:principalArn", "eks:accessEntryType"}}, {"iam:PassRole", onRole, nil},
+		// It names its principal and passes no role (AWS's API reference asks for no iam:PassRole).
+		{"eks:CreateAccessEntry", onCluster, []string{"eks:principalArn", "eks:accessEntryType"}},
 		{"eks:TagResource", onSelf, nil}, {"eks:DescribeAccessEntry", onSelf, nil}, {"eks:UntagResource", onSelf, nil},
 		{"eks:ListTagsForResource", onSelf, nil}, {"eks:DeleteAccessEntry", onSelf, nil},
 	},
@@ -161,8 +179,9 @@ func TestProviderPolicyAllowsWhatKisoComposes(t *testing.T) {
 	}
 }
 
-// TestProviderPolicyIsNarrow: the policy files are valid IAM policies of version 2012-10-17 that grant no
-// action on every resource, no service's every action, and no action providerCalls does not list.
+// TestProviderPolicyIsNarrow: the policy files are valid IAM policies of version 2012-10-17 whose Allow
+// statements grant no action on every resource, no service's every action, and no action providerCalls does not
+// list (a Deny may name any).
 func TestProviderPolicyIsNarrow(t *testing.T) {
 	var needed []string
 	for _, calls := range providerCalls {
@@ -176,6 +195,9 @@ func TestProviderPolicyIsNarrow(t *testing.T) {
 			t.Errorf("%s: Version %q, want 2012-10-17", file, p.Version)
 		}
 		for _, s := range p.Statement {
+			if s.Effect != "Allow" {
+				continue
+			}
 			for _, a := range s.Action {
 				if strings.Contains(a, "*") {
 					t.Errorf("%s: statement %q: action %q is a wildcard: list the actions", file, s.Sid, a)
@@ -214,7 +236,7 @@ func providerPoliciesFor(t *testing.T, spec v1alpha1.XKarpenterClusterSpec) []ia
 		}
 		return string(data)
 	}
-	texts := []string{widen(read(providerPolicy))}
+	texts := []string{widen(strings.ReplaceAll(read(providerPolicy), "CLUSTER", spec.ClusterName))}
 	if spec.Naming.TakeOver == v1alpha1.TakeOverAWSGettingStarted {
 		texts = append(texts, widen(strings.ReplaceAll(read(providerTakeOverPolicy), "CLUSTER", spec.ClusterName)))
 	}
@@ -301,24 +323,54 @@ func (a arnsOf) request(obj map[string]any, c call) (request, error) {
 		return r, err
 	}
 	for _, key := range c.Keys {
-		switch key {
-		case "iam:PolicyARN":
-			r.Context[key] = forProvider(obj, "policyArn")
-			if r.Context[key] == "" {
-				r.Context[key], err = a.referenced(obj, "iam.aws.upbound.io/Policy", "policyArnRef")
-			}
-		case "eks:principalArn":
-			r.Context[key], err = a.referenced(obj, "iam.aws.upbound.io/Role", "principalArnFromRoleRef")
-		case "eks:accessEntryType":
-			r.Context[key] = forProvider(obj, "type")
-		default:
-			err = fmt.Errorf("no value for condition key %s", key)
-		}
+		value, carried, err := a.conditionValue(obj, c, key)
 		if err != nil {
 			return r, err
 		}
+		// A role without a boundary carries no key: the call then meets no condition on it.
+		if carried {
+			r.Context[key] = value
+		}
 	}
 	return r, nil
+}
+
+// conditionValue is the value of a condition key the call carries for the object, and false when the call
+// carries none (a role without a permissions boundary).
+func (a arnsOf) conditionValue(obj map[string]any, c call, key string) (string, bool, error) {
+	switch key {
+	case "iam:PolicyARN":
+		if arn := forProvider(obj, "policyArn"); arn != "" {
+			return arn, true, nil
+		}
+		arn, err := a.referenced(obj, "iam.aws.upbound.io/Policy", "policyArnRef")
+		return arn, true, err
+	case "eks:principalArn":
+		arn, err := a.referenced(obj, "iam.aws.upbound.io/Role", "principalArnFromRoleRef")
+		return arn, true, err
+	case "eks:accessEntryType":
+		return forProvider(obj, "type"), true, nil
+	case "iam:PermissionsBoundary":
+		role := obj
+		if c.On == onRole {
+			var err error
+			if role, err = a.referencedObject(obj, "iam.aws.upbound.io/Role", "roleRef"); err != nil {
+				return "", false, err
+			}
+		}
+		b := forProvider(role, "permissionsBoundary")
+		return b, b != "", nil
+	case "iam:AssociatedResourceArn":
+		// An association passes its role for use in its cluster.
+		return a.eks(obj, "cluster/"+forProvider(obj, "clusterName")), true, nil
+	case "iam:PassedToService":
+		service := passedTo[kindOf(obj)]
+		if a.spec.Partition == v1alpha1.PartitionChina && service == "ec2.amazonaws.com" {
+			service += ".cn"
+		}
+		return service, true, nil
+	}
+	return "", false, fmt.Errorf("no value for condition key %s", key)
 }
 
 // arn is the ARN the object has in AWS. IAM names are the external name (the object's name by default) under
@@ -369,6 +421,15 @@ func (a arnsOf) region(obj map[string]any) string {
 
 // referenced is the ARN of the object of kind that the first of refs present names (by its Kubernetes name).
 func (a arnsOf) referenced(obj map[string]any, kind string, refs ...string) (string, error) {
+	other, err := a.referencedObject(obj, kind, refs...)
+	if err != nil {
+		return "", err
+	}
+	return a.arn(other)
+}
+
+// referencedObject is the object of kind that the first of refs present names (by its Kubernetes name).
+func (a arnsOf) referencedObject(obj map[string]any, kind string, refs ...string) (map[string]any, error) {
 	fp, _ := specOf(obj)["forProvider"].(map[string]any)
 	for _, ref := range refs {
 		r, ok := fp[ref].(map[string]any)
@@ -377,12 +438,12 @@ func (a arnsOf) referenced(obj map[string]any, kind string, refs ...string) (str
 		}
 		for _, other := range a.objects {
 			if kindOf(other) == kind && metadataName(other) == r["name"] {
-				return a.arn(other)
+				return other, nil
 			}
 		}
-		return "", fmt.Errorf("%s names %s %v, which the example does not compose", ref, kind, r["name"])
+		return nil, fmt.Errorf("%s names %s %v, which the example does not compose", ref, kind, r["name"])
 	}
-	return "", fmt.Errorf("none of %v is set", refs)
+	return nil, fmt.Errorf("none of %v is set", refs)
 }
 
 func specOf(obj map[string]any) map[string]any {
