@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,6 +97,61 @@ func TestTheInstallNamesTheNewestRelease(t *testing.T) {
 	for tag := range strings.FieldsSeq(string(out)) {
 		if tag != newest.version || !newest.released {
 			t.Errorf("HEAD is tagged %s, but the top of CHANGELOG.md is %+v: release %s there, with its date, before tagging", tag, newest, tag)
+		}
+	}
+}
+
+// TestTheReleaseSignsAndDescribesWhatItPushes: the release workflow (not run here: it needs GitHub's OIDC token,
+// ghcr.io and a GitHub release) may mint the OIDC token cosign signs with and write the tag's release; after make
+// push, one step signs, describes (syft) and attests every package in the list push writes, read from where push
+// writes it by default, and attaches the SBOMs to the release.
+func TestTheReleaseSignsAndDescribesWhatItPushes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var workflow struct {
+		Permissions map[string]string `json:"permissions"`
+		Jobs        map[string]struct {
+			Steps []struct {
+				Uses string `json:"uses"`
+				Run  string `json:"run"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	if err := yaml.Unmarshal(raw, &workflow); err != nil {
+		t.Fatal(err)
+	}
+	for permission, want := range map[string]string{"id-token": "write", "contents": "write", "packages": "write"} {
+		if got := workflow.Permissions[permission]; got != want {
+			t.Errorf("release.yml: permissions.%s is %q, want %q", permission, got, want)
+		}
+	}
+	// Where push writes the list unless told otherwise: the default of its --output flag.
+	output, _ := reflect.TypeFor[cli]().FieldByName("Output")
+	list := output.Tag.Get("default") + "/" + pushedList
+	pushedAt, signedAt := -1, -1
+	var uses []string
+	for i, step := range workflow.Jobs["release"].Steps {
+		uses = append(uses, step.Uses)
+		switch {
+		case strings.Contains(step.Run, "make push"):
+			pushedAt = i
+		case strings.Contains(step.Run, list):
+			signedAt = i
+			for _, want := range []string{"cosign sign --yes", "syft ", "cosign attest --yes --type spdxjson", "gh release create", "gh release upload"} {
+				if !strings.Contains(step.Run, want) {
+					t.Errorf("release.yml: the step that reads %s does not run %q", list, want)
+				}
+			}
+		}
+	}
+	if pushedAt < 0 || signedAt < pushedAt {
+		t.Errorf("release.yml: want make push, then a step that reads %s (make push at step %d, the list read at step %d)", list, pushedAt, signedAt)
+	}
+	for _, action := range []string{"sigstore/cosign-installer@", "anchore/sbom-action/download-syft@"} {
+		if !slices.ContainsFunc(uses, func(u string) bool { return strings.HasPrefix(u, action) }) {
+			t.Errorf("release.yml installs no %s", strings.TrimSuffix(action, "@"))
 		}
 	}
 }
