@@ -15,6 +15,26 @@ const communityRegistry = "xpkg.crossplane.io/crossplane-contrib/"
 // depend on are pulled from the community's builds of the same package, and nothing else the install names (kiso's
 // packages, provider-kubernetes, provider-helm) is rewritten. Crossplane matches the longest prefix and replaces it.
 func TestTheCommunityImageConfigRewritesEveryProviderKisoNeeds(t *testing.T) {
+	rewritten := communityRewrite(t)
+	needed, others := installedPackages(t)
+	for _, pkg := range needed {
+		got, ok := rewritten(pkg)
+		name := pkg[strings.LastIndex(pkg, "/")+1:]
+		if !ok || got != communityRegistry+name {
+			t.Errorf("%s is pulled from %s, want the community's %s", pkg, got, communityRegistry+name)
+		}
+	}
+	for _, pkg := range others {
+		if got, ok := rewritten(pkg); ok {
+			t.Errorf("%s, which the install names, is rewritten to %s", pkg, got)
+		}
+	}
+}
+
+// communityRewrite reads examples/install/community-providers.yaml's ImageConfig and returns the path Crossplane
+// pulls a package from under it: the longest matching prefix replaced, and whether one matched.
+func communityRewrite(t *testing.T) func(pkg string) (string, bool) {
+	t.Helper()
 	configs := readObjects(t, filepath.Join(root, "examples", "install", "community-providers.yaml"))
 	if len(configs) != 1 || configs[0]["kind"] != "ImageConfig" {
 		t.Fatalf("examples/install/community-providers.yaml holds %d objects, want one ImageConfig", len(configs))
@@ -32,7 +52,7 @@ func TestTheCommunityImageConfigRewritesEveryProviderKisoNeeds(t *testing.T) {
 		prefix, _ := match["prefix"].(string)
 		prefixes = append(prefixes, prefix)
 	}
-	rewritten := func(pkg string) (string, bool) {
+	return func(pkg string) (string, bool) {
 		longest := ""
 		for _, p := range prefixes {
 			if strings.HasPrefix(pkg, p) && len(p) > len(longest) {
@@ -44,8 +64,13 @@ func TestTheCommunityImageConfigRewritesEveryProviderKisoNeeds(t *testing.T) {
 		}
 		return to + strings.TrimPrefix(pkg, longest), true
 	}
+}
 
-	var needed []string
+// installedPackages are the provider packages kiso needs (its Configuration's dependencies, the provider-aws
+// members the install applies, without their tag, and the family provider they depend on, which installs their
+// ProviderConfig), and every other package the install names.
+func installedPackages(t *testing.T) (needed, others []string) {
+	t.Helper()
 	for _, obj := range readObjects(t, filepath.Join(root, "package", "configuration", "crossplane.yaml")) {
 		spec, _ := obj["spec"].(map[string]any)
 		deps, _ := spec["dependsOn"].([]any)
@@ -60,7 +85,6 @@ func TestTheCommunityImageConfigRewritesEveryProviderKisoNeeds(t *testing.T) {
 		t.Fatal("kiso's Configuration depends on no provider")
 	}
 	installed, _ := filepath.Glob(filepath.Join(root, "examples", "install", "*.yaml"))
-	var others []string
 	for _, f := range installed {
 		for _, obj := range readObjects(t, f) {
 			spec, _ := obj["spec"].(map[string]any)
@@ -76,19 +100,5 @@ func TestTheCommunityImageConfigRewritesEveryProviderKisoNeeds(t *testing.T) {
 			}
 		}
 	}
-	// Each sub-provider depends on its family's provider, which installs its ProviderConfig.
-	needed = append(needed, "xpkg.upbound.io/upbound/provider-family-aws")
-
-	for _, pkg := range needed {
-		got, ok := rewritten(pkg)
-		name := pkg[strings.LastIndex(pkg, "/")+1:]
-		if !ok || got != communityRegistry+name {
-			t.Errorf("%s is pulled from %s, want the community's %s", pkg, got, communityRegistry+name)
-		}
-	}
-	for _, pkg := range others {
-		if got, ok := rewritten(pkg); ok {
-			t.Errorf("%s, which the install names, is rewritten to %s", pkg, got)
-		}
-	}
+	return append(needed, "xpkg.upbound.io/upbound/provider-family-aws"), others
 }
