@@ -51,7 +51,9 @@ func auditBeforeEnforceT(t *testing.T, cluster, organizationNamespace string, ow
 		c, _ := Condition(u, "PlacementEnforced")
 		return false, fmt.Sprintf("status.placementAudit.wouldRefuse %v; PlacementEnforced %s %s", refused, c.Status, c.Reason)
 	})
-	waitUntilAdmittedAsT(t, agent, daemonSetControllerUser)
+	// The Enforce binding's change and the audit binding reach the apiserver's policy cache apart: admitted is not
+	// yet warned. Wait for both, then create it for real.
+	waitUntilWarnedAsT(t, agent, daemonSetControllerUser, "pod in namespace "+monitoringNamespace+" tolerates every taint")
 	out := env.TryT(t, mustJSON(t, agent), "create", "-f", "-", "-o", "json", "--as="+daemonSetControllerUser)
 	if out.ExitCode != 0 {
 		t.Fatalf("the DaemonSet's pod was refused while the cluster audits: %s", strings.TrimSpace(out.Stderr))
@@ -96,6 +98,16 @@ func waitUntilRefusedAsT(t *testing.T, pod *corev1.Pod, user, policy string) {
 			return false, "admitted", nil
 		}
 		return strings.Contains(out.Stderr, "ValidatingAdmissionPolicy '"+policy+"'"), strings.TrimSpace(out.Stderr), nil
+	})
+}
+
+// waitUntilWarnedAsT waits until the policies admit pod, created by user (a server-side dry run), with a warning
+// that holds warning: what an auditing policy says once every binding of it is in force.
+func waitUntilWarnedAsT(t *testing.T, pod *corev1.Pod, user, warning string) {
+	t.Helper()
+	waitForT(t, policyInForceTimeout, "the policies to admit pod "+pod.Namespace+"/"+pod.Name+" from "+user+" with the warning "+warning, func(context.Context) (bool, string, error) {
+		out := env.TryT(t, mustJSON(t, pod), "create", "--dry-run=server", "-f", "-", "-o", "json", "--as="+user)
+		return out.ExitCode == 0 && strings.Contains(out.Stderr, warning), strings.TrimSpace(out.Stderr), nil
 	})
 }
 
