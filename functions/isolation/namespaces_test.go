@@ -201,8 +201,10 @@ func TestPlatformNamespacesAreRefused(t *testing.T) {
 }
 
 func TestANamespaceGivenButListedByNoStackIsNamed(t *testing.T) {
+	claimed := strings.Replace(stackSpec, `"organization"`, `"claimRef":{"apiVersion":"kiso.dev/v1alpha1","kind":"KarpenterIsolation","namespace":"acme-claims","name":"acme"},"organization"`, 1)
 	cases := map[string]struct {
 		reason string
+		spec   string
 		world  cluster
 		status fnv1.Status
 		want   string
@@ -222,14 +224,37 @@ func TestANamespaceGivenButListedByNoStackIsNamed(t *testing.T) {
 			want: "namespaces acme-claims, acme-tools are labelled kiso.dev/organization=acme by the platform but no stack lists them: they get no grant to the organization's nodes, " +
 				"so admission refuses every pod in them, in Warn mode too; list them under a stack, or the platform removes the label",
 		},
+		"TheClaimsOwnAndAnotherOfAClaim": {
+			reason: "Another namespace no stack lists beside the claim's own: both named, False.",
+			spec:   claimed,
+			world:  cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), namespace("acme-claims"), namespace("acme-tools")},
+			status: fnv1.Status_STATUS_CONDITION_FALSE,
+			want: "namespaces acme-claims, acme-tools are labelled kiso.dev/organization=acme by the platform but no stack lists them: they get no grant to the organization's nodes, " +
+				"so admission refuses every pod in them, in Warn mode too; list them under a stack, or the platform removes the label",
+		},
+		"OnlyTheClaimsOwn": {
+			reason: "The claim's own namespace alone is unlisted: it holds the claim, which is what the platform gave it for; named, True.",
+			spec:   claimed,
+			world:  cluster{refNodeClass, refNodePool, namespace("acme-web"), namespace("acme-batch"), namespace("acme-claims")},
+			status: fnv1.Status_STATUS_CONDITION_TRUE,
+			want: "every namespace the platform gives organization acme is listed under a stack but acme-claims, where the claim is: it holds the claim, " +
+				"and admission refuses every pod in it, in Warn mode too (list it under a stack to run pods there)",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, input, xr(stackSpec), nil), tc.world)
+			spec := stackSpec
+			if tc.spec != "" {
+				spec = tc.spec
+			}
+			rsp := run(t, newRequest(t, input, xr(spec), nil), tc.world)
 			fntest.AssertNoFatal(t, rsp)
 			reason := ReasonAllListed
-			if tc.status == fnv1.Status_STATUS_CONDITION_FALSE {
+			switch {
+			case tc.status == fnv1.Status_STATUS_CONDITION_FALSE:
 				reason = ReasonGivenNotListed
+			case tc.want != "":
+				reason = ReasonClaimNamespaceUnlisted
 			}
 			assertCondition(t, rsp, TypeNamespacesListed, tc.status, reason, tc.want)
 			desired := fntest.Desired(t, rsp)

@@ -147,12 +147,16 @@ const (
 	ReasonNotAssigned = "NotAssigned"
 
 	// TypeNamespacesListed says whether a stack lists every namespace the
-	// platform gives the organization: one no stack lists has no grant, so
-	// admission refuses its pods.
+	// platform gives the organization for its workloads: one no stack lists
+	// has no grant, so admission refuses its pods. The claim's own namespace,
+	// which the platform gives so that the claim may claim the organization,
+	// holds the claim: unlisted, it is named but does not make it False.
 	TypeNamespacesListed = "NamespacesListed"
 
 	ReasonAllListed      = "AllListed"
 	ReasonGivenNotListed = "GivenNotListed"
+	// ReasonClaimNamespaceUnlisted: every namespace given is listed but the claim's own.
+	ReasonClaimNamespaceUnlisted = "ClaimNamespaceUnlisted"
 )
 
 // placementConfigMaps renders the ConfigMap of each namespace served, from what the status tells its stack.

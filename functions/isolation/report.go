@@ -190,8 +190,15 @@ func (r *call) reportNamespaces() {
 func (r *call) reportUnlistedNamespaces() {
 	rsp, spec, given, keys := r.Rsp, r.Spec, r.given, r.keys
 	unlisted := unlistedNamespaces(r.namespaces, given)
-	if len(unlisted) == 0 {
+	switch {
+	case len(unlisted) == 0:
 		response.ConditionTrue(rsp, TypeNamespacesListed, ReasonAllListed).TargetCompositeAndClaim()
+		return
+	case len(unlisted) == 1 && unlisted[0] == r.claim.Namespace:
+		response.ConditionTrue(rsp, TypeNamespacesListed, ReasonClaimNamespaceUnlisted).WithMessage(fmt.Sprintf(
+			"every namespace the platform gives organization %s is listed under a stack but %s, where the claim is: it holds the claim, "+
+				"and admission refuses every pod in it, in Warn mode too (list it under a stack to run pods there)",
+			spec.Organization, unlisted[0])).TargetCompositeAndClaim()
 		return
 	}
 	response.ConditionFalse(rsp, TypeNamespacesListed, ReasonGivenNotListed).WithMessage(fmt.Sprintf(

@@ -315,7 +315,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 				"failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"; out.ExitCode == 0 || strings.TrimSpace(out.Stderr) != want {
 			t.Errorf("a pod in the claim's namespace, which no stack lists, in Warn mode: exit %d\n got %s\nwant %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
 		}
-		if c := waitGlobexConditionT(t, "NamespacesListed", "False", "GivenNotListed"); !strings.HasPrefix(c.Message, "namespaces "+globexClaimNamespace+" are labelled kiso.dev/organization=globex by the platform but no stack lists them") {
+		if c := waitGlobexConditionT(t, "NamespacesListed", "True", "ClaimNamespaceUnlisted"); !strings.HasPrefix(c.Message, "every namespace the platform gives organization globex is listed under a stack but "+globexClaimNamespace+", where the claim is") {
 			t.Errorf("claim NamespacesListed message %q does not name %s", c.Message, globexClaimNamespace)
 		}
 		// A pod that selects its pool gets no warning.

@@ -38,10 +38,10 @@ func TestANamespaceFollowsThePlatformsLabel(t *testing.T) {
 	}
 	env.Cluster.WaitForT(t, 90*time.Second, RBACRoleKind, "wayne-gotham", "kiso-placement", nil)
 	// The claim's own namespace is wayne's too (the platform labels it so the claim may claim wayne), but no stack
-	// lists it: it gets no grant, and the claim says so rather than claiming every given namespace is held.
-	assertClaimConditionT(t, wayne, "NamespacesListed", "GivenNotListed",
-		"namespaces e2e-wayne are labelled kiso.dev/organization=wayne by the platform but no stack lists them: they get no grant to the organization's nodes, "+
-			"so admission refuses every pod in them, in Warn mode too; list them under a stack, or the platform removes the label")
+	// lists it: it gets no grant, and the claim names it, without counting it against the namespaces it lists.
+	assertClaimConditionT(t, wayne, "NamespacesListed", "ClaimNamespaceUnlisted",
+		"every namespace the platform gives organization wayne is listed under a stack but e2e-wayne, where the claim is: it holds the claim, "+
+			"and admission refuses every pod in it, in Warn mode too (list it under a stack to run pods there)")
 	if _, err := env.Cluster.Get(t.Context(), RBACRoleKind, "e2e-wayne", "kiso-placement"); err == nil {
 		t.Errorf("namespace e2e-wayne, which no stack lists, holds a Role kiso-placement")
 	}
