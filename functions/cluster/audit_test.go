@@ -88,7 +88,7 @@ func TestAnAuditingClusterNamesWhatEnforceWouldRefuse(t *testing.T) {
 	if diff := cmp.Diff(want, st["placementAudit"]); diff != "" {
 		t.Errorf("status.placementAudit: -want, +got:\n%s", diff)
 	}
-	c := conditionNamed(t, rsp, TypePlacementEnforced)
+	c := fntest.Condition(t, rsp, TypePlacementEnforced)
 	if c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != ReasonPlacementAudit ||
 		!strings.Contains(c.GetMessage(), "Enforce would refuse the pods of 2 of 3 DaemonSets there (status.placementAudit): monitoring/node-exporter, tracing/collector") {
 		t.Errorf("PlacementEnforced %s %s: %s", c.GetStatus(), c.GetReason(), c.GetMessage())
@@ -119,21 +119,9 @@ func TestAnAuditingClusterNamesWhatEnforceWouldRefuse(t *testing.T) {
 	if st := fntest.AsMap(t, rsp.GetDesired().GetComposite().GetResource())["status"].(map[string]any); st["placementAudit"] != nil {
 		t.Errorf("an enforcing cluster reports an audit: %v", st["placementAudit"])
 	}
-	if c := conditionNamed(t, rsp, TypePlacementEnforced); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || c.GetReason() != ReasonPlacementEnforced {
+	if c := fntest.Condition(t, rsp, TypePlacementEnforced); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || c.GetReason() != ReasonPlacementEnforced {
 		t.Errorf("PlacementEnforced %s %s", c.GetStatus(), c.GetReason())
 	}
-}
-
-// conditionNamed is the condition of a type a response sets.
-func conditionNamed(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string) *fnv1.Condition {
-	t.Helper()
-	for _, c := range rsp.GetConditions() {
-		if c.GetType() == typ {
-			return c
-		}
-	}
-	t.Fatalf("no %s condition among %v", typ, rsp.GetConditions())
-	return nil
 }
 
 // TestTheAuditJudgesAPodAsThePolicyDoes: each check of the placement policy's creation, as it reads a pod of a

@@ -29,12 +29,12 @@ func TestAKeyDomainChangeKeepsThePolicies(t *testing.T) {
 			if diff := cmp.Diff(fntest.Desired(t, before), fntest.Desired(t, after)); diff != "" {
 				t.Errorf("composed objects after the input's key domain changed: -before, +after:\n%s", diff)
 			}
-			c := conditionNamed(t, after, TypeKeyDomainCurrent)
+			c := fntest.Condition(t, after, TypeKeyDomainCurrent)
 			if c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != ReasonKeyDomainOfPolicies ||
 				!strings.Contains(c.GetMessage(), "formance.com") || !strings.Contains(c.GetMessage(), "kiso.dev") {
 				t.Errorf("KeyDomainCurrent: want False %s naming both domains, got %s %s: %s", ReasonKeyDomainOfPolicies, c.GetStatus(), c.GetReason(), c.GetMessage())
 			}
-			if c := conditionNamed(t, before, TypeKeyDomainCurrent); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+			if c := fntest.Condition(t, before, TypeKeyDomainCurrent); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
 				t.Errorf("KeyDomainCurrent as configured: want True, got %s %s: %s", c.GetStatus(), c.GetReason(), c.GetMessage())
 			}
 		})

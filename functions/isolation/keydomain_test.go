@@ -29,12 +29,12 @@ func TestAKeyDomainChangeReplacesNoNode(t *testing.T) {
 			if diff := cmp.Diff(fntest.Desired(t, before), fntest.Desired(t, after)); diff != "" {
 				t.Errorf("composed objects after the input's key domain changed: -before, +after:\n%s", diff)
 			}
-			c := conditionOf(t, after, TypeKeyDomainCurrent)
+			c := fntest.Condition(t, after, TypeKeyDomainCurrent)
 			if c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != ReasonKeyDomainOfPools ||
 				!strings.Contains(c.GetMessage(), "formance.com") || !strings.Contains(c.GetMessage(), "kiso.dev") {
 				t.Errorf("KeyDomainCurrent: want False %s naming both domains, got %s %s: %s", ReasonKeyDomainOfPools, c.GetStatus(), c.GetReason(), c.GetMessage())
 			}
-			if c := conditionOf(t, before, TypeKeyDomainCurrent); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+			if c := fntest.Condition(t, before, TypeKeyDomainCurrent); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
 				t.Errorf("KeyDomainCurrent as configured: want True, got %s %s: %s", c.GetStatus(), c.GetReason(), c.GetMessage())
 			}
 		})
@@ -54,7 +54,7 @@ func TestANewOrganizationTakesItsClustersKeyDomain(t *testing.T) {
 	if key := taints[len(taints)-1].(map[string]any)["key"]; key != "kiso.dev/organization" {
 		t.Errorf("organization taint key: want the cluster's kiso.dev/organization, got %v", key)
 	}
-	if c := conditionOf(t, rsp, TypeKeyDomainCurrent); c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != ReasonKeyDomainOfCluster || !strings.Contains(c.GetMessage(), `"prod"`) {
+	if c := fntest.Condition(t, rsp, TypeKeyDomainCurrent); c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != ReasonKeyDomainOfCluster || !strings.Contains(c.GetMessage(), `"prod"`) {
 		t.Errorf("KeyDomainCurrent: want False %s naming the cluster, got %s %s: %s", ReasonKeyDomainOfCluster, c.GetStatus(), c.GetReason(), c.GetMessage())
 	}
 

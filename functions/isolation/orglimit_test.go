@@ -214,7 +214,7 @@ func TestTheClaimNamesThePoolsWithNoRoomForAReplacement(t *testing.T) {
 		t.Run(limits, func(t *testing.T) {
 			rsp := run(t, newRequest(t, input, xr(strings.Replace(classLimitSpec, `"limits":{"cpu":64,"nodes":10}`, limits, 1)), observed), world)
 			fntest.AssertNoFatal(t, rsp)
-			c := conditionOf(t, rsp, TypeReplacementHeadroom)
+			c := fntest.Condition(t, rsp, TypeReplacementHeadroom)
 			if c.GetStatus() != want.status || c.GetReason() != want.reason || !strings.HasPrefix(c.GetMessage(), want.names) {
 				t.Errorf("%s: %s %s %q; want %s %s beginning %q", TypeReplacementHeadroom, c.GetStatus(), c.GetReason(), c.GetMessage(), want.status, want.reason, want.names)
 			}

@@ -165,7 +165,7 @@ func TestAnOrganizationWaitsForItsWave(t *testing.T) {
 			if got := st["pools"].([]any)[0].(map[string]any)["reference"]; got != tc.wantRev {
 				t.Errorf("%s\nstatus.pools[0].reference = %v, want %s", tc.reason, got, tc.wantRev)
 			}
-			if c := conditionOf(t, rsp, TypeReferenceCurrent); c.GetStatus() != tc.wantCurrent {
+			if c := fntest.Condition(t, rsp, TypeReferenceCurrent); c.GetStatus() != tc.wantCurrent {
 				t.Errorf("%s\nReferenceCurrent = %s (%s), want %s", tc.reason, c.GetStatus(), c.GetMessage(), tc.wantCurrent)
 			}
 		})
@@ -188,7 +188,7 @@ func TestAWaitingPoolWithoutASnapshotIsKeptAsItIs(t *testing.T) {
 			t.Errorf("%s annotations: -observed, +desired:\n%s", name, diff)
 		}
 	}
-	c := conditionOf(t, rsp, TypeReferenceCurrent)
+	c := fntest.Condition(t, rsp, TypeReferenceCurrent)
 	if c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "kept exactly as they are") {
 		t.Errorf("ReferenceCurrent: %s %q, want WaitingForWave saying the pool is kept", c.GetReason(), c.GetMessage())
 	}
@@ -233,7 +233,7 @@ func TestANewPoolDoesNotSkipTheQueue(t *testing.T) {
 				if composed {
 					t.Errorf("the pool is composed (tier %v) though no revision was released", tier(t, np))
 				}
-				if c := conditionOf(t, rsp, TypeReferenceCurrent); c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "pools kiso-newco are new and are composed once wave 2 of 3 opens") {
+				if c := fntest.Condition(t, rsp, TypeReferenceCurrent); c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "pools kiso-newco are new and are composed once wave 2 of 3 opens") {
 					t.Errorf("ReferenceCurrent %s %q, want WaitingForWave saying the new pool waits", c.GetReason(), c.GetMessage())
 				}
 				return
@@ -243,18 +243,6 @@ func TestANewPoolDoesNotSkipTheQueue(t *testing.T) {
 			}
 		})
 	}
-}
-
-// conditionOf returns the condition of a type the function set.
-func conditionOf(t *testing.T, rsp *fnv1.RunFunctionResponse, typ string) *fnv1.Condition {
-	t.Helper()
-	for _, c := range rsp.GetConditions() {
-		if c.GetType() == typ {
-			return c
-		}
-	}
-	t.Fatalf("no %s condition", typ)
-	return nil
 }
 
 // TestASkippedOrganizationStaysWhereItIs: an organization the cluster's spec.rollout.skip names stays on the
@@ -268,7 +256,7 @@ func TestASkippedOrganizationStaysWhereItIs(t *testing.T) {
 	if got := tier(t, fntest.Desired(t, rsp)["nodepool-kiso-acme"]); got != "general" {
 		t.Errorf("node label tier = %v: a skipped organization moved with its wave", got)
 	}
-	c := conditionOf(t, rsp, TypeReferenceCurrent)
+	c := fntest.Condition(t, rsp, TypeReferenceCurrent)
 	if c.GetReason() != ReasonWaitingForWave || !strings.Contains(c.GetMessage(), "until the cluster's spec.rollout.skip no longer names the organization") {
 		t.Errorf("ReferenceCurrent %s %q, want WaitingForWave saying it is skipped", c.GetReason(), c.GetMessage())
 	}

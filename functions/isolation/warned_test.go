@@ -65,7 +65,7 @@ func TestWarnModeCountsWhatEnforceWouldRefuse(t *testing.T) {
 	if diff := cmp.Diff(float64(4), st["warnedPods"]); diff != "" {
 		t.Errorf("status.warnedPods: -want, +got:\n%s", diff)
 	}
-	c := conditionOf(t, rsp, TypePlacementEnforced)
+	c := fntest.Condition(t, rsp, TypePlacementEnforced)
 	if want := "4 pods in its namespaces select no pool of the organization, so Enforce would refuse them: acme-tools/tool, acme-web/bare, acme-web/other-stack, batch/web-selector-in-jobs"; !strings.HasSuffix(c.GetMessage(), want) {
 		t.Errorf("PlacementEnforced message %q, want it to end %q", c.GetMessage(), want)
 	}
@@ -113,7 +113,7 @@ func TestWarnModeCountsABigOrganizationOnceAnHour(t *testing.T) {
 	if st["warnedPods"] != float64(warnRecountLimit+1) || st["podsCounted"] != float64(warnRecountLimit+1) || st["warnedPodsCountedAt"] == nil {
 		t.Fatalf("status after counting: warnedPods %v, podsCounted %v, countedAt %v", st["warnedPods"], st["podsCounted"], st["warnedPodsCountedAt"])
 	}
-	if c := conditionOf(t, rsp, TypePlacementEnforced); !strings.Contains(c.GetMessage(), "more than the 1000 Warn mode counts at each change: it counts again at") {
+	if c := fntest.Condition(t, rsp, TypePlacementEnforced); !strings.Contains(c.GetMessage(), "more than the 1000 Warn mode counts at each change: it counts again at") {
 		t.Errorf("PlacementEnforced %q does not say when it counts again", c.GetMessage())
 	}
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > warnRecountEvery {
@@ -131,7 +131,7 @@ func TestWarnModeCountsABigOrganizationOnceAnHour(t *testing.T) {
 	if st["warnedPods"] != float64(1001) || st["warnedPodsCountedAt"] != tenMinutesAgo {
 		t.Errorf("status while paused: warnedPods %v, countedAt %v; want the last count carried over", st["warnedPods"], st["warnedPodsCountedAt"])
 	}
-	if c := conditionOf(t, rsp, TypePlacementEnforced); !strings.Contains(c.GetMessage(), "1001 pods in its namespaces selected no pool of the organization when counted at "+tenMinutesAgo) {
+	if c := fntest.Condition(t, rsp, TypePlacementEnforced); !strings.Contains(c.GetMessage(), "1001 pods in its namespaces selected no pool of the organization when counted at "+tenMinutesAgo) {
 		t.Errorf("PlacementEnforced %q does not carry the last count", c.GetMessage())
 	}
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl > 50*time.Minute {
@@ -192,7 +192,7 @@ func TestWarnModeDegradesWhenThePodsOutgrowARequest(t *testing.T) {
 	if st["warnedPods"] != float64(3) || st["podsCounted"] != float64(900) || st["warnedPodsCountedAt"] != twoHoursAgo {
 		t.Errorf("status %v, want the last count that fitted carried over", st)
 	}
-	msg := conditionOf(t, rsp, TypePlacementEnforced).GetMessage()
+	msg := fntest.Condition(t, rsp, TypePlacementEnforced).GetMessage()
 	for _, want := range []string{"the pods of its namespaces did not fit in one request to the function at " + unreadAt,
 		"not read until " + at.Add(time.Hour).Format(time.RFC3339), "the last count that fitted, at " + twoHoursAgo + ", found 3 of 900 pods"} {
 		if !strings.Contains(msg, want) {

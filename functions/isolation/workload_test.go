@@ -118,7 +118,7 @@ func TestWorkloadClusterOrganization(t *testing.T) {
 			t.Errorf("first reconcile composed %s (%v) before reading the workload cluster", name, o["kind"])
 		}
 	}
-	if c := conditionOf(t, rsp, TypeReferencesResolved); c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE {
+	if c := fntest.Condition(t, rsp, TypeReferencesResolved); c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE {
 		t.Errorf("first reconcile: ReferencesResolved %v, want False while the reads are not answered", c)
 	}
 
@@ -147,11 +147,11 @@ func settleReads(t *testing.T, rsp *fnv1.RunFunctionResponse, xrJSON string, wor
 		if slices.ContainsFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL }) {
 			return rsp // refused: the caller says whether it should have been
 		}
-		if len(fntest.Desired(t, rsp)) == before && conditionOf(t, rsp, TypeReferencesResolved).GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE {
+		if len(fntest.Desired(t, rsp)) == before && fntest.Condition(t, rsp, TypeReferencesResolved).GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE {
 			return rsp
 		}
 		if round == 4 {
-			t.Fatalf("the reads did not settle after %d rounds: %v", round, conditionOf(t, rsp, TypeReferencesResolved))
+			t.Fatalf("the reads did not settle after %d rounds: %v", round, fntest.Condition(t, rsp, TypeReferencesResolved))
 		}
 	}
 }
@@ -213,7 +213,7 @@ func assertKeptOnGap(t *testing.T, rsp *fnv1.RunFunctionResponse, workload []str
 	}
 	gap := run(t, newRequest(t, input, xr(workloadSpec), observed), management)
 	fntest.AssertNoFatal(t, gap)
-	c := conditionOf(t, gap, TypeReferencesResolved)
+	c := fntest.Condition(t, gap, TypeReferencesResolved)
 	for _, want := range []string{"waiting for workload cluster eu to answer", "NodePool default: observe failed: cannot get object: dial tcp 10.0.0.1:443: connect: connection refused", "keeping the pools already composed unchanged meanwhile"} {
 		if !strings.Contains(c.GetMessage(), want) {
 			t.Errorf("gap: ReferencesResolved %s %q does not say %q", c.GetStatus(), c.GetMessage(), want)
@@ -264,7 +264,7 @@ func TestWorkloadClusterClaimIsAuthorizedWhereItIs(t *testing.T) {
 				t.Fatal("the claim's namespace is read in the workload cluster")
 			}
 			rsp = settleReads(t, rsp, xrJSON, workload, management)
-			valid := conditionOf(t, rsp, "SpecValid")
+			valid := fntest.Condition(t, rsp, "SpecValid")
 			if got := valid.GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE; got != tc.valid {
 				t.Errorf("SpecValid %v (%s), want valid %v", valid.GetStatus(), valid.GetMessage(), tc.valid)
 			}
@@ -295,7 +295,7 @@ func TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes(t *test
 	if _, ok := fntest.Desired(t, before)[read]; !ok {
 		t.Fatalf("an organization whose cluster publishes no placement does not read the policy (%v)", keys(fntest.Desired(t, before)))
 	}
-	if c := conditionOf(t, before, TypePlacementEnforced); c.GetReason() != ReasonNoPlacementPolicy {
+	if c := fntest.Condition(t, before, TypePlacementEnforced); c.GetReason() != ReasonNoPlacementPolicy {
 		t.Errorf("without a policy or a published placement: PlacementEnforced %s (%s), want %s", c.GetReason(), c.GetMessage(), ReasonNoPlacementPolicy)
 	}
 
@@ -311,7 +311,7 @@ func TestWorkloadClusterOrganizationReadsThePlacementItsClusterPublishes(t *test
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(fntest.Desired(t, after)))); diff != "" {
 		t.Errorf("composed resources once the cluster publishes its placement (-want +got):\n%s", diff)
 	}
-	c := conditionOf(t, after, TypePlacementEnforced)
+	c := fntest.Condition(t, after, TypePlacementEnforced)
 	if c.GetReason() == ReasonNoPlacementPolicy || !strings.Contains(c.GetMessage(), `XKarpenterCluster "prod"`) {
 		t.Errorf("with the placement published: PlacementEnforced %s (%s), want it read from cluster prod's view", c.GetReason(), c.GetMessage())
 	}
@@ -427,7 +427,7 @@ func TestAnOrganizationReadsTheReferencesItsClusterPublishes(t *testing.T) {
 	if diff := cmp.Diff(want, fntest.Desired(t, after)); diff != "" {
 		t.Errorf("composed resources once the cluster shows the references (-read itself +read from the cluster):\n%s", diff)
 	}
-	if c := conditionOf(t, after, TypeReferencesResolved); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+	if c := fntest.Condition(t, after, TypeReferencesResolved); c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
 		t.Errorf("ReferencesResolved %s %s (%s) with the references read from the cluster", c.GetStatus(), c.GetReason(), c.GetMessage())
 	}
 
@@ -435,7 +435,7 @@ func TestAnOrganizationReadsTheReferencesItsClusterPublishes(t *testing.T) {
 	missing := withPublishedReferences(t, workloadClusterXR, "", refNodePool)
 	rsp := run(t, newRequest(t, input, xr(workloadSpec), observed), cluster{missing})
 	fntest.AssertNoFatal(t, rsp)
-	c := conditionOf(t, rsp, TypeReferencesResolved)
+	c := fntest.Condition(t, rsp, TypeReferencesResolved)
 	if c.GetReason() != ReasonNotFound || !strings.Contains(c.GetMessage(), "spec.nodeClassRef: reference") {
 		t.Errorf("ReferencesResolved %s (%s) with the reference NodeClass shown as not found, want %s naming spec.nodeClassRef", c.GetReason(), c.GetMessage(), ReasonNotFound)
 	}

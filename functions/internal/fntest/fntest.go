@@ -80,6 +80,18 @@ func Dig(m map[string]any, path ...string) any {
 	return v
 }
 
+// Condition returns the condition of a type the response sets, and fails the test if it sets none.
+func Condition(t testing.TB, rsp *fnv1.RunFunctionResponse, typ string) *fnv1.Condition {
+	t.Helper()
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == typ {
+			return c
+		}
+	}
+	t.Fatalf("no %s condition among %v", typ, rsp.GetConditions())
+	return nil
+}
+
 // AssertNoFatal stops the test if the function returned a fatal result.
 func AssertNoFatal(t testing.TB, rsp *fnv1.RunFunctionResponse) {
 	t.Helper()
