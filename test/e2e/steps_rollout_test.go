@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +78,72 @@ func waitForClusterRolloutT(t *testing.T, cluster, reference, what string, want 
 		return want(out), fmt.Sprintf("%s: wave %d, revision %s, on %v, RolledOut %s, %s", what, out.Wave, out.Revision, out.On, out.Reason, conditionSummary(u))
 	})
 	return out
+}
+
+// A rolloutRecorder keeps every distinct state a cluster's rollout of one reference pair goes through, read as
+// often as waitFor reads, from when it starts until the test ends. A step that looks for a state a wave passes
+// through (done and soaking) while the test waits on something else (its nodes replaced) finds it in the record:
+// on a busy machine the soak can end, and the rollout move on, before a wait started afterwards reads the cluster.
+type rolloutRecorder struct {
+	mu     sync.Mutex
+	states []rolloutState
+}
+
+// recordRolloutT starts recording the rollout of reference on cluster.
+func recordRolloutT(t *testing.T, cluster, reference string) *rolloutRecorder {
+	t.Helper()
+	rec := &rolloutRecorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			if u, err := env.Cluster.Get(ctx, ClusterKind, "", cluster); err == nil {
+				rec.add(rolloutOfReference(u, reference))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pollInterval):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-stopped
+	})
+	return rec
+}
+
+func (rec *rolloutRecorder) add(s rolloutState) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if n := len(rec.states); n == 0 || !reflect.DeepEqual(rec.states[n-1], s) {
+		rec.states = append(rec.states, s)
+	}
+}
+
+// waitForT waits until the rollout has been, since the record started, in a state want accepts, and returns the
+// first such state.
+func (rec *rolloutRecorder) waitForT(t *testing.T, what string, want func(rolloutState) bool) rolloutState {
+	t.Helper()
+	var found rolloutState
+	waitForT(t, rolloutTimeout, what, func(context.Context) (bool, string, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, s := range rec.states {
+			if want(s) {
+				found = s
+				return true, "", nil
+			}
+		}
+		if n := len(rec.states); n > 0 {
+			last := rec.states[n-1]
+			return false, fmt.Sprintf("%d states recorded, the last wave %d, revision %s, on %v, RolledOut %s", n, last.Wave, last.Revision, last.On, last.Reason), nil
+		}
+		return false, "nothing recorded yet", nil
+	})
+	return found
 }
 
 func patchClusterT(t *testing.T, patch string) {

@@ -45,15 +45,17 @@ func assertRemoteRolloutT(t *testing.T, wl *WorkloadCluster, canary, other organ
 	canaryNS, canaryPool := canary.Stacks["web"].Namespaces[0], canary.Stacks["web"].Pool
 	otherNS, otherPool := other.Stacks["web"].Namespaces[0], other.Stacks["web"].Pool
 	canaryNodes, otherNodes := nodesOfPodsT(t, wl.Cluster, canaryNS), nodesOfPodsT(t, wl.Cluster, otherNS)
+	// The canary's wave passes through states the steps below look for while they wait on the workload cluster.
+	rec := recordRolloutT(t, remoteClusterXR, workloadReference)
 	changed := time.Now()
 	if _, err := wl.Kubectl.Run(t.Context(), nil, "patch", "kwoknodeclass", workloadReference, "--type=merge",
 		"-p", fmt.Sprintf(`{"spec":{"nodeRegistrationDelay":%q}}`, workloadRelease2)); err != nil {
 		t.Fatalf("cannot change the workload cluster's reference NodeClass: %v", err)
 	}
-	second := waitRemote("the canary's wave to open on the new release", func(r rolloutState) bool { return r.Revision != first.Revision && r.Wave == 0 }).Revision
+	second := rec.waitForT(t, "the canary's wave to open on the new release", func(r rolloutState) bool { return r.Revision != first.Revision && r.Wave == 0 }).Revision
 	waitForNodeClassDelayT(t, wl.Cluster, canaryPool, workloadRelease2)
 	replaced := waitForPoolNodesReplacedT(t, wl.Cluster, canaryNS, canaryPool, canaryNodes)
-	r := waitRemote("the canary's wave to be done and soak", func(r rolloutState) bool { return r.Revision == second && r.Wave == 0 && r.WaveDoneAt != "" })
+	r := rec.waitForT(t, "the canary's wave to be done and soak", func(r rolloutState) bool { return r.Revision == second && r.Wave == 0 && r.WaveDoneAt != "" })
 	env.Timings.Record("workload: NodeClass changed -> canary's nodes replaced there, wave done", time.Since(changed))
 	doneAt, err := time.Parse(time.RFC3339, r.WaveDoneAt)
 	if err != nil {
