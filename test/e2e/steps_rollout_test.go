@@ -146,6 +146,35 @@ func (rec *rolloutRecorder) waitForT(t *testing.T, what string, want func(rollou
 	return found
 }
 
+// lastBeforeT waits until the rollout's latest recorded state is one want accepts, or one past it (past accepts
+// it), and returns the last state want accepted: what a wait that read the cluster once it got there would have
+// read, had the rollout not moved past it meanwhile. A wave seen done and then held again (Karpenter had not yet
+// marked its nodes drifted) is done only when last seen so.
+func (rec *rolloutRecorder) lastBeforeT(t *testing.T, what string, want, past func(rolloutState) bool) rolloutState {
+	t.Helper()
+	var found rolloutState
+	waitForT(t, rolloutTimeout, what, func(context.Context) (bool, string, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		n := len(rec.states)
+		if n == 0 {
+			return false, "nothing recorded yet", nil
+		}
+		last := rec.states[n-1]
+		if !want(last) && !past(last) {
+			return false, fmt.Sprintf("%d states recorded, the last wave %d, revision %s, on %v, RolledOut %s", n, last.Wave, last.Revision, last.On, last.Reason), nil
+		}
+		for i := n - 1; i >= 0; i-- {
+			if want(rec.states[i]) {
+				found = rec.states[i]
+				return true, "", nil
+			}
+		}
+		return false, "", fmt.Errorf("the rollout went past %s without being recorded there", what)
+	})
+	return found
+}
+
 func patchClusterT(t *testing.T, patch string) {
 	t.Helper()
 	if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "xkarpentercluster", rolloutCluster, "--type=merge", "-p", patch); err != nil {

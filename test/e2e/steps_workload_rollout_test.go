@@ -55,7 +55,9 @@ func assertRemoteRolloutT(t *testing.T, wl *WorkloadCluster, canary, other organ
 	second := rec.waitForT(t, "the canary's wave to open on the new release", func(r rolloutState) bool { return r.Revision != first.Revision && r.Wave == 0 }).Revision
 	waitForNodeClassDelayT(t, wl.Cluster, canaryPool, workloadRelease2)
 	replaced := waitForPoolNodesReplacedT(t, wl.Cluster, canaryNS, canaryPool, canaryNodes)
-	r := rec.waitForT(t, "the canary's wave to be done and soak", func(r rolloutState) bool { return r.Revision == second && r.Wave == 0 && r.WaveDoneAt != "" })
+	r := rec.lastBeforeT(t, "the canary's wave to be done and soak",
+		func(r rolloutState) bool { return r.Revision == second && r.Wave == 0 && r.WaveDoneAt != "" },
+		func(r rolloutState) bool { return r.Revision == second && r.Wave > 0 })
 	env.Timings.Record("workload: NodeClass changed -> canary's nodes replaced there, wave done", time.Since(changed))
 	doneAt, err := time.Parse(time.RFC3339, r.WaveDoneAt)
 	if err != nil {
