@@ -37,6 +37,8 @@ type call struct {
 	// required is what the call asks Crossplane for; resolve adds what the answers name, settle the names
 	// the objects hold.
 	required map[string]*fnv1.ResourceSelector
+	// schemas are the OpenAPI schemas the call asks Crossplane for.
+	schemas map[string]*fnv1.SchemaSelector
 
 	// Set by resolve.
 	alerts     alertsPlan

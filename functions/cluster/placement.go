@@ -11,18 +11,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	xpv1 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
-	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/ready"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
@@ -87,47 +83,6 @@ type placementPlan struct {
 // audits reports whether the cluster's placement policy only warns outside organizations' namespaces.
 func (pp placementPlan) audits() bool { return pp.Mode == v1alpha1.ClusterPlacementAudit }
 
-// requireAdmissionAPI is the required resource under which Crossplane
-// returns the APIService the aggregator registers for
-// admissionregistration.k8s.io/v1beta1 when the apiserver serves it.
-const requireAdmissionAPI = "admissionregistration-v1beta1"
-
-var apiServiceGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
-
-// requireInjectAPI asks for what tells which MutatingAdmissionPolicy API the
-// apiserver serves, unless the input says.
-func requireInjectAPI(rs map[string]*fnv1.ResourceSelector, in Input) {
-	if in.MutatingAdmissionPolicy == "" {
-		rs[requireAdmissionAPI] = ownership.ByName(apiServiceGVK, "", "v1beta1.admissionregistration.k8s.io")
-	}
-}
-
-// injectAPIVersion is the MutatingAdmissionPolicy API to render, or "" for
-// none: the input's choice, else v1beta1 where the apiserver serves it.
-// Until the apiserver has answered (a workload cluster may not answer for a
-// while), an injecting policy composed before is kept: Crossplane deletes
-// what a function stops returning.
-func injectAPIVersion(req *fnv1.RunFunctionRequest, in Input, observed fnstate.Observed) string {
-	switch in.MutatingAdmissionPolicy {
-	case mutatingAdmissionPolicyNone:
-		return ""
-	case "":
-	default:
-		return in.MutatingAdmissionPolicy
-	}
-	found, resolved := fnstate.Required(req, requireAdmissionAPI)
-	switch {
-	case !resolved:
-		if oc, ok := observed.Get(crPlacementInjectPolicy); ok {
-			return observedAPIVersion(oc)
-		}
-		return ""
-	case len(found) == 0:
-		return ""
-	}
-	return admissionv1beta1.SchemeGroupVersion.String()
-}
-
 // publishedPlacement is what the cluster's placement policy says it enforces, as observed where it is composed:
 // its annotations once it is there. In a workload cluster that is the policy as provider-kubernetes last observed
 // it there, once it reports its Object Ready: an update it could not apply leaves the Object Ready and the old
@@ -154,14 +109,6 @@ func (r *call) publishedPlacement() *v1alpha1.PlacementPolicyStatus {
 	return &published
 }
 
-// observedAPIVersion is the API version of an observed composed object, or of the object a provider-kubernetes
-// Object composes.
-func observedAPIVersion(oc resource.ObservedComposed) string {
-	if oc.Resource.GroupVersionKind().GroupKind() == remote.ObjectGVK.GroupKind() {
-		return remote.Unwrap(oc.Resource).GetAPIVersion()
-	}
-	return oc.Resource.GetAPIVersion()
-}
 
 // newPlacementPlan plans the policies, checking keys; resolve sets the MutatingAdmissionPolicy API once the
 // apiserver has said.

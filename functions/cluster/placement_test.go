@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
 )
@@ -95,6 +97,61 @@ func TestInjectPolicyFollowsTheServedAPI(t *testing.T) {
 	got = fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, fntest.Request(in, xr(podIdentitySpec), nil), withPrometheusOperator(fntest.Cluster{served})))
 	if _, ok := got["placement-inject-policy"]; ok {
 		t.Errorf("mutatingAdmissionPolicy: None renders no MutatingAdmissionPolicy")
+	}
+}
+
+// TestInjectPolicyFollowsTheSchemaCrossplaneReturns: where Crossplane returns required schemas (v2.2 on), the
+// function asks for MutatingAdmissionPolicy's at admissionregistration.k8s.io/v1, which Kubernetes v1.36 on
+// serves with no flag; returned, the policy is composed at v1; returned empty (not served), the v1beta1 APIService
+// decides; not returned yet, an injecting policy composed before is kept at its API.
+func TestInjectPolicyFollowsTheSchemaCrossplaneReturns(t *testing.T) {
+	served := `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1beta1.admissionregistration.k8s.io"}}`
+	withSchemas := func(schema *fnv1.Schema, observed map[string]string) *fnv1.RunFunctionRequest {
+		req := newRequest(t, xr(podIdentitySpec), observed)
+		req.Meta = &fnv1.RequestMeta{Capabilities: []fnv1.Capability{fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS}}
+		if schema != nil {
+			req.RequiredSchemas = map[string]*fnv1.Schema{requireInjectV1: schema}
+		}
+		return req
+	}
+	rsp := run(t, withSchemas(nil, nil))
+	asked := rsp.GetRequirements().GetSchemas()[requireInjectV1]
+	if asked.GetApiVersion() != "admissionregistration.k8s.io/v1" || asked.GetKind() != "MutatingAdmissionPolicy" {
+		t.Fatalf("asked Crossplane for schemas %v, want MutatingAdmissionPolicy at admissionregistration.k8s.io/v1", rsp.GetRequirements().GetSchemas())
+	}
+	if _, ok := fntest.Desired(t, rsp)["placement-inject-policy"]; ok {
+		t.Error("a MutatingAdmissionPolicy is rendered before Crossplane returned whether its schema is served")
+	}
+
+	mapSchema, err := structpb.NewStruct(map[string]any{"type": "object", "x-kubernetes-group-version-kind": []any{
+		map[string]any{"group": "admissionregistration.k8s.io", "version": "v1", "kind": "MutatingAdmissionPolicy"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	atV1 := fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, withSchemas(&fnv1.Schema{OpenapiV3: mapSchema}, nil), withPrometheusOperator(fntest.Cluster{served})))
+	for _, name := range []string{"placement-inject-policy", "placement-inject-binding"} {
+		if v := fntest.Dig(atV1[name], "apiVersion"); v != "admissionregistration.k8s.io/v1" {
+			t.Errorf("%s where the apiserver serves MutatingAdmissionPolicy at v1: apiVersion %v, want admissionregistration.k8s.io/v1", name, v)
+		}
+	}
+
+	got := fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, withSchemas(&fnv1.Schema{}, nil), withPrometheusOperator(fntest.Cluster{served})))
+	if v := fntest.Dig(got["placement-inject-policy"], "apiVersion"); v != "admissionregistration.k8s.io/v1beta1" {
+		t.Errorf("where the apiserver serves no v1 but v1beta1, the policy's apiVersion is %v, want admissionregistration.k8s.io/v1beta1", v)
+	}
+	if got = fntest.Desired(t, run(t, withSchemas(&fnv1.Schema{}, nil))); got["placement-inject-policy"] != nil {
+		t.Error("a MutatingAdmissionPolicy is rendered where the apiserver serves neither v1 nor v1beta1")
+	}
+
+	// Composed at v1, then Crossplane has not returned the schema yet on a later call: kept at v1.
+	observed := map[string]string{}
+	for _, name := range []string{"placement-inject-policy", "placement-inject-binding"} {
+		observed[name] = fntest.ToJSON(t, atV1[name])
+	}
+	req := withSchemas(nil, observed)
+	if v := fntest.Dig(fntest.Desired(t, fntest.Run(t, &Function{log: logging.NewNopLogger()}, req, withPrometheusOperator(nil)))["placement-inject-policy"], "apiVersion"); v != "admissionregistration.k8s.io/v1" {
+		t.Errorf("the injecting policy composed at v1 is %v while Crossplane has not returned the schema, want kept at admissionregistration.k8s.io/v1", v)
 	}
 }
 

@@ -214,15 +214,7 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 	if fntest.Dig(o, "spec", "forProvider", "manifest", "kind") != "APIService" || fntest.Dig(o, "spec", "providerConfigRef", "name") != "prod-workloads" {
 		t.Errorf("read %v", o)
 	}
-	injects := func(rsp *fnv1.RunFunctionResponse) bool {
-		for _, r := range rsp.GetDesired().GetResources() {
-			if fntest.Dig(fntest.AsMap(t, r.GetResource()), "spec", "forProvider", "manifest", "kind") == "MutatingAdmissionPolicy" {
-				return true
-			}
-		}
-		return false
-	}
-	if injects(rsp) {
+	if injectsThere(t, rsp) != "" {
 		t.Error("the injecting policy is composed before the workload cluster said it serves its API")
 	}
 
@@ -230,9 +222,12 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 		"atProvider": map[string]any{"manifest": map[string]any{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.admissionregistration.k8s.io"}}},
 		"conditions": []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Synced", "status": "True"}},
 	}
-	rsp = run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{"read:" + requireAdmissionAPI: fntest.ToJSON(t, o)}))
-	if !injects(rsp) {
-		t.Fatal("no injecting policy composed into the workload cluster once it said it serves MutatingAdmissionPolicy v1beta1")
+	rsp = run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{
+		"read:" + requireAdmissionAPI: fntest.ToJSON(t, o),
+		"read:" + requireInjectV1:     fntest.ToJSON(t, readRefused(t, rsp, requireInjectV1, `cannot get object: no matches for kind "MutatingAdmissionPolicy" in version "admissionregistration.k8s.io/v1"`)),
+	}))
+	if got := injectsThere(t, rsp); got != "admissionregistration.k8s.io/v1beta1" {
+		t.Fatalf("injecting policy composed into the workload cluster at %q once it said it serves MutatingAdmissionPolicy at v1beta1 only, want v1beta1", got)
 	}
 
 	// The workload cluster stops answering: the injecting policy composed before is kept, not dropped.
@@ -242,9 +237,61 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 	}
 	delete(o, "status")
 	observed["read:"+requireAdmissionAPI] = fntest.ToJSON(t, o)
-	if rsp = run(t, newRequest(t, xr(workloadClusterSpec), observed)); !injects(rsp) {
-		t.Error("the injecting policy was dropped while the workload cluster did not answer whether it serves its API")
+	delete(observed, "read:"+requireInjectV1)
+	if rsp = run(t, newRequest(t, xr(workloadClusterSpec), observed)); injectsThere(t, rsp) != "admissionregistration.k8s.io/v1beta1" {
+		t.Error("the injecting policy was dropped or moved while the workload cluster did not answer whether it serves its API")
 	}
+}
+
+// TestWorkloadClusterServingV1GetsTheInjectingPolicyAtV1: a workload cluster on Kubernetes v1.36 or later serves
+// MutatingAdmissionPolicy at v1 with no flag, and no v1beta1: its read of the injecting policy at v1 is answered
+// (the policy does not exist yet), so the policy is composed there at v1.
+func TestWorkloadClusterServingV1GetsTheInjectingPolicyAtV1(t *testing.T) {
+	rsp := run(t, newRequest(t, xr(workloadClusterSpec), nil))
+	notThere := func(key string) string {
+		read := fntest.AsMap(t, rsp.GetDesired().GetResources()["read:"+key].GetResource())
+		read["status"] = map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False"},
+			map[string]any{"type": "Synced", "status": "False", "message": "observe-only: external resource does not exist"},
+		}}
+		return fntest.ToJSON(t, read)
+	}
+	rsp = run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{
+		"read:" + requireAdmissionAPI: notThere(requireAdmissionAPI),
+		"read:" + requireInjectV1:     notThere(requireInjectV1),
+	}))
+	if got := injectsThere(t, rsp); got != "admissionregistration.k8s.io/v1" {
+		t.Fatalf("injecting policy composed into a workload cluster that serves MutatingAdmissionPolicy at v1 at %q, want v1", got)
+	}
+}
+
+// injectsThere is the API version at which a response composes the injecting policy into the workload cluster,
+// "" if it does not; reads of the workload cluster are not composed objects.
+func injectsThere(t *testing.T, rsp *fnv1.RunFunctionResponse) string {
+	t.Helper()
+	for name, r := range rsp.GetDesired().GetResources() {
+		if strings.HasPrefix(name, "read:") {
+			continue
+		}
+		o := fntest.AsMap(t, r.GetResource())
+		if fntest.Dig(o, "spec", "forProvider", "manifest", "kind") == "MutatingAdmissionPolicy" {
+			v, _ := fntest.Dig(o, "spec", "forProvider", "manifest", "apiVersion").(string)
+			return v
+		}
+	}
+	return ""
+}
+
+// readRefused is a response's read of a requirement as the provider reports it when the workload cluster refuses
+// it with message.
+func readRefused(t *testing.T, rsp *fnv1.RunFunctionResponse, key, message string) map[string]any {
+	t.Helper()
+	read := fntest.AsMap(t, rsp.GetDesired().GetResources()["read:"+key].GetResource())
+	read["status"] = map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "False"},
+		map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": message},
+	}}
+	return read
 }
 
 // TestWorkloadClusterRolloutReadsThere: a rollout's reads of kiso's NodePools and, while a wave is open,

@@ -17,7 +17,7 @@ func (r *call) require() {
 	r.install = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
 
 	r.required = map[string]*fnv1.ResourceSelector{}
-	requireInjectAPI(r.required, r.In)
+	r.schemas = requireInjectAPI(r.required, r.Req, r.In, r.workload != nil)
 	r.alerts.require(r.required)
 	requirePlatformNamespaces(r.required, r.placement)
 	r.audit = placementAudit{on: r.placement.audits()}

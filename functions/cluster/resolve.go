@@ -22,7 +22,7 @@ func (r *call) resolve() bool {
 	if !r.resolveRollout() {
 		return false
 	}
-	r.placement.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed)
+	r.placement.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed, r.workload)
 	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
 	r.install.resolve(r.plan, r.Observed)
 	r.namespaces = resolvePlatformNamespaces(r.Req, r.placement)

@@ -370,7 +370,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		if c := waitGlobexConditionT(t, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
 			t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
 		}
-		// kiso's own composition finds the v1beta1 API this apiserver serves.
+		// kiso's own composition finds the v1 API this apiserver serves, from the schema Crossplane returns.
 		if out := env.TryT(t, nil, "patch", "xkarpentercluster", placementCluster, "--type=merge", "-p", `{"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`); out.ExitCode != 0 {
 			t.Fatalf("cannot switch XKarpenterCluster %s to kiso's composition: %s", placementCluster, out.Stderr)
 		}

@@ -102,7 +102,7 @@ func wantClusterComposed() []wantComposed {
 			}})
 	}
 	want = append(want, wantUsages(want, controllerRole, nodeRole)...)
-	// The cluster's placement policies, once per cluster; this apiserver serves MutatingAdmissionPolicy at v1beta1.
+	// The cluster's placement policies, once per cluster; this apiserver serves MutatingAdmissionPolicy at v1, as Kubernetes v1.36 on does with no flag.
 	var placement []wantComposed
 	for _, name := range []string{"kiso-placement", "kiso-placement-pools", "kiso-placement-warn", "kiso-placement-binding", "kiso-namespace-identity"} {
 		placement = append(placement, wantComposed{Kind: ValidatingAdmissionPolicyKind, Name: name}, wantComposed{Kind: ValidatingAdmissionPolicyBindingKind, Name: name})

@@ -26,10 +26,6 @@ const fleetEnv = "KISO_BENCH_FLEET"
 const (
 	// serverStartTimeout bounds how long one server may take to become ready.
 	serverStartTimeout = 90 * time.Second
-	// admissionFeatures turns on MutatingAdmissionPolicy (beta, off by default in Kubernetes 1.35) next to
-	// ValidatingAdmissionPolicy (GA), so that admission-time placement can be tested as a cluster would run it.
-	admissionFeatureGates = "MutatingAdmissionPolicy=true"
-	admissionRuntimeAPIs  = "admissionregistration.k8s.io/v1beta1=true"
 )
 
 // A controlPlane is etcd, kube-apiserver and kube-controller-manager on loopback.
@@ -156,9 +152,8 @@ func startControlPlane(ctx context.Context, servers *process.Group, p *prepared,
 			// EKS's authorizers and the admission plugin that confines each kubelet to its own Node and mirror pods.
 			"--authorization-mode=Node,RBAC",
 			"--enable-admission-plugins=NodeRestriction",
-			// The default admission plugins are on; these make MutatingAdmissionPolicy servable too.
-			"--feature-gates=" + admissionFeatureGates,
-			"--runtime-config=" + admissionRuntimeAPIs,
+			// No feature gate and no runtime-config: the APIs are served as EKS serves them, MutatingAdmissionPolicy
+			// at admissionregistration.k8s.io/v1 (on by default since Kubernetes v1.36).
 			// Only the fleet benchmark profiles the apiserver (over its idle minute); EKS serves no profiles.
 			"--profiling=" + strconv.FormatBool(os.Getenv(fleetEnv) == "1"),
 			// The kubernetes Service cannot have a loopback endpoint, and nothing here runs in a pod.

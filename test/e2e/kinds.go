@@ -32,8 +32,8 @@ var (
 	// The cluster's placement policies.
 	ValidatingAdmissionPolicyKind        = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
 	ValidatingAdmissionPolicyBindingKind = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}
-	MutatingAdmissionPolicyKind          = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicy"}
-	MutatingAdmissionPolicyBindingKind   = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicyBinding"}
+	MutatingAdmissionPolicyKind          = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicy"}
+	MutatingAdmissionPolicyBindingKind   = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicyBinding"}
 )
 
 // Karpenter's kinds, as the isolation function composes them.

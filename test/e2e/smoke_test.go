@@ -65,21 +65,21 @@ func functionRan(u *unstructured.Unstructured) (bool, string) {
 	}
 }
 
-// TestAdmissionPoliciesServed proves the control plane serves both kinds of admission policy, so that
-// placement enforced at admission can be tested as a cluster would run it.
+// TestAdmissionPoliciesServed proves the control plane serves both kinds of admission policy as EKS serves them,
+// with no feature gate or runtime-config: at admissionregistration.k8s.io/v1, and no beta API, so that placement
+// enforced at admission is tested as a cluster would run it.
 func TestAdmissionPoliciesServed(t *testing.T) {
-	served := map[string]string{
-		"admissionregistration.k8s.io/v1":      "validatingadmissionpolicies",
-		"admissionregistration.k8s.io/v1beta1": "mutatingadmissionpolicies",
+	list, err := env.Cluster.Typed.Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1")
+	if err != nil {
+		t.Fatalf("cannot discover admissionregistration.k8s.io/v1: %v", err)
 	}
-	for groupVersion, resource := range served {
-		list, err := env.Cluster.Typed.Discovery().ServerResourcesForGroupVersion(groupVersion)
-		if err != nil {
-			t.Fatalf("cannot discover %s: %v", groupVersion, err)
-		}
+	for _, resource := range []string{"validatingadmissionpolicies", "mutatingadmissionpolicies"} {
 		if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == resource }) {
-			t.Errorf("%s does not serve %s", groupVersion, resource)
+			t.Errorf("admissionregistration.k8s.io/v1 does not serve %s", resource)
 		}
+	}
+	if _, err := env.Cluster.Typed.Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1beta1"); err == nil {
+		t.Error("the control plane serves admissionregistration.k8s.io/v1beta1, which EKS does not turn on")
 	}
 }
 

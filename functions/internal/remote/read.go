@@ -62,6 +62,10 @@ const rereadAnnotation = "kiso.dev/reread-at"
 // exist (its errExternalResourceNotExist).
 const notExist = "external resource does not exist"
 
+// noKindMatch is how apimachinery's REST mapping refuses a kind the apiserver does not serve (NoKindMatchError),
+// which provider-kubernetes passes on in the Synced condition of an Object that reads one.
+const noKindMatch = "no matches for kind"
+
 // A Reader reads from one workload cluster for one XR.
 type Reader struct {
 	// ProviderConfig is the workload cluster's provider-kubernetes ProviderConfig.
@@ -84,6 +88,9 @@ type Reader struct {
 
 	// unanswered describes, after Localize, each read the provider has not answered yet, and why.
 	unanswered []string
+	// notServed holds, after Answer or Localize, the requirements by name whose read the workload cluster
+	// refused because it does not serve their kind.
+	notServed map[string]bool
 	// rereading is true when Requirements composed a current collection.
 	rereading bool
 }
@@ -209,6 +216,7 @@ func (r *Reader) Answer(req *fnv1.RunFunctionRequest, observed map[resource.Name
 		return observed, nil
 	}
 	r.composed = composedReads(observed)
+	r.notServed = kindsNotServed(observed)
 	return Answer(req, observed)
 }
 
@@ -220,6 +228,7 @@ func (r *Reader) Localize(req *fnv1.RunFunctionRequest, observed map[resource.Na
 		return observed, nil
 	}
 	r.composed = composedReads(observed)
+	r.notServed = kindsNotServed(observed)
 	rest, unanswered, err := answer(req, observed)
 	if err != nil {
 		return nil, err
@@ -235,6 +244,24 @@ func (r *Reader) Unanswered() []string {
 		return nil
 	}
 	return r.unanswered
+}
+
+// NotServed reports whether the workload cluster refused the read of a requirement by name because it does not
+// serve its kind, as last observed; such a read stays unanswered, since the provider retries it. False for a nil
+// reader.
+func (r *Reader) NotServed(requirement string) bool {
+	return r != nil && r.notServed[requirement]
+}
+
+// kindsNotServed is the requirements by name whose observed read says the workload cluster does not serve its kind.
+func kindsNotServed(observed map[resource.Name]resource.ObservedComposed) map[string]bool {
+	out := map[string]bool{}
+	for name, oc := range observed {
+		if IsRead(name) && oc.Resource.GetKind() != collectionKind && strings.Contains(syncedMessage(oc.Resource), noKindMatch) {
+			out[strings.TrimPrefix(string(name), readPrefix)] = true
+		}
+	}
+	return out
 }
 
 // ReadOf is the composed resource name of the read of a requirement.
