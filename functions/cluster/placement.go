@@ -109,7 +109,6 @@ func (r *call) publishedPlacement() *v1alpha1.PlacementPolicyStatus {
 	return &published
 }
 
-
 // newPlacementPlan plans the policies, checking keys; resolve sets the MutatingAdmissionPolicy API once the
 // apiserver has said.
 func newPlacementPlan(cluster string, spec v1alpha1.XKarpenterClusterSpec, in Input, keys placement.Keys) placementPlan {
