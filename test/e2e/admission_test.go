@@ -104,7 +104,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
 	waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
 	wantEnforced := `the admission policies of XKarpenterCluster "e2e-placement" hold the organization's pods to its pools and other pods off its nodes`
-	if c := waitGlobexConditionT(t, "PlacementEnforced", "True", "Enforced"); c.Message != wantEnforced {
+	if c := waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "True", "Enforced"); c.Message != wantEnforced {
 		t.Errorf("claim PlacementEnforced message %q, want %q", c.Message, wantEnforced)
 	}
 
@@ -289,7 +289,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		wantWarnOnly := `spec.placement.mode is Warn: the admission policies of XKarpenterCluster "e2e-placement" admit a pod of the organization's namespaces ` +
 			`that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy kiso-placement-warn); other pods are still kept off its nodes`
 		// The message goes on to count the pods Enforce would refuse, whatever earlier steps left running.
-		if c := waitGlobexConditionT(t, "PlacementEnforced", "False", "WarnOnly"); !strings.HasPrefix(c.Message, wantWarnOnly+"; ") {
+		if c := waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "False", "WarnOnly"); !strings.HasPrefix(c.Message, wantWarnOnly+"; ") {
 			t.Errorf("claim PlacementEnforced message:\n got %s\nwant it to start %s", c.Message, wantWarnOnly)
 		}
 		waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
@@ -315,7 +315,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 				"failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"; out.ExitCode == 0 || strings.TrimSpace(out.Stderr) != want {
 			t.Errorf("a pod in the claim's namespace, which no stack lists, in Warn mode: exit %d\n got %s\nwant %s", out.ExitCode, strings.TrimSpace(out.Stderr), want)
 		}
-		if c := waitGlobexConditionT(t, "NamespacesListed", "True", "ClaimNamespaceUnlisted"); !strings.HasPrefix(c.Message, "every namespace the platform gives organization globex is listed under a stack but "+globexClaimNamespace+", where the claim is") {
+		if c := waitClaimConditionT(t, globexClaimNamespace, globexClaim, "NamespacesListed", "True", "ClaimNamespaceUnlisted"); !strings.HasPrefix(c.Message, "every namespace the platform gives organization globex is listed under a stack but "+globexClaimNamespace+", where the claim is") {
 			t.Errorf("claim NamespacesListed message %q does not name %s", c.Message, globexClaimNamespace)
 		}
 		// A pod that selects its pool gets no warning.
@@ -356,7 +356,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		}
 
 		patchGlobexT(t, `{"spec":{"placement":{"mode":"Enforce"}}}`)
-		waitGlobexConditionT(t, "PlacementEnforced", "True", "Enforced")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "True", "Enforced")
 		waitUntilRefusedT(t, newPod("probe", globexAPI, nil), poolsPolicy)
 		assertRefusedT(t, newPod("refused-after-warn", globexAPI, nil), poolsPolicy, wantAPISelectors)
 	})
@@ -367,14 +367,14 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		wantUnavailable := `spec.placement.inject: XKarpenterCluster "e2e-placement" says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: ` +
 			`pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 ` +
 			`with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true`
-		if c := waitGlobexConditionT(t, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
+		if c := waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
 			t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
 		}
 		// kiso's own composition finds the v1 API this apiserver serves, from the schema Crossplane returns.
 		if out := env.TryT(t, nil, "patch", "xkarpentercluster", placementCluster, "--type=merge", "-p", `{"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`); out.ExitCode != 0 {
 			t.Fatalf("cannot switch XKarpenterCluster %s to kiso's composition: %s", placementCluster, out.Stderr)
 		}
-		waitGlobexConditionT(t, "PlacementInjected", "True", "Injected")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementInjected", "True", "Injected")
 		waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
 		injected := createPodT(t, newPod("injected", globexAPI, nil))
 		wantInjected := podPlacement{NodeSelector: ownSelector, Tolerations: append(append([]corev1.Toleration{}, defaultTolerations...), tolerateGlobex, tolerateAPI)}
@@ -430,12 +430,12 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 			t.Cleanup(func() { releaseObject(t, NodePoolKind, "nodepool", pool) })
 		}
 		patchGlobexT(t, `{"spec":{"isolation":"organization"}}`)
-		waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PoolsSettled", "False", "ReplacingPools")
 		waitUntilAdmittedT(t, newPod("probe", globexAPI, organizationOnly, tolerateGlobex))
 		createPodT(t, newPod("old-placement", globexAPI, ownSelector, tolerateGlobex, tolerateAPI))
 		markReady(t, NodePoolKind, "kiso-globex")
 		markReady(t, EC2NodeClassKind, "kiso-globex")
-		waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PoolsSettled", "True", "Settled")
 		// Crossplane deleted the retired NodePools and no longer observes them, and they are still there. kiso says
 		// it keeps their NodeClasses, having read the NodePools being deleted from the cluster, not from what
 		// Crossplane observes; it keeps them until each NodePool is gone.
@@ -473,7 +473,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		// Meanwhile the organization's pods are still admitted in globex-api; once the stack's pool is Ready and
 		// the old one gone, only the stack's placement is.
 		patchGlobexT(t, `{"spec":{"isolation":"stack"}}`)
-		waitGlobexConditionT(t, "PoolsSettled", "False", "ReplacingPools")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PoolsSettled", "False", "ReplacingPools")
 		waitForSelectGrantT(t, globexAPI, "globex.api")
 		createPodT(t, newPod("organization-placement-while-kept", globexAPI, organizationOnly, tolerateGlobex))
 		// Karpenter reports the NodePools composed again Ready and counts what their nodes hold, the NodeClasses
@@ -528,7 +528,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 			})
 			markReady(t, EC2NodeClassKind, pool)
 		}
-		waitGlobexConditionT(t, "PoolsSettled", "True", "Settled")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PoolsSettled", "True", "Settled")
 		// Nothing replays a deletion: the NodeClasses composed anew are still there.
 		for pool, uid := range composedAgain {
 			if u := env.Cluster.GetT(t, EC2NodeClassKind, "", pool); u.GetUID() != uid || u.GetDeletionTimestamp() != nil {
@@ -545,13 +545,13 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	t.Run("ANamespaceJoinsOnlyWhenThePlatformGivesIt", func(t *testing.T) {
 		batchSelector := selectStack("globex", "batch")
 		patchGlobexT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
-		waitGlobexConditionT(t, "NamespacesAssigned", "False", "NotAssigned")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "NamespacesAssigned", "False", "NotAssigned")
 		assertRefusedT(t, newPod("reports-before", globexReports, batchSelector, tolerateGlobex, tolerateBatch), placementPolicy, foreignToleration(globexReports))
 		if _, err := env.Cluster.Get(t.Context(), RBACRoleKind, globexReports, "kiso-placement"); err == nil {
 			t.Errorf("namespace %s is granted to globex because its claim lists it, before the platform gives it", globexReports)
 		}
 		env.TryT(t, nil, "label", "namespace", globexReports, "kiso.dev/organization=globex")
-		waitGlobexConditionT(t, "NamespacesAssigned", "True", "Assigned")
+		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "NamespacesAssigned", "True", "Assigned")
 		waitUntilAdmittedT(t, newPod("probe", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
 		createPodT(t, newPod("reports-after", globexReports, batchSelector, tolerateGlobex, tolerateBatch))
 	})
@@ -566,17 +566,6 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		}
 		waitUntilRefusedT(t, newPod("probe", globexAPI, ownSelector, tolerateGlobex, tolerateAPI), poolsPolicy)
 	})
-}
-
-// waitGlobexConditionT waits until the claim's condition has the status and reason.
-func waitGlobexConditionT(t *testing.T, conditionType, status, reason string) ConditionStatus {
-	t.Helper()
-	u := env.Cluster.WaitForT(t, policyInForceTimeout, IsolationClaimKind, globexClaimNamespace, globexClaim, func(u *unstructured.Unstructured) (bool, string) {
-		c, _ := Condition(u, conditionType)
-		return c.Status == status && c.Reason == reason, conditionType + ": " + c.Status + " " + c.Reason + " " + c.Message
-	})
-	c, _ := Condition(u, conditionType)
-	return c
 }
 
 // daemonSetControllerUser is who the DaemonSet controller creates pods as (kube-controller-manager runs

@@ -66,13 +66,13 @@ func auditBeforeEnforceT(t *testing.T, cluster, organizationNamespace string, ow
 	})
 	// An organization's namespace is enforced in either mode, and the organization says its nodes are open.
 	assertRefusedT(t, newPod("tolerates-everything", organizationNamespace, ownSelector, append(ownTolerations, tolerateEveryone)...), placementPolicy, everyTaint(organizationNamespace))
-	waitGlobexConditionT(t, "PlacementEnforced", "False", "ClusterAudits")
+	waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "False", "ClusterAudits")
 
 	setPlacementModeT(t, cluster, "Enforce")
 	second := agent.DeepCopy()
 	second.Name = "node-exporter-z4k9d"
 	waitUntilRefusedAsT(t, second, daemonSetControllerUser, placementPolicy)
-	waitGlobexConditionT(t, "PlacementEnforced", "True", "Enforced")
+	waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "True", "Enforced")
 
 	// The platform's own agent: its namespace labelled exempt, its pods are admitted again.
 	if _, err := env.Kubectl.Run(t.Context(), nil, "label", "namespace", monitoringNamespace, "kiso.dev/placement-exempt=true"); err != nil {
