@@ -62,22 +62,32 @@ func chartObjects(chartDir, release, namespace string) ([]*unstructured.Unstruct
 	}
 	var objects []*unstructured.Unstructured
 	for _, name := range slices.Sorted(maps.Keys(rendered)) {
-		decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(rendered[name])), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			err := decoder.Decode(&u.Object)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cannot decode %s of chart %s: %w", name, chartDir, err)
-			}
-			if len(u.Object) > 0 {
-				objects = append(objects, u)
-			}
+		decoded, err := decodeObjects([]byte(rendered[name]))
+		if err != nil {
+			return nil, fmt.Errorf("cannot decode %s of chart %s: %w", name, chartDir, err)
 		}
+		objects = append(objects, decoded...)
 	}
 	return objects, nil
+}
+
+// decodeObjects decodes every object of a YAML or JSON stream, skipping empty documents.
+func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	var objects []*unstructured.Unstructured
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		err := decoder.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return objects, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objects = append(objects, u)
+		}
+	}
 }
 
 // chartCRDs returns the names of the CRDs a chart renders with its default values.

@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -42,14 +38,11 @@ func readInstalledProvider(repoRoot, file, packageName string) (installedProvide
 	roles := map[string]*unstructured.Unstructured{}
 	var bindings []*unstructured.Unstructured
 	var provider *unstructured.Unstructured
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := decoder.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return out, fmt.Errorf("%s: %w", file, err)
-		}
+	objects, err := decodeObjects(data)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", file, err)
+	}
+	for _, u := range objects {
 		switch u.GetKind() {
 		case "DeploymentRuntimeConfig":
 			runtimeConfigs[u.GetName()] = u
