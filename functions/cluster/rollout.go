@@ -159,7 +159,7 @@ func readRollout(req *fnv1.RunFunctionRequest, keys placement.Keys, xrName strin
 		}
 		ref := an[a.Reference]
 		tp := trackedPool{Name: u.GetName(), Organization: u.GetLabels()[keys.Organization], Revision: an[a.Revision]}
-		tp.Holdup, tp.NotReady = poolHoldup(u, claimsOf[u.GetName()])
+		tp.Holdup, tp.NotReady = poolHoldup(u, claimsOf[u.GetName()], a.NodeClass)
 		if tp.Holdup == "" && !unread.IsZero() {
 			tp.Holdup = fmt.Sprintf("NodePool %s: %s", u.GetName(), nodesUnknown)
 		}
@@ -197,8 +197,11 @@ func currentRevision(req *fnv1.RunFunctionRequest, ref string, inherited rollout
 // poolHoldup says why a pool is not done on the revision it is rendered
 // from: Karpenter has not made its NodePool Ready for its current spec, or
 // one of its nodes is drifted (Karpenter's Drifted condition, or a node
-// launched from an older template than the NodePool's hash).
-func poolHoldup(np *unstructured.Unstructured, claims []*unstructured.Unstructured) (string, bool) {
+// launched from an older template than the NodePool's hash, or from another
+// NodeClass than the one the template marks under nodeClassMark: Karpenter
+// copies the template's annotations onto each NodeClaim it launches, and its
+// hash annotation may lag the template it hashes, which the mark never does).
+func poolHoldup(np *unstructured.Unstructured, claims []*unstructured.Unstructured, nodeClassMark string) (string, bool) {
 	ready, readyGen := condition(np, conditionReady)
 	switch {
 	case ready == nil || ready["status"] != string(corev1.ConditionTrue):
@@ -207,10 +210,12 @@ func poolHoldup(np *unstructured.Unstructured, claims []*unstructured.Unstructur
 		return fmt.Sprintf("Karpenter has not yet seen NodePool %s's new spec", np.GetName()), false
 	}
 	hash := np.GetAnnotations()[nodePoolHash]
+	mark, _, _ := unstructured.NestedString(np.Object, "spec", "template", "metadata", "annotations", nodeClassMark)
 	drifted := 0
 	for _, c := range claims {
 		d, _ := condition(c, conditionDrifted)
 		stale := hash != "" && c.GetAnnotations()[nodePoolHash] != "" && c.GetAnnotations()[nodePoolHash] != hash
+		stale = stale || (mark != "" && c.GetAnnotations()[nodeClassMark] != mark)
 		if (d != nil && d["status"] == string(corev1.ConditionTrue)) || stale {
 			drifted++
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
 	"github.com/kiso-dev/kiso/functions/internal/fntest"
+	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/rollout"
 )
 
@@ -194,7 +195,7 @@ func TestAPoolKarpenterSaysNotReadyBlocksTheRollout(t *testing.T) {
 	on["canary"] = v2.ID
 	np := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "kiso-canary"},
 		"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}}}
-	holdup, notReady := poolHoldup(np, nil)
+	holdup, notReady := poolHoldup(np, nil, nodeClassMarkKey)
 	v := fleet(on, map[string]string{"canary": holdup})
 	v.Pools[testRef][0].NotReady = notReady
 	for i, p := range v.Pools[testRef] {
@@ -212,6 +213,9 @@ func TestAPoolKarpenterSaysNotReadyBlocksTheRollout(t *testing.T) {
 	}
 }
 
+// nodeClassMarkKey is the NodeClass mark under kiso.dev.
+var nodeClassMarkKey = placement.NewRolloutAnnotations(placement.DefaultKeyDomain).NodeClass
+
 func TestPoolHoldup(t *testing.T) {
 	pool := func(gen, readyGen int64, hash string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "p", "generation": gen, "annotations": map[string]any{nodePoolHash: hash}},
@@ -224,6 +228,18 @@ func TestPoolHoldup(t *testing.T) {
 		}
 		return c
 	}
+	// markedPool puts a NodeClass mark on a NodePool's template; markedClaim on a NodeClaim, as Karpenter copies
+	// it from the template it launches the NodeClaim from.
+	markedPool := func(u *unstructured.Unstructured, mark string) *unstructured.Unstructured {
+		_ = unstructured.SetNestedField(u.Object, mark, "spec", "template", "metadata", "annotations", nodeClassMarkKey)
+		return u
+	}
+	markedClaim := func(u *unstructured.Unstructured, mark string) *unstructured.Unstructured {
+		an := u.GetAnnotations()
+		an[nodeClassMarkKey] = mark
+		u.SetAnnotations(an)
+		return u
+	}
 	cases := map[string]struct {
 		pool   *unstructured.Unstructured
 		claims []*unstructured.Unstructured
@@ -233,6 +249,12 @@ func TestPoolHoldup(t *testing.T) {
 		"HeldByANodeKarpenterSaysDrifted":  {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h2", "True")}, want: "1 of NodePool p's nodes are drifted"},
 		"HeldByANodeOfAnOlderTemplate":     {pool: pool(2, 2, "h2"), claims: []*unstructured.Unstructured{claim("h1", "")}, want: "1 of NodePool p's nodes are drifted"},
 		"HeldUntilKarpenterSeesTheNewSpec": {pool: pool(3, 2, "h2"), want: "has not yet seen NodePool p's new spec"},
+		// Karpenter has not hashed the template with the new NodeClass mark yet: the node's mark says it is
+		// the old NodeClass's.
+		"HeldByANodeOfAnOlderNodeClassBeforeKarpenterHashes": {pool: markedPool(pool(3, 3, "h2"), "n2"), claims: []*unstructured.Unstructured{markedClaim(claim("h2", ""), "n1")}, want: "1 of NodePool p's nodes are drifted"},
+		"DoneWithNodesOfItsNodeClass":                         {pool: markedPool(pool(3, 3, "h3"), "n2"), claims: []*unstructured.Unstructured{markedClaim(claim("h3", ""), "n2")}},
+		"HeldByANodeLaunchedBeforeMarks":                      {pool: markedPool(pool(3, 3, "h2"), "n2"), claims: []*unstructured.Unstructured{claim("h2", "")}, want: "1 of NodePool p's nodes are drifted"},
+		"DoneUnmarkedWithUnmarkedNodes":                       {pool: pool(3, 3, "h2"), claims: []*unstructured.Unstructured{claim("h2", "")}},
 		"HeldUntilKarpenterSeesTheNewSpecAsCrossplaneSendsIt": {pool: func() *unstructured.Unstructured {
 			// A required resource arrives as JSON numbers: float64, which GetGeneration does not read.
 			p := pool(3, 2, "h2")
@@ -242,7 +264,7 @@ func TestPoolHoldup(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, _ := poolHoldup(tc.pool, tc.claims)
+			got, _ := poolHoldup(tc.pool, tc.claims, nodeClassMarkKey)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("holdup %q, want %q", got, tc.want)
 			}

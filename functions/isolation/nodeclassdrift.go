@@ -81,12 +81,20 @@ func nodeClassApplied(observed fnstate.Observed, name resource.Name, keys placem
 // spec, and its rendered NodePool's node template with the hash of the
 // NodeClass in force (see above), given the pool's observed NodePool (nil if
 // not composed yet).
+//
+// While the mark lags the rendered NodeClass, the NodePool keeps the revision
+// it was observed on: its revision annotation says which revision the nodes
+// Karpenter launches from it are on, and until the mark moves they are the
+// old NodeClass's. Were it to move first, the cluster's rollout would see the
+// pool on the new revision with nothing drifted, and judge its wave done
+// before Karpenter had a template to replace a node for.
 func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, applied appliedNodeClass, keys placement.Keys) error {
 	a := placement.NewRolloutAnnotations(keys.Domain)
 	hash, err := nodeClassHash(nodeClass)
 	if err != nil {
 		return err
 	}
+
 	setAnnotation(nodeClass, a.NodeClass, hash)
 	current, marked := "", false
 	baseline, known := "", false
@@ -104,6 +112,9 @@ func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, applied a
 		in = current
 	case known:
 		in = baseline
+	}
+	if observed != nil && in != hash {
+		keepObservedRevision(np, observed, a)
 	}
 	mark := func() error {
 		// The spec shares what it did not change with the reference (and every pool cloned from it): write a copy.
@@ -126,6 +137,14 @@ func markNodeClass(np, observed, nodeClass *unstructured.Unstructured, applied a
 		return mark()
 	}
 	return nil
+}
+
+// keepObservedRevision sets a rendered NodePool's revision annotation back to the observed NodePool's, where it
+// has one.
+func keepObservedRevision(np, observed *unstructured.Unstructured, a placement.RolloutAnnotations) {
+	if rev, ok := observed.GetAnnotations()[a.Revision]; ok {
+		setAnnotation(np, a.Revision, rev)
+	}
 }
 
 // setAnnotation sets one annotation of a rendered object.

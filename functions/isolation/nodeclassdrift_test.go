@@ -19,7 +19,9 @@ import (
 // TestANodeClassChangeDriftsThePoolsNodes: the pool's node template carries the mark of its NodeClass spec, so a
 // NodeClass change is a NodePool template change (Karpenter's static drift, whatever the provider), once the
 // NodeClass is applied and never before; a pool composed before the mark existed keeps its template, the one its
-// nodes were launched from, until its NodeClass changes.
+// nodes were launched from, until its NodeClass changes. While the mark lags the rendered NodeClass, the NodePool
+// stays on the revision it was observed on: the cluster's rollout must not see it on the new one before its
+// template is.
 func TestANodeClassChangeDriftsThePoolsNodes(t *testing.T) {
 	keys := placement.NewKeys("kiso.dev")
 	nodeClass := func(ami string) *unstructured.Unstructured {
@@ -67,15 +69,17 @@ func TestANodeClassChangeDriftsThePoolsNodes(t *testing.T) {
 		applied   appliedNodeClass
 		// wantMark is the mark on the node template, "" for none; wantBaseline the NodePool's baseline, "" for none.
 		wantMark, wantBaseline string
+		// keepsRevision is true when the NodePool stays on the revision it was observed on.
+		keepsRevision bool
 	}{
 		"ANewPoolIsMarked":                          {nodeClass: before, wantMark: hashOf(before)},
 		"AMarkedPoolFollowsItsNodeClassOnceApplied": {observed: markedWith(before), nodeClass: after, applied: applied(after), wantMark: hashOf(after)},
-		"TheMarkNeverRunsAheadOfTheNodeClass":       {observed: markedWith(before), nodeClass: after, applied: applied(before), wantMark: hashOf(before)},
-		"ANodeClassNotObservedThereYetKeepsTheMark": {observed: markedWith(before), nodeClass: after, applied: applied(nil), wantMark: hashOf(before)},
+		"TheMarkNeverRunsAheadOfTheNodeClass":       {observed: markedWith(before), nodeClass: after, applied: applied(before), wantMark: hashOf(before), keepsRevision: true},
+		"ANodeClassNotObservedThereYetKeepsTheMark": {observed: markedWith(before), nodeClass: after, applied: applied(nil), wantMark: hashOf(before), keepsRevision: true},
 		"APoolFromBeforeMarksKeepsItsTemplate":      {observed: nodePool(nil, nil), nodeClass: before, applied: applied(nil), wantBaseline: hashOf(before)},
 		"APoolFromBeforeMarksOnItsBaseline":         {observed: nodePool(baselineOn(before), nil), nodeClass: before, applied: applied(before), wantBaseline: hashOf(before)},
 		"APoolFromBeforeMarksWhoseNodeClassChanged": {observed: nodePool(baselineOn(before), nil), nodeClass: after, applied: applied(after), wantMark: hashOf(after), wantBaseline: hashOf(before)},
-		"APoolFromBeforeMarksWaitsForItsNodeClass":  {observed: nodePool(baselineOn(before), nil), nodeClass: after, applied: applied(nil), wantBaseline: hashOf(before)},
+		"APoolFromBeforeMarksWaitsForItsNodeClass":  {observed: nodePool(baselineOn(before), nil), nodeClass: after, applied: applied(nil), wantBaseline: hashOf(before), keepsRevision: true},
 		"ARevertedPoolStaysMarked":                  {observed: nodePool(baselineOn(before), map[string]string{"kiso.dev/nodeclass": hashOf(after)}), nodeClass: before, applied: applied(before), wantMark: hashOf(before), wantBaseline: ""},
 	}
 	for name, tc := range cases {
@@ -83,10 +87,23 @@ func TestANodeClassChangeDriftsThePoolsNodes(t *testing.T) {
 			// The rendered NodePool shares its template with the reference: marking it must not write there.
 			reference := nodePool(nil, nil)
 			rendered := &unstructured.Unstructured{Object: map[string]any{"kind": "NodePool", "metadata": map[string]any{"name": "kiso-acme.web"}, "spec": reference.DeepCopy().Object["spec"]}}
+			setAnnotation(rendered, "kiso.dev/revision", "r2")
 			shared := rendered.Object["spec"].(map[string]any)["template"]
 			nodeClass := tc.nodeClass.DeepCopy()
-			if err := markNodeClass(rendered, tc.observed, nodeClass, tc.applied, keys); err != nil {
+			observed := tc.observed
+			if observed != nil {
+				observed = observed.DeepCopy()
+				setAnnotation(observed, "kiso.dev/revision", "r1")
+			}
+			if err := markNodeClass(rendered, observed, nodeClass, tc.applied, keys); err != nil {
 				t.Fatal(err)
+			}
+			wantRevision := "r2"
+			if tc.keepsRevision {
+				wantRevision = "r1"
+			}
+			if got := rendered.GetAnnotations()["kiso.dev/revision"]; got != wantRevision {
+				t.Errorf("the NodePool says it is on revision %q, want %q", got, wantRevision)
 			}
 			if got := nodeClass.GetAnnotations()["kiso.dev/nodeclass"]; got != hashOf(tc.nodeClass) {
 				t.Errorf("the NodeClass carries %q, want the hash of its spec %q", got, hashOf(tc.nodeClass))
