@@ -252,9 +252,9 @@ func TestPoolHoldup(t *testing.T) {
 		// Karpenter has not hashed the template with the new NodeClass mark yet: the node's mark says it is
 		// the old NodeClass's.
 		"HeldByANodeOfAnOlderNodeClassBeforeKarpenterHashes": {pool: markedPool(pool(3, 3, "h2"), "n2"), claims: []*unstructured.Unstructured{markedClaim(claim("h2", ""), "n1")}, want: "1 of NodePool p's nodes are drifted"},
-		"DoneWithNodesOfItsNodeClass":                         {pool: markedPool(pool(3, 3, "h3"), "n2"), claims: []*unstructured.Unstructured{markedClaim(claim("h3", ""), "n2")}},
-		"HeldByANodeLaunchedBeforeMarks":                      {pool: markedPool(pool(3, 3, "h2"), "n2"), claims: []*unstructured.Unstructured{claim("h2", "")}, want: "1 of NodePool p's nodes are drifted"},
-		"DoneUnmarkedWithUnmarkedNodes":                       {pool: pool(3, 3, "h2"), claims: []*unstructured.Unstructured{claim("h2", "")}},
+		"DoneWithNodesOfItsNodeClass":                        {pool: markedPool(pool(3, 3, "h3"), "n2"), claims: []*unstructured.Unstructured{markedClaim(claim("h3", ""), "n2")}},
+		"HeldByANodeLaunchedBeforeMarks":                     {pool: markedPool(pool(3, 3, "h2"), "n2"), claims: []*unstructured.Unstructured{claim("h2", "")}, want: "1 of NodePool p's nodes are drifted"},
+		"DoneUnmarkedWithUnmarkedNodes":                      {pool: pool(3, 3, "h2"), claims: []*unstructured.Unstructured{claim("h2", "")}},
 		"HeldUntilKarpenterSeesTheNewSpecAsCrossplaneSendsIt": {pool: func() *unstructured.Unstructured {
 			// A required resource arrives as JSON numbers: float64, which GetGeneration does not read.
 			p := pool(3, 2, "h2")
