@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -59,12 +60,7 @@ func requireInjectAPI(rs map[string]*fnv1.ResourceSelector, req *fnv1.RunFunctio
 
 // returnsSchemas reports whether Crossplane says it answers required schemas (v2.2 on).
 func returnsSchemas(req *fnv1.RunFunctionRequest) bool {
-	for _, c := range req.GetMeta().GetCapabilities() {
-		if c == fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS {
-			return true
-		}
-	}
-	return false
+	return request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS)
 }
 
 // injectAPIVersion is the MutatingAdmissionPolicy API to render, or "" for none: the input's choice, else v1
@@ -109,11 +105,8 @@ func servesInjectV1(req *fnv1.RunFunctionRequest, workload *remote.Reader) (serv
 	if !returnsSchemas(req) {
 		return false, true
 	}
-	s, ok := req.GetRequiredSchemas()[requireInjectV1]
-	if !ok {
-		return false, false
-	}
-	return s.GetOpenapiV3() != nil, true
+	s, resolved := request.GetRequiredSchema(req, requireInjectV1)
+	return s != nil, resolved
 }
 
 // observedAPIVersion is the API version of an observed composed object, or of the object a provider-kubernetes
