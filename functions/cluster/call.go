@@ -30,6 +30,9 @@ type call struct {
 	// Crossplane.
 	workload *remote.Reader
 
+	// The concerns, each a value that holds what it derives in every phase it takes part in.
+	rollouts stagedRollouts
+
 	// Set by require.
 	plan      plan
 	placement placementPlan
@@ -46,9 +49,6 @@ type call struct {
 	namespaces platformNamespaces
 	// references are the pairs of spec.references as read (publishedReferences).
 	references []v1alpha1.PublishedReference
-	// rollout is what was read of a staged rollout, nil without spec.rollout.
-	rollout *rolloutView
-	staged  rolloutResult
 
 	// Set by render.
 	status  v1alpha1.XKarpenterClusterStatus

@@ -375,8 +375,8 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 		if !r.resolve() || !r.render() {
 			t.Fatal("the cluster does not render")
 		}
-		r.staged.InProgress, r.staged.JudgesNodes = inProgress, inProgress
-		requireJudgedNodeClaims(r.required, r.staged, rolloutView{})
+		r.rollouts.staged.InProgress, r.rollouts.staged.JudgesNodes = inProgress, inProgress
+		requireJudgedNodeClaims(r.required, r.rollouts.staged, rolloutView{})
 		if !r.settle() {
 			t.Fatal("the cluster does not settle")
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/kiso-dev/kiso/functions/internal/clusterview"
-	"github.com/kiso-dev/kiso/functions/internal/readlimit"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 	"github.com/kiso-dev/kiso/functions/internal/typed"
 )
@@ -26,10 +25,7 @@ func (r *call) render() bool {
 	r.status.Placement = r.publishedPlacement()
 	r.status.PlacementAudit = r.audit.status()
 	r.status.References = r.references
-	r.status.Rollouts, r.status.Rollout = r.staged.Rollouts, summary(r.Spec, r.staged.Rollouts)
-	if r.rollout != nil {
-		r.status.NodeClaimsUnreadAt = readlimit.Format(r.rollout.Unread)
-	}
+	r.rollouts.render(r)
 
 	rendered, err := render(r.plan)
 	if err != nil {

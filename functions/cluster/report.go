@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
-	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
 // report says on the XR what the call found and composed: the spec valid, which platform namespaces do not
@@ -16,9 +15,6 @@ func (r *call) report() {
 	r.domain.report(r.Rsp)
 	// How soon Crossplane calls again: an hour once nothing waits, a soaking wave's end if sooner, and the next
 	// read of a rollout's collections in a workload cluster if sooner still.
-	r.Settled(r.notReady == 0 && len(r.inUse) == 0 && !r.verdict.Waiting && !r.staged.InProgress)
-	if r.workload.Rereading() {
-		r.staged.requeueWithin(remote.RereadEvery)
-	}
-	r.staged.requeue(r.Rsp)
+	r.Settled(r.notReady == 0 && len(r.inUse) == 0 && !r.verdict.Waiting && !r.rollouts.inProgress())
+	r.rollouts.report(r)
 }

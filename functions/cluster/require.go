@@ -22,7 +22,7 @@ func (r *call) require() {
 	requirePlatformNamespaces(r.required, r.placement)
 	r.audit = placementAudit{on: r.placement.audits()}
 	r.audit.require(r.required)
-	requireRollout(r.required, r.Spec)
+	r.rollouts.require(r)
 	requireListedReferences(r.required, r.Spec)
 	r.install.require(r.required)
 }

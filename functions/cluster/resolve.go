@@ -19,8 +19,8 @@ func (r *call) resolve() bool {
 	}
 	r.alerts.resolve(r.Req, r.Observed)
 	r.plan.PrometheusRule = r.alerts.compose()
-	if !r.resolveRollout() {
-		return false
+	if err := r.rollouts.resolve(r); err != nil {
+		return r.Fatal(err)
 	}
 	r.placement.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed, r.workload)
 	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)

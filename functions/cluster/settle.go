@@ -25,7 +25,7 @@ func (r *call) settle() bool {
 	planned := plannedObjects(r.objects)
 	composedIdx := ownership.IndexObserved(r.Observed)
 	ownership.Require(r.required, planned, composedIdx)
-	r.keepRolloutReadsCurrent()
+	r.rollouts.settle(r)
 	r.reads = r.workload.Requirements(r.required)
 	if len(r.required) > 0 || len(r.schemas) > 0 {
 		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required, Schemas: r.schemas}
@@ -39,17 +39,6 @@ func (r *call) settle() bool {
 	r.notReady = r.compose()
 	r.inUse = usage.KeepInUse(r.Desired, r.Observed, []string{meta.AnnotationKeyExternalName})
 	return true
-}
-
-// keepRolloutReadsCurrent has the workload cluster's tenant pools and NodeClaims read again every
-// remote.RereadEvery while a rollout is in progress, so a wave there is judged as soon as it would be locally,
-// and at the provider's poll otherwise: a cluster whose rollouts are done pays nothing for them.
-func (r *call) keepRolloutReadsCurrent() {
-	if r.workload == nil || !r.staged.InProgress {
-		return
-	}
-	r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
-	r.workload.Now = r.Now
 }
 
 // compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,

@@ -5,7 +5,5 @@ package main
 // progressing, paused or blocked. Nothing is said while Crossplane has not answered every requirement of the
 // rollout.
 func (r *call) validateFound() {
-	if r.rollout != nil && !r.rollout.Waiting {
-		reportRollout(r.Rsp, r.Spec, *r.rollout, r.staged)
-	}
+	r.rollouts.validateFound(r)
 }
