@@ -31,22 +31,19 @@ type call struct {
 	workload *remote.Reader
 
 	// The concerns, each a value that holds what it derives in every phase it takes part in.
-	rollouts stagedRollouts
+	placement  placementPolicies
+	namespaces platformNamespaces
+	rollouts   stagedRollouts
 
 	// Set by require.
-	plan      plan
-	placement placementPlan
-	audit     placementAudit
+	plan plan
 	// required is what the call asks Crossplane for; resolve adds what the answers name, settle the names
 	// the objects hold.
 	required map[string]*fnv1.ResourceSelector
-	// schemas are the OpenAPI schemas the call asks Crossplane for.
-	schemas map[string]*fnv1.SchemaSelector
 
 	// Set by resolve.
-	alerts     alertsPlan
-	install    karpenterInstall
-	namespaces platformNamespaces
+	alerts  alertsPlan
+	install karpenterInstall
 	// references are the pairs of spec.references as read (publishedReferences).
 	references []v1alpha1.PublishedReference
 

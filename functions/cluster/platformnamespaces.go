@@ -42,11 +42,18 @@ func requirePlatformNamespaces(rs map[string]*fnv1.ResourceSelector, pp placemen
 }
 
 // platformNamespaces is which platform namespaces a user could create do not exist, once Crossplane has
-// answered for every one.
+// answered for every one: a concern that asks for each (require), reads the answers (resolve) and says which are
+// missing (report), the namespaces being the placement plan's.
 type platformNamespaces struct {
 	answered bool
 	missing  []string
 }
+
+// require asks for each platform namespace a user could create.
+func (ns *platformNamespaces) require(r *call) { requirePlatformNamespaces(r.required, r.placement.plan) }
+
+// resolve reads which of them exist.
+func (ns *platformNamespaces) resolve(r *call) { *ns = resolvePlatformNamespaces(r.Req, r.placement.plan) }
 
 // resolvePlatformNamespaces reads Crossplane's answers for the platform namespaces a user could create.
 func resolvePlatformNamespaces(req *fnv1.RunFunctionRequest, pp placementPlan) platformNamespaces {
@@ -65,7 +72,8 @@ func resolvePlatformNamespaces(req *fnv1.RunFunctionRequest, pp placementPlan) p
 }
 
 // report says which platform namespaces do not exist, once Crossplane has answered for every one.
-func (ns platformNamespaces) report(rsp *fnv1.RunFunctionResponse) {
+func (ns *platformNamespaces) report(r *call) {
+	rsp := r.Rsp
 	if !ns.answered {
 		return
 	}

@@ -22,8 +22,6 @@ const crClusterView resource.Name = "organization-view"
 func (r *call) render() bool {
 	// The status comes first: the view the cluster composes for its organizations shows part of it.
 	r.status = buildStatus(r.plan)
-	r.status.Placement = r.publishedPlacement()
-	r.status.PlacementAudit = r.audit.status()
 	r.status.References = r.references
 	r.rollouts.render(r)
 
@@ -31,7 +29,7 @@ func (r *call) render() bool {
 	if err != nil {
 		return r.Fatal(err)
 	}
-	objects, err := renderPlacement(r.placement)
+	objects, err := r.placement.render(r)
 	if err != nil {
 		return r.Fatal(err)
 	}
@@ -69,7 +67,7 @@ func (r *call) render() bool {
 		remote.WrapObjects(providerConfig, objects)
 	}
 	// The cluster's guards stay here, beside what they keep.
-	guards, err = newDeletionOrder(r.name(), providerConfig, r.placement.KeyDomain).renderClusterGuards()
+	guards, err = newDeletionOrder(r.name(), providerConfig, r.placement.plan.KeyDomain).renderClusterGuards()
 	if err != nil {
 		return r.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 // exist, whether the alerts are in place, how far Karpenter's install is, and how soon Crossplane calls again.
 func (r *call) report() {
 	fncall.SpecValid(r.Rsp, r.To)
-	r.namespaces.report(r.Rsp)
+	r.namespaces.report(r)
 	r.alerts.report(r.Rsp)
-	r.audit.report(r.Rsp, r.placement)
+	r.placement.report(r)
 	r.install.report(r.Rsp)
 	r.domain.report(r.Rsp)
 	// How soon Crossplane calls again: an hour once nothing waits, a soaking wave's end if sooner, and the next

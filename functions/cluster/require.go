@@ -11,17 +11,13 @@ import (
 // (settle hands the requirements over).
 func (r *call) require() {
 	r.plan = newPlan(r.Spec)
-	// One placement plan serves the policies rendered and the platform namespaces required.
-	r.placement = newPlacementPlan(r.name(), r.Spec, r.In, r.keys)
 	r.alerts = alertsPlan{wanted: r.plan.PrometheusRule}
 	r.install = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
 
 	r.required = map[string]*fnv1.ResourceSelector{}
-	r.schemas = requireInjectAPI(r.required, r.Req, r.In, r.workload != nil)
+	r.placement.require(r)
+	r.namespaces.require(r)
 	r.alerts.require(r.required)
-	requirePlatformNamespaces(r.required, r.placement)
-	r.audit = placementAudit{on: r.placement.audits()}
-	r.audit.require(r.required)
 	r.rollouts.require(r)
 	requireListedReferences(r.required, r.Spec)
 	r.install.require(r.required)

@@ -22,11 +22,10 @@ func (r *call) resolve() bool {
 	if err := r.rollouts.resolve(r); err != nil {
 		return r.Fatal(err)
 	}
-	r.placement.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed, r.workload)
+	r.placement.resolve(r)
+	r.namespaces.resolve(r)
 	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
 	r.install.resolve(r.plan, r.Observed)
-	r.namespaces = resolvePlatformNamespaces(r.Req, r.placement)
-	r.audit.resolve(r.Req, r.placement)
 	var err error
 	if r.references, err = publishedReferences(r.Req, r.Spec, r.previous.References); err != nil {
 		return r.Fatal(err)

@@ -27,8 +27,8 @@ func (r *call) settle() bool {
 	ownership.Require(r.required, planned, composedIdx)
 	r.rollouts.settle(r)
 	r.reads = r.workload.Requirements(r.required)
-	if len(r.required) > 0 || len(r.schemas) > 0 {
-		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required, Schemas: r.schemas}
+	if len(r.required) > 0 || len(r.placement.schemas) > 0 {
+		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required, Schemas: r.placement.schemas}
 	}
 	r.verdict = ownership.Verify(r.Req, planned, composedIdx, ownership.Owner{Kind: v1alpha1.ClusterKind, UID: r.ObservedXR.Resource.GetUID()})
 	if r.Conflicts(r.verdict.Messages()) {
