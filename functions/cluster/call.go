@@ -33,6 +33,7 @@ type call struct {
 	// The concerns, each a value that holds what it derives in every phase it takes part in.
 	placement  placementPolicies
 	namespaces platformNamespaces
+	references listedReferences
 	rollouts   stagedRollouts
 
 	// Set by require.
@@ -44,8 +45,6 @@ type call struct {
 	// Set by resolve.
 	alerts  alertsPlan
 	install karpenterInstall
-	// references are the pairs of spec.references as read (publishedReferences).
-	references []v1alpha1.PublishedReference
 
 	// Set by render.
 	status  v1alpha1.XKarpenterClusterStatus

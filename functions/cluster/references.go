@@ -21,6 +21,26 @@ import (
 // instead of each reading it itself. A pair a staged rollout also reads is asked for once: both ask under the
 // pair's requirement names (referenceRequirements).
 
+// listedReferences is the reference pairs the spec lists, one concern: it asks for each (require), reads them
+// (resolve) and shows them in the XR's status (render).
+type listedReferences struct {
+	// published are the pairs as read, in spec order (publishedReferences).
+	published []v1alpha1.PublishedReference
+}
+
+// require asks for each object of each pair the spec lists.
+func (l *listedReferences) require(r *call) { requireListedReferences(r.required, r.Spec) }
+
+// resolve reads the pairs, keeping what the cluster published before of a pair not answered now.
+func (l *listedReferences) resolve(r *call) error {
+	var err error
+	l.published, err = publishedReferences(r.Req, r.Spec, r.previous.References)
+	return err
+}
+
+// render shows the pairs in the XR's status.
+func (l *listedReferences) render(r *call) { r.status.References = l.published }
+
 // requireListedReferences asks for each object of each pair the spec lists.
 func requireListedReferences(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec) {
 	for _, p := range spec.References {

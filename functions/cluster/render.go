@@ -22,7 +22,7 @@ const crClusterView resource.Name = "organization-view"
 func (r *call) render() bool {
 	// The status comes first: the view the cluster composes for its organizations shows part of it.
 	r.status = buildStatus(r.plan)
-	r.status.References = r.references
+	r.references.render(r)
 	r.rollouts.render(r)
 
 	rendered, err := render(r.plan)

@@ -19,6 +19,6 @@ func (r *call) require() {
 	r.namespaces.require(r)
 	r.alerts.require(r.required)
 	r.rollouts.require(r)
-	requireListedReferences(r.required, r.Spec)
+	r.references.require(r)
 	r.install.require(r.required)
 }

@@ -26,8 +26,7 @@ func (r *call) resolve() bool {
 	r.namespaces.resolve(r)
 	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
 	r.install.resolve(r.plan, r.Observed)
-	var err error
-	if r.references, err = publishedReferences(r.Req, r.Spec, r.previous.References); err != nil {
+	if err := r.references.resolve(r); err != nil {
 		return r.Fatal(err)
 	}
 	return true
