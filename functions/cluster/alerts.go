@@ -3,7 +3,6 @@ package main
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -35,7 +34,8 @@ const prometheusRuleCRD = "prometheusrules.monitoring.coreos.com"
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
 // alertsPlan is whether the cluster composes its PrometheusRule: asked for by the spec, and the cluster serving
-// the kind.
+// the kind. One concern: it asks for prometheus-operator's CRD (require), reads the answer and sets the plan's
+// PrometheusRule (resolve), and says whether the alerts are in place (report).
 type alertsPlan struct {
 	// wanted: spec.monitoring.prometheusRule.
 	wanted bool
@@ -45,11 +45,13 @@ type alertsPlan struct {
 	composed bool
 }
 
-// resolve reads Crossplane's answer for the CRD, and whether the PrometheusRule was composed before.
-func (a *alertsPlan) resolve(req *fnv1.RunFunctionRequest, observed fnstate.Observed) {
-	_, a.composed = observed.Get(crPrometheusRule)
-	found, answered := fnstate.Required(req, requirePrometheusRuleCRD)
+// resolve reads Crossplane's answer for the CRD, and whether the PrometheusRule was composed before, and has the
+// plan compose the rule or not (compose).
+func (a *alertsPlan) resolve(r *call) {
+	_, a.composed = r.Observed.Get(crPrometheusRule)
+	found, answered := fnstate.Required(r.Req, requirePrometheusRuleCRD)
 	a.answered, a.served = answered, len(found) > 0
+	r.plan.PrometheusRule = a.compose()
 }
 
 // compose reports whether to compose the PrometheusRule: while Crossplane has not answered yet, as before
@@ -64,15 +66,17 @@ func (a alertsPlan) compose() bool {
 	return a.served
 }
 
-// require asks for prometheus-operator's CRD when the spec wants alerts.
-func (a alertsPlan) require(rs map[string]*fnv1.ResourceSelector) {
+// require asks for prometheus-operator's CRD when the spec wants alerts (the plan's PrometheusRule, from the spec).
+func (a *alertsPlan) require(r *call) {
+	*a = alertsPlan{wanted: r.plan.PrometheusRule}
 	if a.wanted {
-		rs[requirePrometheusRuleCRD] = ownership.ByName(crdGVK, "", prometheusRuleCRD)
+		r.required[requirePrometheusRuleCRD] = ownership.ByName(crdGVK, "", prometheusRuleCRD)
 	}
 }
 
 // report says whether the alerts are in place, once Crossplane has answered.
-func (a alertsPlan) report(rsp *fnv1.RunFunctionResponse) {
+func (a *alertsPlan) report(r *call) {
+	rsp := r.Rsp
 	switch {
 	case !a.wanted:
 		response.ConditionTrue(rsp, TypeAlerts, ReasonAlertsDisabled).

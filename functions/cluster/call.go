@@ -31,20 +31,18 @@ type call struct {
 	workload *remote.Reader
 
 	// The concerns, each a value that holds what it derives in every phase it takes part in.
+	alerts     alertsPlan
 	placement  placementPolicies
 	namespaces platformNamespaces
 	references listedReferences
 	rollouts   stagedRollouts
+	install    karpenterInstall
 
 	// Set by require.
 	plan plan
 	// required is what the call asks Crossplane for; resolve adds what the answers name, settle the names
 	// the objects hold.
 	required map[string]*fnv1.ResourceSelector
-
-	// Set by resolve.
-	alerts  alertsPlan
-	install karpenterInstall
 
 	// Set by render.
 	status  v1alpha1.XKarpenterClusterStatus

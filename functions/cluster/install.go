@@ -45,7 +45,9 @@ const (
 // helmDeployed is the state of a Helm release whose last install or upgrade succeeded.
 const helmDeployed = "deployed"
 
-// karpenterInstall is what the cluster knows of Karpenter's Releases.
+// karpenterInstall is what the cluster knows of Karpenter's Releases, one concern: it asks whether a Release the
+// spec no longer asks for still serves a tenant pool (require), reads the Releases as provider-helm observed them
+// (resolve), renders the Releases in their order (render) and says how far the install is (report).
 type karpenterInstall struct {
 	plan  plan
 	users releaseUsers
@@ -56,9 +58,11 @@ type karpenterInstall struct {
 	kept *composed.Unstructured
 }
 
-// resolve reads Karpenter's Releases as provider-helm observed them; the plan is the one the Releases are
-// rendered from.
-func (k *karpenterInstall) resolve(p plan, observed fnstate.Observed) {
+// resolve reads whether the Release's users still use it, and Karpenter's Releases as provider-helm observed them;
+// the plan is the one the Releases are rendered from.
+func (k *karpenterInstall) resolve(r *call) {
+	k.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
+	p, observed := r.plan, r.Observed
 	k.plan, k.kept = p, keptRelease(observed)
 	if install := p.Spec.Karpenter.Install; install != nil {
 		k.crds = notDeployed(observed, crKarpenterCRDRelease, karpenterCRDChart, install)
@@ -128,8 +132,8 @@ func wholeNumber(v any) int64 {
 	return 0
 }
 
-// releases returns the Releases the cluster composes, by composed resource name.
-func (k karpenterInstall) releases() (map[resource.Name]*composed.Unstructured, error) {
+// render returns the Releases the cluster composes, by composed resource name.
+func (k *karpenterInstall) render(*call) (map[resource.Name]*composed.Unstructured, error) {
 	out := map[resource.Name]*composed.Unstructured{}
 	if k.plan.Spec.Karpenter.Install == nil {
 		if k.users.inUse && k.kept != nil {
@@ -151,13 +155,15 @@ func (k karpenterInstall) releases() (map[resource.Name]*composed.Unstructured, 
 	return out, nil
 }
 
-// require asks for what tells whether Karpenter's Release still serves a tenant pool.
-func (k karpenterInstall) require(rs map[string]*fnv1.ResourceSelector) {
-	k.users.require(rs)
+// require asks for what tells whether Karpenter's Release still serves a tenant pool, where it is read.
+func (k *karpenterInstall) require(r *call) {
+	*k = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
+	k.users.require(r.required)
 }
 
 // report says how far Karpenter's install is.
-func (k karpenterInstall) report(rsp *fnv1.RunFunctionResponse) {
+func (k *karpenterInstall) report(r *call) {
+	rsp := r.Rsp
 	install := k.plan.Spec.Karpenter.Install
 	if install == nil {
 		msg := "spec.karpenter.install is not set: kiso installs neither Karpenter nor its CRDs"

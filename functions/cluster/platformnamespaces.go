@@ -50,10 +50,14 @@ type platformNamespaces struct {
 }
 
 // require asks for each platform namespace a user could create.
-func (ns *platformNamespaces) require(r *call) { requirePlatformNamespaces(r.required, r.placement.plan) }
+func (ns *platformNamespaces) require(r *call) {
+	requirePlatformNamespaces(r.required, r.placement.plan)
+}
 
 // resolve reads which of them exist.
-func (ns *platformNamespaces) resolve(r *call) { *ns = resolvePlatformNamespaces(r.Req, r.placement.plan) }
+func (ns *platformNamespaces) resolve(r *call) {
+	*ns = resolvePlatformNamespaces(r.Req, r.placement.plan)
+}
 
 // resolvePlatformNamespaces reads Crossplane's answers for the platform namespaces a user could create.
 func resolvePlatformNamespaces(req *fnv1.RunFunctionRequest, pp placementPlan) platformNamespaces {

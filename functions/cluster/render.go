@@ -40,7 +40,7 @@ func (r *call) render() bool {
 		}
 		objects[name] = cd
 	}
-	releases, err := r.install.releases()
+	releases, err := r.install.render(r)
 	if err != nil {
 		return r.Fatal(err)
 	}

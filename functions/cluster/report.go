@@ -9,9 +9,9 @@ import (
 func (r *call) report() {
 	fncall.SpecValid(r.Rsp, r.To)
 	r.namespaces.report(r)
-	r.alerts.report(r.Rsp)
+	r.alerts.report(r)
 	r.placement.report(r)
-	r.install.report(r.Rsp)
+	r.install.report(r)
 	r.domain.report(r.Rsp)
 	// How soon Crossplane calls again: an hour once nothing waits, a soaking wave's end if sooner, and the next
 	// read of a rollout's collections in a workload cluster if sooner still.

@@ -11,14 +11,12 @@ import (
 // (settle hands the requirements over).
 func (r *call) require() {
 	r.plan = newPlan(r.Spec)
-	r.alerts = alertsPlan{wanted: r.plan.PrometheusRule}
-	r.install = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
 
 	r.required = map[string]*fnv1.ResourceSelector{}
 	r.placement.require(r)
 	r.namespaces.require(r)
-	r.alerts.require(r.required)
+	r.alerts.require(r)
 	r.rollouts.require(r)
 	r.references.require(r)
-	r.install.require(r.required)
+	r.install.require(r)
 }

@@ -17,15 +17,13 @@ func (r *call) resolve() bool {
 		}
 		r.Observed = fnstate.ObservedOf(answered)
 	}
-	r.alerts.resolve(r.Req, r.Observed)
-	r.plan.PrometheusRule = r.alerts.compose()
+	r.alerts.resolve(r)
 	if err := r.rollouts.resolve(r); err != nil {
 		return r.Fatal(err)
 	}
 	r.placement.resolve(r)
 	r.namespaces.resolve(r)
-	r.install.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
-	r.install.resolve(r.plan, r.Observed)
+	r.install.resolve(r)
 	if err := r.references.resolve(r); err != nil {
 		return r.Fatal(err)
 	}
