@@ -51,7 +51,7 @@ func (a *alertsPlan) resolve(r *call) {
 	_, a.composed = r.Observed.Get(crPrometheusRule)
 	found, answered := fnstate.Required(r.Req, requirePrometheusRuleCRD)
 	a.answered, a.served = answered, len(found) > 0
-	r.plan.PrometheusRule = a.compose()
+	r.aws.plan.PrometheusRule = a.compose()
 }
 
 // compose reports whether to compose the PrometheusRule: while Crossplane has not answered yet, as before
@@ -68,7 +68,7 @@ func (a alertsPlan) compose() bool {
 
 // require asks for prometheus-operator's CRD when the spec wants alerts (the plan's PrometheusRule, from the spec).
 func (a *alertsPlan) require(r *call) {
-	*a = alertsPlan{wanted: r.plan.PrometheusRule}
+	*a = alertsPlan{wanted: r.aws.plan.PrometheusRule}
 	if a.wanted {
 		r.required[requirePrometheusRuleCRD] = ownership.ByName(crdGVK, "", prometheusRuleCRD)
 	}

@@ -10,13 +10,12 @@ import (
 	"github.com/kiso-dev/kiso/apis/v1alpha1"
 	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
-	"github.com/kiso-dev/kiso/functions/internal/ownership"
 	"github.com/kiso-dev/kiso/functions/internal/placement"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
-// call is what one RunFunction call knows: what it read (fncall.Call) and what each phase derives from it,
-// set by that phase.
+// call is what one RunFunction call knows: what it read (fncall.Call), the concerns (each holds what it derives),
+// and what every phase shares.
 type call struct {
 	*fncall.Call[Input, v1alpha1.XKarpenterClusterSpec]
 
@@ -30,29 +29,14 @@ type call struct {
 	// Crossplane.
 	workload *remote.Reader
 
-	// The concerns, each a value that holds what it derives in every phase it takes part in.
-	alerts     alertsPlan
-	placement  placementPolicies
-	namespaces platformNamespaces
-	references listedReferences
-	rollouts   stagedRollouts
-	install    karpenterInstall
+	concerns
 
-	// Set by require.
-	plan plan
-	// required is what the call asks Crossplane for; resolve adds what the answers name, settle the names
-	// the objects hold.
+	// required is what the call asks Crossplane for: require writes it, resolve adds what the answers name, and
+	// settle the names the objects hold.
 	required map[string]*fnv1.ResourceSelector
-
-	// Set by render.
+	// status and objects are what render writes: the XR's status and the objects the cluster composes.
 	status  v1alpha1.XKarpenterClusterStatus
 	objects map[resource.Name]*composed.Unstructured
-
-	// Set by settle.
-	reads    map[resource.Name]*composed.Unstructured
-	verdict  ownership.Verdict
-	notReady int
-	inUse    []resource.Name
 }
 
 // begin reads what the call knows: its input, the observed and desired state, and the XR's spec. It returns
@@ -68,6 +52,7 @@ func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*call, bool) {
 	r.domain = chooseKeyDomain(r.In.KeyDomain, r.Observed)
 	r.keys = placement.NewKeys(r.domain.Domain)
 	r.workload = workloadReader(r.Spec, r.name())
+	r.placement.plan = newPlacementPlan(r.name(), r.Spec, r.In, r.keys)
 	if err := fnstate.Decode(r.ObservedXR.Resource.Object, "status", &r.previous); err != nil {
 		return r, r.Fatal(errors.Wrap(err, "cannot read the XR's status"))
 	}

@@ -64,6 +64,40 @@ type deletionOrder struct {
 	InstanceProfileAnnotation string
 }
 
+// deletionOrdering is the order of the cluster's deletion, one concern: the Usages that keep each AWS object
+// while what uses it is there, and the policy that keeps a tenant NodeClass while a NodePool launches from it,
+// composed where the pools are (render); and the policies that keep the XKarpenterCluster and the organizations'
+// dedicated identities while a tenant pool is bound to it, beside the XR (renderBeside).
+type deletionOrdering struct{}
+
+// render composes the Usages of what the concerns before it rendered, and the NodeClass guard.
+func (deletionOrdering) render(r *call) error {
+	for name, cd := range renderUsages(r.aws.plan, r.name(), r.objects) {
+		r.objects[name] = cd
+	}
+	guards, err := renderNodeClassGuard()
+	if err != nil {
+		return err
+	}
+	for name, cd := range guards {
+		r.objects[name] = cd
+	}
+	return nil
+}
+
+// renderBeside composes the guards of the cluster and of the organizations' dedicated identities beside the XR.
+func (deletionOrdering) renderBeside(r *call) error {
+	providerConfig, _ := r.Spec.Remote()
+	guards, err := newDeletionOrder(r.name(), providerConfig, r.placement.plan.KeyDomain).renderClusterGuards()
+	if err != nil {
+		return err
+	}
+	for name, cd := range guards {
+		r.objects[name] = cd
+	}
+	return nil
+}
+
 func newDeletionOrder(cluster string, remoteProviderConfig string, domain string) deletionOrder {
 	return deletionOrder{
 		Cluster:                   cluster,

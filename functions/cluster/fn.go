@@ -30,6 +30,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return r.Rsp, nil
 	}
 	r.report()
-	r.Log.Debug("rendered", "resources", len(r.objects), "notReady", r.notReady, "keptInUse", len(r.inUse))
+	r.Log.Debug("rendered", "resources", len(r.objects), "notReady", r.ownership.notReady, "keptInUse", len(r.ownership.inUse))
 	return r.Respond(r.status)
 }

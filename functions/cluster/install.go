@@ -62,7 +62,7 @@ type karpenterInstall struct {
 // the plan is the one the Releases are rendered from.
 func (k *karpenterInstall) resolve(r *call) {
 	k.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
-	p, observed := r.plan, r.Observed
+	p, observed := r.aws.plan, r.Observed
 	k.plan, k.kept = p, keptRelease(observed)
 	if install := p.Spec.Karpenter.Install; install != nil {
 		k.crds = notDeployed(observed, crKarpenterCRDRelease, karpenterCRDChart, install)
@@ -132,8 +132,20 @@ func wholeNumber(v any) int64 {
 	return 0
 }
 
-// render returns the Releases the cluster composes, by composed resource name.
-func (k *karpenterInstall) render(*call) (map[resource.Name]*composed.Unstructured, error) {
+// render composes Karpenter's Releases.
+func (k *karpenterInstall) render(r *call) error {
+	releases, err := k.releases()
+	if err != nil {
+		return err
+	}
+	for name, cd := range releases {
+		r.objects[name] = cd
+	}
+	return nil
+}
+
+// releases returns the Releases the cluster composes, by composed resource name.
+func (k *karpenterInstall) releases() (map[resource.Name]*composed.Unstructured, error) {
 	out := map[resource.Name]*composed.Unstructured{}
 	if k.plan.Spec.Karpenter.Install == nil {
 		if k.users.inUse && k.kept != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/kiso-dev/kiso/functions/internal/fnstate"
@@ -51,7 +50,8 @@ func chooseKeyDomain(configured string, observed fnstate.Observed) keyDomain {
 }
 
 // report says which domain the cluster's policies check, and why when it is not the input's.
-func (kd keyDomain) report(rsp *fnv1.RunFunctionResponse) {
+func (kd *keyDomain) report(r *call) {
+	rsp := r.Rsp
 	if kd.Domain == kd.Configured {
 		response.ConditionTrue(rsp, TypeKeyDomainCurrent, ReasonKeyDomainConfigured).
 			WithMessage(fmt.Sprintf("the placement policies check keys of domain %s, as the function's input says", kd.Domain)).

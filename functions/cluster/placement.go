@@ -42,9 +42,9 @@ type placementPolicies struct {
 	schemas map[string]*fnv1.SchemaSelector
 }
 
-// require plans the policies and asks for what they depend on.
+// require asks for what the policies depend on; begin planned them, with the keys (the platform namespaces read
+// the plan too).
 func (p *placementPolicies) require(r *call) {
-	p.plan = newPlacementPlan(r.name(), r.Spec, r.In, r.keys)
 	p.schemas = requireInjectAPI(r.required, r.Req, r.In, r.workload != nil)
 	p.audit = placementAudit{on: p.plan.audits()}
 	p.audit.require(r.required)
@@ -56,12 +56,19 @@ func (p *placementPolicies) resolve(r *call) {
 	p.audit.resolve(r.Req, p.plan)
 }
 
-// render publishes in the XR's status what the policies enforce and what the audit found, and returns the
+// render publishes in the XR's status what the policies enforce and what the audit found, and composes the
 // policies and their bindings.
-func (p *placementPolicies) render(r *call) (map[resource.Name]*composed.Unstructured, error) {
+func (p *placementPolicies) render(r *call) error {
 	r.status.Placement = publishedPlacement(r.Observed)
 	r.status.PlacementAudit = p.audit.status()
-	return renderPlacement(p.plan)
+	policies, err := renderPlacement(p.plan)
+	if err != nil {
+		return err
+	}
+	for name, cd := range policies {
+		r.objects[name] = cd
+	}
+	return nil
 }
 
 // report says what an auditing cluster would refuse.

@@ -39,7 +39,9 @@ func (l *listedReferences) resolve(r *call) error {
 }
 
 // render shows the pairs in the XR's status.
-func (l *listedReferences) render(r *call) { r.status.References = l.published }
+func (l *listedReferences) render(r *call) {
+	r.status.References = l.published
+}
 
 // requireListedReferences asks for each object of each pair the spec lists.
 func requireListedReferences(rs map[string]*fnv1.ResourceSelector, spec v1alpha1.XKarpenterClusterSpec) {

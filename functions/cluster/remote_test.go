@@ -385,7 +385,7 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 	}
 	current := func(r *call) map[string]bool {
 		out := map[string]bool{}
-		for name, read := range r.reads {
+		for name, read := range r.ownership.reads {
 			if _, found, _ := unstructured.NestedMap(read.Object, "spec", "objectTemplate", "metadata", "annotations"); found {
 				out[string(name)] = true
 			}
@@ -408,7 +408,7 @@ func TestARolloutThereKeepsItsReadsCurrent(t *testing.T) {
 	}
 
 	done := rendered(false, true)
-	if _, read := done.reads["read:"+requirePools]; !read {
+	if _, read := done.ownership.reads["read:"+requirePools]; !read {
 		t.Fatal("the pools are not read with no rollout in progress")
 	}
 	if got := current(done); len(got) != 0 {

@@ -4,19 +4,12 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
-// require plans what the cluster composes and asks Crossplane for what it reads to render it, all known from
-// the spec, the input and what the cluster composed before: the MutatingAdmissionPolicy API the apiserver
-// serves, prometheus-operator's CRD, the platform namespaces, a staged rollout's pools, the reference pairs the spec lists, and the tenant pools
-// that may still use a Release the spec no longer asks for. Whatever a workload cluster holds is read there
-// (settle hands the requirements over).
+// require plans, concern by concern, what the cluster composes and asks Crossplane for what it reads to render
+// it, all known from the spec, the input and what the cluster composed before: the MutatingAdmissionPolicy API the
+// apiserver serves, prometheus-operator's CRD, the platform namespaces, a staged rollout's pools, the reference
+// pairs the spec lists, and the tenant pools that may still use a Release the spec no longer asks for. Whatever
+// a workload cluster holds is read there (settle hands the requirements over).
 func (r *call) require() {
-	r.plan = newPlan(r.Spec)
-
 	r.required = map[string]*fnv1.ResourceSelector{}
-	r.placement.require(r)
-	r.namespaces.require(r)
-	r.alerts.require(r)
-	r.rollouts.require(r)
-	r.references.require(r)
-	r.install.require(r)
+	each(r, func(c requirer) { c.require(r) })
 }

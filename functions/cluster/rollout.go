@@ -107,12 +107,12 @@ func (s *stagedRollouts) render(r *call) {
 // settle has the workload cluster's tenant pools and NodeClaims read again every remote.RereadEvery while a
 // rollout is in progress, so a wave there is judged as soon as it would be locally, and at the provider's poll
 // otherwise: a cluster whose rollouts are done pays nothing for them.
-func (s *stagedRollouts) settle(r *call) {
-	if r.workload == nil || !s.staged.InProgress {
-		return
+func (s *stagedRollouts) settle(r *call) bool {
+	if r.workload != nil && s.staged.InProgress {
+		r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
+		r.workload.Now = r.Now
 	}
-	r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
-	r.workload.Now = r.Now
+	return true
 }
 
 // report asks Crossplane to call again when a soaking wave is done soaking, or at the next read of a workload

@@ -16,37 +16,58 @@ import (
 	"github.com/kiso-dev/kiso/functions/internal/usage"
 )
 
-// settle decides what of the rendered objects Crossplane composes now. Never take
-// over an IAM role, queue or rule kiso did not create: Crossplane is asked for whatever holds each name not yet
-// composed, and a name something else holds stops the call; an object not yet known to be free waits. Each object
-// is ready by what Crossplane observed of it, and an object the spec no longer asks for that a Usage still names
-// goes once Crossplane can delete it.
+// settle decides, concern by concern, what of the rendered objects Crossplane composes now (composition), and
+// hands Crossplane the requirements every phase wrote.
 func (r *call) settle() bool {
+	settled := true
+	each(r, func(c settler) { settled = settled && c.settle(r) })
+	return settled
+}
+
+// composition is what Crossplane composes now, one concern. Never take over an IAM role, queue or rule kiso did
+// not create: Crossplane is asked for whatever holds each name not yet composed, and a name something else holds
+// stops the call; an object not yet known to be free waits. Each object is ready by what Crossplane observed of
+// it, and an object the spec no longer asks for that a Usage still names goes once Crossplane can delete it.
+type composition struct {
+	// reads are the workload cluster's reads, composed as observe-only objects.
+	reads    map[resource.Name]*composed.Unstructured
+	verdict  ownership.Verdict
+	notReady int
+	inUse    []resource.Name
+}
+
+// settle asks for whatever holds each name the objects take, hands over the requirements (a workload cluster's
+// go there), and composes what is free.
+func (o *composition) settle(r *call) bool {
 	planned := plannedObjects(r.objects)
 	composedIdx := ownership.IndexObserved(r.Observed)
 	ownership.Require(r.required, planned, composedIdx)
-	r.rollouts.settle(r)
-	r.reads = r.workload.Requirements(r.required)
+	o.reads = r.workload.Requirements(r.required)
 	if len(r.required) > 0 || len(r.placement.schemas) > 0 {
 		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required, Schemas: r.placement.schemas}
 	}
-	r.verdict = ownership.Verify(r.Req, planned, composedIdx, ownership.Owner{Kind: v1alpha1.ClusterKind, UID: r.ObservedXR.Resource.GetUID()})
-	if r.Conflicts(r.verdict.Messages()) {
+	o.verdict = ownership.Verify(r.Req, planned, composedIdx, ownership.Owner{Kind: v1alpha1.ClusterKind, UID: r.ObservedXR.Resource.GetUID()})
+	if r.Conflicts(o.verdict.Messages()) {
 		return false
 	}
 	fncall.NamesAvailable(r.Rsp, r.To)
 
-	r.notReady = r.compose()
-	r.inUse = usage.KeepInUse(r.Desired, r.Observed, []string{meta.AnnotationKeyExternalName})
+	o.notReady = o.compose(r)
+	o.inUse = usage.KeepInUse(r.Desired, r.Observed, []string{meta.AnnotationKeyExternalName})
 	return true
+}
+
+// settled reports whether nothing waits: every object ready, none kept in use, every name known to be free.
+func (o *composition) settled() bool {
+	return o.notReady == 0 && len(o.inUse) == 0 && !o.verdict.Waiting
 }
 
 // compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,
 // and the reads, and returns how many objects are not ready.
-func (r *call) compose() int {
+func (o *composition) compose(r *call) int {
 	notReady := 0
 	for name, cd := range r.objects {
-		if r.verdict.Waiting && !r.Observed.Has(name) {
+		if o.verdict.Waiting && !r.Observed.Has(name) {
 			// Not yet known to be free: compose it once Crossplane says so.
 			continue
 		}
@@ -57,7 +78,7 @@ func (r *call) compose() int {
 		r.Desired[name] = dc
 	}
 	// A read is no deliverable: the cluster is ready by what it composes.
-	for name, read := range r.reads {
+	for name, read := range o.reads {
 		r.Desired[name] = &resource.DesiredComposed{Resource: read, Ready: resource.ReadyTrue}
 	}
 	return notReady

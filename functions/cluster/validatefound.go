@@ -1,9 +1,8 @@
 package main
 
-// validateFound says what the answers show that the spec did not expect, and where a staged rollout stands: the
-// organizations spec.rollout names that have no pool bound to the cluster, and whether its waves are done,
-// progressing, paused or blocked. Nothing is said while Crossplane has not answered every requirement of the
-// rollout.
+// validateFound says what the answers show that the spec did not expect: of a staged rollout, the organizations
+// spec.rollout names that have no pool bound to the cluster, and whether its waves are done, progressing, paused
+// or blocked.
 func (r *call) validateFound() {
-	r.rollouts.validateFound(r)
+	each(r, func(c finder) { c.validateFound(r) })
 }

@@ -13,70 +13,56 @@ import (
 
 // TestASettledOrganizationSeesEachChangeAtOnce proves that what wakes a settled organization is the change
 // itself, not a poll or a TTL: with Crossplane at its default poll and no touch of the XR, each change the
-// organization reads reaches it within a minute of being made, though its last call asked for the hour.
+// organization reads reaches it within a minute of being made, though its last call asked for the hour. Each change
+// is made to an organization of its own, so the steps run side by side: each first waits for its organization to
+// settle, a minute or more, and a change to one organization must not be what wakes another.
 func TestASettledOrganizationSeesEachChangeAtOnce(t *testing.T) {
 	// Its Warn-mode step reads PlacementEnforced, which the local cluster's placement policies decide.
 	sharingPlacementClusterT(t)
-	// References of its own: one step edits the reference NodePool, which scenarios beside it clone.
-	references := []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", "settled-reference"))
-	env.ApplyT(t, references)
-	t.Cleanup(func() { deleteAtCleanup(t, references) })
-	const web, more = "e2e-sterling-web", "e2e-sterling-more"
-	namespaces := []byte(namespaceYAML(web, "sterling") + "---\n" + namespaceYAML(more, "") + "---\n" +
-		roleBinding(web, "tenant-admin", "admin", "e2e-sterling-admin"))
-	env.ApplyT(t, namespaces)
-	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
-	tn := tenant{Namespace: "e2e-sterling", Name: "sterling", Organization: "sterling", Isolation: "stack", Stacks: []string{"web"},
-		Namespaces: map[string][]string{"web": {web, more}}}
-	claim := []byte(strings.ReplaceAll(string(tn.claim()), "tenant-reference", "settled-reference"))
-	env.ApplyT(t, claim)
-	t.Cleanup(func() { deleteAtCleanup(t, claim) })
-	xr := tn.xrName(t)
-	pool := tn.pool("web")
-	markPoolReady(t, pool)
-	env.Cluster.WaitForConditionT(t, xrSettleTimeout, IsolationClaimKind, tn.Namespace, tn.Name, "Ready")
-	role := func(ns string) func(time.Duration, func(*unstructured.Unstructured) (bool, string)) {
-		return func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
-			env.Cluster.WaitForT(t, timeout, RBACRoleKind, ns, "kiso-placement", check)
-		}
+	// References of its own: one step edits a reference NodePool, which scenarios beside it would clone; that
+	// step's organization clones a pair no other organization does.
+	for _, name := range []string{settledReference, editedReference} {
+		references := []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", name))
+		env.ApplyT(t, references)
+		t.Cleanup(func() { deleteAtCleanup(t, references) })
 	}
-	ownRole := func(u *unstructured.Unstructured) (bool, string) {
-		return u.GetLabels()["kiso.dev/organization"] == "sterling" && u.GetDeletionTimestamp() == nil, "not sterling's"
-	}
-	role(web)(xrSettleTimeout, ownRole)
 
-	step(t, "ANamespaceThePlatformLabels", func(t *testing.T) {
-		reachesSettledT(t, xr, "the platform's label on namespace "+more, func() {
-			env.TryT(t, nil, "label", "namespace", more, "kiso.dev/organization=sterling")
-		}, ownRole, role(more))
+	stepBeside(t, "ANamespaceThePlatformLabels", func(t *testing.T) {
+		o := settleOrganizationT(t, "sterling", settledReference, false)
+		reachesSettledT(t, o.xr, "the platform's label on namespace "+o.more, func() {
+			env.TryT(t, nil, "label", "namespace", o.more, "kiso.dev/organization="+o.Organization)
+		}, o.ownRole, o.role(t, o.more))
 	})
 
-	step(t, "ARoleATenantAdminDeletes", func(t *testing.T) {
-		before := env.Cluster.GetT(t, RBACRoleKind, web, "kiso-placement")
-		reachesSettledT(t, xr, "the tenant admin's deletion of Role "+web+"/kiso-placement", func() {
-			if out := env.TryT(t, nil, "delete", "role", "kiso-placement", "-n", web, "--as=e2e-sterling-admin"); out.ExitCode != 0 {
+	stepBeside(t, "ARoleATenantAdminDeletes", func(t *testing.T) {
+		o := settleOrganizationT(t, "sterling-admin", settledReference, false)
+		before := env.Cluster.GetT(t, RBACRoleKind, o.web, "kiso-placement")
+		reachesSettledT(t, o.xr, "the tenant admin's deletion of Role "+o.web+"/kiso-placement", func() {
+			if out := env.TryT(t, nil, "delete", "role", "kiso-placement", "-n", o.web, "--as="+o.admin); out.ExitCode != 0 {
 				t.Fatalf("the tenant admin cannot delete the Role: %s", out.Stderr)
 			}
 		}, func(u *unstructured.Unstructured) (bool, string) {
 			return u.GetUID() != before.GetUID(), "not composed again yet"
-		}, role(web))
+		}, o.role(t, o.web))
 	})
 
-	step(t, "AReferenceThePlatformEdits", func(t *testing.T) {
-		editReferenceNodePoolT(t, xr, env.Kubectl, env.Cluster, "settled-reference", pool, "")
+	stepBeside(t, "AReferenceThePlatformEdits", func(t *testing.T) {
+		o := settleOrganizationT(t, "sterling-edit", editedReference, false)
+		editReferenceNodePoolT(t, o.xr, env.Kubectl, env.Cluster, editedReference, o.pool, "")
 		// Karpenter would report the edited pool Ready again at its new generation.
-		markPoolReady(t, pool)
+		markPoolReady(t, o.pool)
 	})
 
-	step(t, "ANamespaceThePlatformGivesToAnother", func(t *testing.T) {
-		before := env.Cluster.GetT(t, RBACRoleKind, more, "kiso-placement")
-		reachesSettledT(t, xr, "the platform's relabelling of namespace "+more, func() {
-			env.TryT(t, nil, "label", "namespace", more, "--overwrite", "kiso.dev/organization=nobody")
+	stepBeside(t, "ANamespaceThePlatformGivesToAnother", func(t *testing.T) {
+		o := settleOrganizationT(t, "sterling-given", settledReference, true)
+		before := env.Cluster.GetT(t, RBACRoleKind, o.more, "kiso-placement")
+		reachesSettledT(t, o.xr, "the platform's relabelling of namespace "+o.more, func() {
+			env.TryT(t, nil, "label", "namespace", o.more, "--overwrite", "kiso.dev/organization=nobody")
 		}, func(u *unstructured.Unstructured) (bool, string) {
-			return u.GetUID() != before.GetUID() || u.GetDeletionTimestamp() != nil, "sterling's Role is still in force"
+			return u.GetUID() != before.GetUID() || u.GetDeletionTimestamp() != nil, o.Organization + "'s Role is still in force"
 		}, func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
-			waitForT(t, timeout, "sterling's Role in "+more+" withdrawn", func(ctx context.Context) (bool, string, error) {
-				u, err := env.Cluster.Get(ctx, RBACRoleKind, more, "kiso-placement")
+			waitForT(t, timeout, o.Organization+"'s Role in "+o.more+" withdrawn", func(ctx context.Context) (bool, string, error) {
+				u, err := env.Cluster.Get(ctx, RBACRoleKind, o.more, "kiso-placement")
 				if apierrors.IsNotFound(err) {
 					return true, "", nil
 				}
@@ -91,9 +77,11 @@ func TestASettledOrganizationSeesEachChangeAtOnce(t *testing.T) {
 
 	// Warn mode reads every pod of the organization's namespaces, so each pod's changes wake it (Enforce reads none):
 	// what one pod created and deleted costs, in calls of the isolation function, from settled to settled.
-	step(t, "InWarnModeAPodCostsCalls", func(t *testing.T) {
+	stepBeside(t, "InWarnModeAPodCostsCalls", func(t *testing.T) {
+		o := settleOrganizationT(t, "sterling-warn", settledReference, false)
+		tn, xr, web := o.tenant, o.xr, o.web
 		if _, err := env.Kubectl.Run(t.Context(), nil, "patch", "karpenterisolation", tn.Name, "-n", tn.Namespace, "--type=merge", "-p", `{"spec":{"placement":{"mode":"Warn"}}}`); err != nil {
-			t.Fatalf("cannot switch sterling to Warn mode: %v", err)
+			t.Fatalf("cannot switch %s to Warn mode: %v", tn.Organization, err)
 		}
 		env.Cluster.WaitForT(t, xrSettleTimeout, IsolationClaimKind, tn.Namespace, tn.Name, func(u *unstructured.Unstructured) (bool, string) {
 			c, _ := Condition(u, "PlacementEnforced")

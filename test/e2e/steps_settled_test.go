@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,63 @@ const eventDeadline = 60 * time.Second
 // Crossplane's watch circuit breaker for its XR, kiso asks to be called every 25 s for five and a half minutes
 // after (fncall.TTLDropping) before it asks for the hour again.
 const settleTimeout = 8 * time.Minute
+
+// The reference pairs of TestASettledOrganizationSeesEachChangeAtOnce: editedReference is cloned only by the
+// organization whose step edits it, settledReference by the others.
+const (
+	settledReference = "settled-reference"
+	editedReference  = "edited-reference"
+)
+
+// settledOrganization is an organization of TestASettledOrganizationSeesEachChangeAtOnce: claim e2e-<name>/<name>,
+// of stack web whose namespaces are web and more, the claim's tenant admin admin in web.
+type settledOrganization struct {
+	tenant
+	xr, pool, web, more, admin string
+}
+
+// settleOrganizationT applies an organization of stack web cloning the reference pair reference, with namespace
+// web labelled for it and namespace more labelled for it when given, and waits until its claim is Ready and its
+// Role is in web (and in more when given). Everything goes at the step's end.
+func settleOrganizationT(t *testing.T, name, reference string, given bool) settledOrganization {
+	t.Helper()
+	o := settledOrganization{web: "e2e-" + name + "-web", more: "e2e-" + name + "-more", admin: "e2e-" + name + "-admin"}
+	o.tenant = tenant{Namespace: "e2e-" + name, Name: name, Organization: name, Isolation: "stack", Stacks: []string{"web"},
+		Namespaces: map[string][]string{"web": {o.web, o.more}}}
+	moreOrganization := ""
+	if given {
+		moreOrganization = name
+	}
+	namespaces := []byte(namespaceYAML(o.web, name) + "---\n" + namespaceYAML(o.more, moreOrganization) + "---\n" +
+		roleBinding(o.web, "tenant-admin", "admin", o.admin))
+	env.ApplyT(t, namespaces)
+	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
+	claim := []byte(strings.ReplaceAll(string(o.claim()), "tenant-reference", reference))
+	env.ApplyT(t, claim)
+	t.Cleanup(func() { deleteAtCleanup(t, claim) })
+	o.xr = o.xrName(t)
+	o.pool = o.tenant.pool("web")
+	markPoolReady(t, o.pool)
+	env.Cluster.WaitForConditionT(t, xrSettleTimeout, IsolationClaimKind, o.Namespace, o.Name, "Ready")
+	o.role(t, o.web)(xrSettleTimeout, o.ownRole)
+	if given {
+		o.role(t, o.more)(xrSettleTimeout, o.ownRole)
+	}
+	return o
+}
+
+// role waits, at most timeout, until Role kiso-placement in namespace ns passes check.
+func (o settledOrganization) role(t *testing.T, ns string) func(time.Duration, func(*unstructured.Unstructured) (bool, string)) {
+	return func(timeout time.Duration, check func(*unstructured.Unstructured) (bool, string)) {
+		t.Helper()
+		env.Cluster.WaitForT(t, timeout, RBACRoleKind, ns, "kiso-placement", check)
+	}
+}
+
+// ownRole is true of the organization's own Role, not being deleted.
+func (o settledOrganization) ownRole(u *unstructured.Unstructured) (bool, string) {
+	return u.GetLabels()["kiso.dev/organization"] == o.Organization && u.GetDeletionTimestamp() == nil, "not " + o.Organization + "'s"
+}
 
 // waitSettledT waits until the latest call of the isolation function for the XR asked for the settled TTL: from
 // then on the organization is reconciled again only by an event.

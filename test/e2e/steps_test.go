@@ -304,6 +304,16 @@ func step(t *testing.T, name string, f func(t *testing.T)) {
 	}
 }
 
+// stepBeside runs a named step beside the scenario's other stepBeside steps, each on objects of its own: the
+// scenario's own cleanups run once every one has ended.
+func stepBeside(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		f(t)
+	})
+}
+
 // assertStillThereT checks that each object versions listed (name to UID@resourceVersion) is still there, not
 // being deleted, and not composed anew (same UID; its resourceVersion may move); when says at which point.
 func assertStillThereT(t *testing.T, gvk schema.GroupVersionKind, before map[string]string, when string) {
