@@ -72,30 +72,21 @@ func namedNode(namespace string) string {
 // (DaemonSet pods included) or tolerate an organization whose namespace it is not in, while a toleration that
 // cannot match a NoSchedule taint is left alone; that an UPDATE is checked only for the tolerations it adds,
 // so pods that predate a policy can be labelled, freed of finalizers and deleted; that a Job's pods are held
-// to the same rules; that a cluster in placement mode Audit admits another team's DaemonSet that tolerates every
-// taint, names it, and refuses it once switched to Enforce, its organizations' namespaces enforced throughout;
-// that in Warn mode such a pod is admitted with its refusal as a warning, and refused again
-// back in Enforce; that injection adds exactly what is missing and nothing twice, and a claim asking for it
-// where nothing serves it is told; and that pods of the old placement are admitted while its pool is kept
-// (make before break), and only then refused.
+// to the same rules; that in Warn mode such a pod is admitted with its refusal as a warning, and refused again
+// back in Enforce; that injection adds exactly what is missing and nothing twice; and that pods of the old
+// placement are admitted while its pool is kept (make before break), and only then refused. What the cluster's
+// own modes do is TestAClusterAuditsBeforeItEnforces.
 func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
-	inLocalClusterLaneT(t)
+	sharingPlacementClusterT(t)
 	useReferenceObjectsT(t)
 	namespaces := readTestdataT(t, "admission", "namespaces.yaml")
 	claim := readTestdataT(t, "admission", "claim.yaml")
-	cluster := readTestdataT(t, "admission", "cluster.yaml")
-	noInjection := readTestdataT(t, "admission", "no-injection.yaml")
 	env.ApplyT(t, namespaces)
 	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
 	for _, ns := range []string{globexAPI, globexBatch, globexReports, outsiderNamespace, exemptNamespace} {
 		// The ServiceAccount admission plugin refuses pods until their namespace's default account exists.
 		waitForDefaultServiceAccountT(t, ns)
 	}
-	// First a cluster whose platform says its apiserver serves no MutatingAdmissionPolicy.
-	env.ApplyT(t, noInjection)
-	t.Cleanup(func() { deleteAtCleanup(t, noInjection) })
-	env.ApplyT(t, append(append([]byte{}, cluster...), "  crossplane:\n    compositionRef:\n      name: e2e-karpentercluster-no-injection\n"...))
-	t.Cleanup(func() { deleteLocalClusterAtCleanup(t, cluster) })
 	waitForTypeCheckedT(t, placementPolicy)
 	waitForTypeCheckedT(t, poolsPolicy)
 	waitForTypeCheckedT(t, warnPolicy)
@@ -180,13 +171,6 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 			_, _ = env.Kubectl.Run(context.Background(), nil, "delete", "pod", "operator", "-n", "kube-system", "--ignore-not-found")
 		})
 		createPodT(t, newPod("platform-agent", exemptNamespace, nil, tolerateEveryone))
-	})
-
-	// (iv b) Installed where other teams' agents already run, the cluster audits first: a DaemonSet tolerating
-	// every taint keeps getting its pods, is named on the cluster, and is refused only once switched to Enforce;
-	// an exempt namespace admits it again. globex's namespaces stay enforced throughout.
-	t.Run("AnAuditingClusterNamesWhatItWouldRefuse", func(t *testing.T) {
-		auditBeforeEnforceT(t, "e2e-placement", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)
 	})
 
 	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
@@ -361,19 +345,9 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 		assertRefusedT(t, newPod("refused-after-warn", globexAPI, nil), poolsPolicy, wantAPISelectors)
 	})
 
-	// (viii) Injection asked for where the apiserver serves no MutatingAdmissionPolicy: the claim says so.
+	// (viii) Injection: the cluster's MutatingAdmissionPolicy adds the pool of the namespace's Role where missing.
 	t.Run("InjectionAddsExactlyWhatIsMissing", func(t *testing.T) {
 		patchGlobexT(t, `{"spec":{"placement":{"inject":true}}}`)
-		wantUnavailable := `spec.placement.inject: XKarpenterCluster "e2e-placement" says the apiserver serves no MutatingAdmissionPolicy (its function input sets no mutatingAdmissionPolicy), so nothing is injected: ` +
-			`pods must carry the nodeSelector and tolerations in status.stacks. Kubernetes 1.36+ serves admissionregistration.k8s.io/v1; 1.34 and 1.35 serve v1beta1 ` +
-			`with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true`
-		if c := waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementInjected", "False", "InjectionUnavailable"); c.Message != wantUnavailable {
-			t.Errorf("claim PlacementInjected message:\n got %s\nwant %s", c.Message, wantUnavailable)
-		}
-		// kiso's own composition finds the v1 API this apiserver serves, from the schema Crossplane returns.
-		if out := env.TryT(t, nil, "patch", "xkarpentercluster", placementCluster, "--type=merge", "-p", `{"spec":{"crossplane":{"compositionRef":{"name":"karpentercluster"}}}}`); out.ExitCode != 0 {
-			t.Fatalf("cannot switch XKarpenterCluster %s to kiso's composition: %s", placementCluster, out.Stderr)
-		}
 		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementInjected", "True", "Injected")
 		waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
 		injected := createPodT(t, newPod("injected", globexAPI, nil))

@@ -23,7 +23,7 @@ const monitoringNamespace = "e2e-monitoring"
 // admitted as the DaemonSet controller creates them, with the refusal as a warning, while an organization's
 // namespace stays enforced and the organization says nothing keeps such pods off its nodes; switched back to
 // Enforce they are refused again, and labelling the namespace exempt admits them.
-func auditBeforeEnforceT(t *testing.T, cluster, organizationNamespace string, ownSelector map[string]string, ownTolerations ...corev1.Toleration) {
+func auditBeforeEnforceT(t *testing.T, cluster string, claim tenant, organizationNamespace string, ownSelector map[string]string, ownTolerations ...corev1.Toleration) {
 	t.Helper()
 	namespace := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + monitoringNamespace + "\n")
 	env.ApplyT(t, namespace)
@@ -66,13 +66,13 @@ func auditBeforeEnforceT(t *testing.T, cluster, organizationNamespace string, ow
 	})
 	// An organization's namespace is enforced in either mode, and the organization says its nodes are open.
 	assertRefusedT(t, newPod("tolerates-everything", organizationNamespace, ownSelector, append(ownTolerations, tolerateEveryone)...), placementPolicy, everyTaint(organizationNamespace))
-	waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "False", "ClusterAudits")
+	waitClaimConditionT(t, claim.Namespace, claim.Name, "PlacementEnforced", "False", "ClusterAudits")
 
 	setPlacementModeT(t, cluster, "Enforce")
 	second := agent.DeepCopy()
 	second.Name = "node-exporter-z4k9d"
 	waitUntilRefusedAsT(t, second, daemonSetControllerUser, placementPolicy)
-	waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementEnforced", "True", "Enforced")
+	waitClaimConditionT(t, claim.Namespace, claim.Name, "PlacementEnforced", "True", "Enforced")
 
 	// The platform's own agent: its namespace labelled exempt, its pods are admitted again.
 	if _, err := env.Kubectl.Run(t.Context(), nil, "label", "namespace", monitoringNamespace, "kiso.dev/placement-exempt=true"); err != nil {
