@@ -249,12 +249,7 @@ func TestWorkloadClusterReadsItsOwnAPI(t *testing.T) {
 func TestWorkloadClusterServingV1GetsTheInjectingPolicyAtV1(t *testing.T) {
 	rsp := run(t, newRequest(t, xr(workloadClusterSpec), nil))
 	notThere := func(key string) string {
-		read := fntest.AsMap(t, rsp.GetDesired().GetResources()["read:"+key].GetResource())
-		read["status"] = map[string]any{"conditions": []any{
-			map[string]any{"type": "Ready", "status": "False"},
-			map[string]any{"type": "Synced", "status": "False", "message": "observe-only: external resource does not exist"},
-		}}
-		return fntest.ToJSON(t, read)
+		return fntest.ToJSON(t, readRefused(t, rsp, key, "observe-only: external resource does not exist"))
 	}
 	rsp = run(t, newRequest(t, xr(workloadClusterSpec), map[string]string{
 		"read:" + requireAdmissionAPI: notThere(requireAdmissionAPI),

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +119,7 @@ func TestFleetBenchmark(t *testing.T) {
 		onboardingTop := onboardingProfile()
 		onboardingEnd := fleetRequestsT(t)
 		remoteSettled := bound.remoteReadingT(t)
-		onboarding = append(onboarding, onboardingEnd.since(onboardingFrom, n, perOrganization(n-created))+
+		onboarding = append(onboarding, onboardingEnd.since(onboardingFrom, fmt.Sprintf("%-6d apiserver", n), perOrganization(n-created))+
 			fmt.Sprintf("\n%-6s isolation function calls %.1f/org", "", float64(functionCallsT(t)-callsFrom)/float64(n-created))+
 			fmt.Sprintf("\n%-6s kube-apiserver's CPU profile over the first %s of onboarding:\n%s", "", onboardingProfiled, onboardingTop))
 		if os.Getenv(auditEnv) == "1" {
@@ -147,7 +148,7 @@ func TestFleetBenchmark(t *testing.T) {
 		events := readEventsT(t).since(eventsFrom)
 		idleEnd := fleetRequestsT(t)
 		remoteIdleEnd := bound.remoteReadingT(t)
-		requests = append(requests, idleEnd.since(requestsFrom, n, perMinute(elapsed))+
+		requests = append(requests, idleEnd.since(requestsFrom, fmt.Sprintf("%-6d apiserver", n), perMinute(elapsed))+
 			fmt.Sprintf("\n%-6s isolation function calls %.0f/min", "", float64(functionCallsT(t)-idleCallsFrom)*60/elapsed)+
 			fmt.Sprintf("\n%-6s events recorded %.0f/min: %s", "", events.total()*60/elapsed, events.top(6, perMinute(elapsed)))+
 			fmt.Sprintf("\n%-6s Crossplane's watch circuit breaker while onboarding: %.0f opened, %.0f events dropped", "", breaker["opened"], breaker["Dropped"])+
@@ -398,15 +399,29 @@ func breakerT(t *testing.T) counterSet {
 	return out
 }
 
-// fleetRequests is one reading of who asks the apiserver for what.
-type fleetRequests struct {
-	apiserver counterSet            // verb group resource subresource
-	clients   map[string]counterSet // server -> method
+// requestReading is one reading of who asks an apiserver for what: the apiserver's requests, by verb, group,
+// resource and subresource, and each client's, by method.
+type requestReading struct {
+	apiserver counterSet
+	clients   map[string]counterSet
 }
 
-func fleetRequestsT(t *testing.T) fleetRequests {
+// since prints what was asked between an earlier reading and this one, at the rate given: under label, the
+// apiserver's busiest requests, then each client's by method, in the clients' name order.
+func (r requestReading) since(earlier requestReading, label string, at rate) string {
+	api := r.apiserver.since(earlier.apiserver)
+	out := fmt.Sprintf("%s "+at.format+"%s: %s", label, api.total()*at.scale, at.unit, api.top(8, at))
+	for _, name := range slices.Sorted(maps.Keys(r.clients)) {
+		c := r.clients[name].since(earlier.clients[name])
+		out += fmt.Sprintf("\n%-6s %s "+at.format+"%s: %s", "", name, c.total()*at.scale, at.unit, c.top(6, at))
+	}
+	return out
+}
+
+// fleetRequestsT reads who asks the management apiserver for what: Crossplane and Karpenter among its clients.
+func fleetRequestsT(t *testing.T) requestReading {
 	t.Helper()
-	r := fleetRequests{clients: map[string]counterSet{}}
+	r := requestReading{clients: map[string]counterSet{}}
 	families, err := env.scrapeMetrics(t.Context(), "kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
@@ -420,17 +435,6 @@ func fleetRequestsT(t *testing.T) fleetRequests {
 		r.clients[server] = counters(families, "rest_client_requests_total", "method")
 	}
 	return r
-}
-
-// since prints what was asked between an earlier reading and this one, at the rate given.
-func (r fleetRequests) since(earlier fleetRequests, orgs int, at rate) string {
-	api := r.apiserver.since(earlier.apiserver)
-	out := fmt.Sprintf("%-6d apiserver "+at.format+"%s: %s", orgs, api.total()*at.scale, at.unit, api.top(8, at))
-	for _, server := range []string{"crossplane", "karpenter"} {
-		c := r.clients[server].since(earlier.clients[server])
-		out += fmt.Sprintf("\n%-6s %s "+at.format+"%s: %s", "", server, c.total()*at.scale, at.unit, c.top(6, at))
-	}
-	return out
 }
 
 // fleetSteps reads the cumulative organization counts.

@@ -328,30 +328,12 @@ func newGapOrganizationT(t *testing.T, name, organization, cluster string) *gapO
 	g.references = []byte(strings.ReplaceAll(string(readTestdataT(t, "isolation", "references.yaml")), "tenant-reference", g.reference))
 	env.ApplyT(t, g.references)
 	t.Cleanup(func() { deleteAtCleanup(t, g.references) })
-	claim := []byte(fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[1]s
-  labels:
-    kiso.dev/organization: %[2]s
----
-apiVersion: kiso.dev/v1alpha1
-kind: KarpenterIsolation
-metadata:
-  name: %[2]s
-  namespace: %[1]s
-spec:
-  organization: %[2]s
-  clusterRef: {name: %[3]s}
-  stacks:
-  - name: capital
-    namespaces: [%[1]s]
-  nodeClassRef: {name: %[4]s}
-  nodePoolRef: {name: %[4]s}
-`, g.ns, organization, cluster, g.reference))
+	tn := tenant{Namespace: g.ns, Name: organization, Organization: organization, Isolation: "organization", Stacks: []string{"capital"},
+		Namespaces: map[string][]string{"capital": {g.ns}}, ClusterRef: cluster, Reference: g.reference}
+	claim := tn.claim()
 	env.ApplyT(t, claim)
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
-	g.xr = tenant{Namespace: g.ns, Name: organization, Organization: organization}.xrName(t)
+	g.xr = tn.xrName(t)
 	pool := "kiso-" + organization
 	step(t, "TheOrganizationIsReady", func(t *testing.T) {
 		markPoolReady(t, pool)

@@ -116,19 +116,12 @@ func (u serverUsage) where(keep func(name string) bool) map[string]process.Usage
 	return out
 }
 
-// remoteReading is one reading of the requests the workload cluster's apiserver served, and of those the
-// providers and the workload cluster's Karpenter sent to either apiserver.
-type remoteReading struct {
-	// workload is the workload apiserver's requests, by verb, group, resource and subresource.
-	workload counterSet
-	// clients is each client's requests to one apiserver ("provider-kubernetes → workload"), by method.
-	clients map[string]counterSet
-}
-
-// remoteReadingT reads the requests; none for organizations that run in the management cluster.
-func (bound fleetCluster) remoteReadingT(t *testing.T) remoteReading {
+// remoteReadingT reads the requests the workload cluster's apiserver served, and those the providers and the
+// workload cluster's Karpenter sent to either apiserver ("provider-kubernetes → workload"); none for
+// organizations that run in the management cluster.
+func (bound fleetCluster) remoteReadingT(t *testing.T) requestReading {
 	t.Helper()
-	r := remoteReading{clients: map[string]counterSet{}}
+	r := requestReading{clients: map[string]counterSet{}}
 	if bound.workload == nil {
 		return r
 	}
@@ -140,7 +133,7 @@ func (bound fleetCluster) remoteReadingT(t *testing.T) remoteReading {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.workload = counters(families, "apiserver_request_total", "verb", "group", "resource", "subresource")
+	r.apiserver = counters(families, "apiserver_request_total", "verb", "group", "resource", "subresource")
 	// A client's metrics name the apiserver by the host it dials.
 	apiservers := map[string]string{hostOf(t, env.Cluster): "management", hostOf(t, bound.workload.Cluster): "workload"}
 	for _, client := range remoteClients {
@@ -175,30 +168,13 @@ func hostOf(t *testing.T, c *Cluster) string {
 }
 
 // to sums what the clients named sent to one apiserver ("management" or "workload"), between two readings.
-func (r remoteReading) to(earlier remoteReading, apiserver string, clients ...string) float64 {
+func (r requestReading) to(earlier requestReading, apiserver string, clients ...string) float64 {
 	sum := 0.0
 	for _, c := range clients {
 		name := c + " → " + apiserver
 		sum += r.clients[name].since(earlier.clients[name]).total()
 	}
 	return sum
-}
-
-// since prints what was asked between an earlier reading and this one, at the rate given: the workload
-// apiserver's busiest, then each client's by method.
-func (r remoteReading) since(earlier remoteReading, at rate) string {
-	api := r.workload.since(earlier.workload)
-	out := fmt.Sprintf("workload apiserver "+at.format+"%s: %s", api.total()*at.scale, at.unit, api.top(8, at))
-	names := make([]string, 0, len(r.clients))
-	for name := range r.clients {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		c := r.clients[name].since(earlier.clients[name])
-		out += fmt.Sprintf("\n%-6s %s "+at.format+"%s: %s", "", name, c.total()*at.scale, at.unit, c.top(6, at))
-	}
-	return out
 }
 
 // managedResources counts provider-kubernetes' managed resources in the management cluster, by whom they serve
@@ -286,7 +262,7 @@ type remoteStep struct {
 	ready                                                         time.Duration
 	idleSeconds                                                   float64
 	before, onboarded, idleFrom, idle                             serverUsage
-	requestsFrom, requestsSettled, requestsIdleFrom, requestsIdle remoteReading
+	requestsFrom, requestsSettled, requestsIdleFrom, requestsIdle requestReading
 	resources                                                     managedResources
 }
 
@@ -300,7 +276,7 @@ func (s remoteStep) row() *remoteRow {
 		idleProviders:           cpuSeconds(s.idleFrom.providers(), s.idle.providers()) / s.idleSeconds,
 		idleWorkload:            cpuSeconds(s.idleFrom.workload(), s.idle.workload()) / s.idleSeconds,
 		idleProvidersManagement: s.requestsIdle.to(s.requestsIdleFrom, "management", fleetProviders...) * 60 / s.idleSeconds,
-		idleWorkloadRequests:    s.requestsIdle.workload.since(s.requestsIdleFrom.workload).total() * 60 / s.idleSeconds,
+		idleWorkloadRequests:    s.requestsIdle.apiserver.since(s.requestsIdleFrom.apiserver).total() * 60 / s.idleSeconds,
 		idleProvidersWorkload:   s.requestsIdle.to(s.requestsIdleFrom, "workload", fleetProviders...) * 60 / s.idleSeconds,
 	}
 }
@@ -323,8 +299,8 @@ func (s remoteStep) String() string {
 		memory = append(memory, fmt.Sprintf("%s %d (peak %d)", name, u.RSSMB, u.PeakRSSMB))
 	}
 	fmt.Fprintf(&b, "%-6s RSS MB: %s\n", "", strings.Join(memory, ", "))
-	fmt.Fprintf(&b, "%-6s onboarding requests (until settled): %s\n", "", s.requestsSettled.since(s.requestsFrom, perOrganization(s.added)))
-	fmt.Fprintf(&b, "%-6s idle requests: %s", "", s.requestsIdle.since(s.requestsIdleFrom, perMinute(s.idleSeconds)))
+	fmt.Fprintf(&b, "%-6s onboarding requests (until settled): %s\n", "", s.requestsSettled.since(s.requestsFrom, "workload apiserver", perOrganization(s.added)))
+	fmt.Fprintf(&b, "%-6s idle requests: %s", "", s.requestsIdle.since(s.requestsIdleFrom, "workload apiserver", perMinute(s.idleSeconds)))
 	return b.String()
 }
 

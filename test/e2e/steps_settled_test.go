@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +43,7 @@ func settleOrganizationT(t *testing.T, name, reference string, given bool) settl
 	t.Helper()
 	o := settledOrganization{web: "e2e-" + name + "-web", more: "e2e-" + name + "-more", admin: "e2e-" + name + "-admin"}
 	o.tenant = tenant{Namespace: "e2e-" + name, Name: name, Organization: name, Isolation: "stack", Stacks: []string{"web"},
-		Namespaces: map[string][]string{"web": {o.web, o.more}}}
+		Namespaces: map[string][]string{"web": {o.web, o.more}}, Reference: reference}
 	moreOrganization := ""
 	if given {
 		moreOrganization = name
@@ -53,7 +52,7 @@ func settleOrganizationT(t *testing.T, name, reference string, given bool) settl
 		roleBinding(o.web, "tenant-admin", "admin", o.admin))
 	env.ApplyT(t, namespaces)
 	t.Cleanup(func() { deleteAtCleanup(t, namespaces) })
-	claim := []byte(strings.ReplaceAll(string(o.claim()), "tenant-reference", reference))
+	claim := o.claim()
 	env.ApplyT(t, claim)
 	t.Cleanup(func() { deleteAtCleanup(t, claim) })
 	o.xr = o.xrName(t)

@@ -18,8 +18,13 @@ type tenant struct {
 	Stacks                                   []string
 	// Namespaces lists a stack's namespaces where they are not the default <organization>-<stack>.
 	Namespaces map[string][]string
+	// ClusterRef names the XKarpenterCluster the claim binds to, none if empty.
+	ClusterRef string
+	// Reference names the reference NodeClass and NodePool the claim clones, tenant-reference if empty.
+	Reference string
 }
 
+// claim is the claim's namespace, labelled for the organization by the platform, and the claim.
 func (tn tenant) claim() []byte {
 	stacks := make([]string, 0, len(tn.Stacks))
 	for _, s := range tn.Stacks {
@@ -27,6 +32,14 @@ func (tn tenant) claim() []byte {
 		if nss := tn.Namespaces[s]; len(nss) > 0 {
 			stacks = append(stacks, "    namespaces: ["+strings.Join(nss, ", ")+"]")
 		}
+	}
+	reference := tn.Reference
+	if reference == "" {
+		reference = "tenant-reference"
+	}
+	clusterRef := ""
+	if tn.ClusterRef != "" {
+		clusterRef = "\n  clusterRef: {name: " + tn.ClusterRef + "}"
 	}
 	return []byte(fmt.Sprintf(`apiVersion: v1
 kind: Namespace
@@ -43,19 +56,19 @@ metadata:
 spec:
   organization: %[3]s
   customer: %[3]s-corp
-  isolation: %[4]s
+  isolation: %[4]s%[7]s
   stacks:
 %[5]s
   nodeClassRef:
-    name: tenant-reference
+    name: %[6]s
   nodePoolRef:
-    name: tenant-reference
+    name: %[6]s
   pool:
     limits:
       cpu: 16
   tags:
     cost-center: "42"
-`, tn.Namespace, tn.Name, tn.Organization, tn.Isolation, strings.Join(stacks, "\n")))
+`, tn.Namespace, tn.Name, tn.Organization, tn.Isolation, strings.Join(stacks, "\n"), reference, clusterRef))
 }
 
 // claimOnly is the claim without its namespace, for deleting the claim alone.
