@@ -47,11 +47,11 @@ type alertsPlan struct {
 
 // resolve reads Crossplane's answer for the CRD, and whether the PrometheusRule was composed before, and has the
 // plan compose the rule or not (compose).
-func (a *alertsPlan) resolve(r *call) {
+func (a *alertsPlan) resolve(r *state) {
 	_, a.composed = r.Observed.Get(crPrometheusRule)
 	found, answered := fnstate.Required(r.Req, requirePrometheusRuleCRD)
 	a.answered, a.served = answered, len(found) > 0
-	r.aws.plan.PrometheusRule = a.compose()
+	r.plan.PrometheusRule = a.compose()
 }
 
 // compose reports whether to compose the PrometheusRule: while Crossplane has not answered yet, as before
@@ -67,15 +67,15 @@ func (a alertsPlan) compose() bool {
 }
 
 // require asks for prometheus-operator's CRD when the spec wants alerts (the plan's PrometheusRule, from the spec).
-func (a *alertsPlan) require(r *call) {
-	*a = alertsPlan{wanted: r.aws.plan.PrometheusRule}
+func (a *alertsPlan) require(r *state) {
+	*a = alertsPlan{wanted: r.plan.PrometheusRule}
 	if a.wanted {
 		r.required[requirePrometheusRuleCRD] = ownership.ByName(crdGVK, "", prometheusRuleCRD)
 	}
 }
 
 // report says whether the alerts are in place, once Crossplane has answered.
-func (a *alertsPlan) report(r *call) {
+func (a *alertsPlan) report(r *state) {
 	rsp := r.Rsp
 	switch {
 	case !a.wanted:

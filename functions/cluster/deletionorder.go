@@ -71,8 +71,8 @@ type deletionOrder struct {
 type deletionOrdering struct{}
 
 // render composes the Usages of what the concerns before it rendered, and the NodeClass guard.
-func (deletionOrdering) render(r *call) error {
-	for name, cd := range renderUsages(r.aws.plan, r.name(), r.objects) {
+func (deletionOrdering) render(r *state) error {
+	for name, cd := range renderUsages(r.plan, r.name(), r.objects) {
 		r.objects[name] = cd
 	}
 	guards, err := renderNodeClassGuard()
@@ -86,9 +86,9 @@ func (deletionOrdering) render(r *call) error {
 }
 
 // renderBeside composes the guards of the cluster and of the organizations' dedicated identities beside the XR.
-func (deletionOrdering) renderBeside(r *call) error {
+func (deletionOrdering) renderBeside(r *state) error {
 	providerConfig, _ := r.Spec.Remote()
-	guards, err := newDeletionOrder(r.name(), providerConfig, r.placement.plan.KeyDomain).renderClusterGuards()
+	guards, err := newDeletionOrder(r.name(), providerConfig, r.placement.KeyDomain).renderClusterGuards()
 	if err != nil {
 		return err
 	}

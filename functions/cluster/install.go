@@ -60,9 +60,9 @@ type karpenterInstall struct {
 
 // resolve reads whether the Release's users still use it, and Karpenter's Releases as provider-helm observed them;
 // the plan is the one the Releases are rendered from.
-func (k *karpenterInstall) resolve(r *call) {
+func (k *karpenterInstall) resolve(r *state) {
 	k.users.resolve(r.Req, r.ObservedXR, r.keys.Domain)
-	p, observed := r.aws.plan, r.Observed
+	p, observed := r.plan, r.Observed
 	k.plan, k.kept = p, keptRelease(observed)
 	if install := p.Spec.Karpenter.Install; install != nil {
 		k.crds = notDeployed(observed, crKarpenterCRDRelease, karpenterCRDChart, install)
@@ -133,7 +133,7 @@ func wholeNumber(v any) int64 {
 }
 
 // render composes Karpenter's Releases.
-func (k *karpenterInstall) render(r *call) error {
+func (k *karpenterInstall) render(r *state) error {
 	releases, err := k.releases()
 	if err != nil {
 		return err
@@ -168,13 +168,13 @@ func (k *karpenterInstall) releases() (map[resource.Name]*composed.Unstructured,
 }
 
 // require asks for what tells whether Karpenter's Release still serves a tenant pool, where it is read.
-func (k *karpenterInstall) require(r *call) {
+func (k *karpenterInstall) require(r *state) {
 	*k = karpenterInstall{users: releaseUsers{read: readsReleaseUsers(r.Spec, r.Observed)}}
 	k.users.require(r.required)
 }
 
 // report says how far Karpenter's install is.
-func (k *karpenterInstall) report(r *call) {
+func (k *karpenterInstall) report(r *state) {
 	rsp := r.Rsp
 	install := k.plan.Spec.Karpenter.Install
 	if install == nil {

@@ -50,7 +50,7 @@ func chooseKeyDomain(configured string, observed fnstate.Observed) keyDomain {
 }
 
 // report says which domain the cluster's policies check, and why when it is not the input's.
-func (kd *keyDomain) report(r *call) {
+func (kd *keyDomain) report(r *state) {
 	rsp := r.Rsp
 	if kd.Domain == kd.Configured {
 		response.ConditionTrue(rsp, TypeKeyDomainCurrent, ReasonKeyDomainConfigured).

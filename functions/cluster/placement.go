@@ -1,15 +1,12 @@
 package main
 
 import (
-	"slices"
-
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	xpv1 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/errors"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
@@ -36,32 +33,29 @@ import (
 // publishes in the XR's status what they enforce (render); and says what an auditing cluster would refuse
 // (report). Which platform namespaces exist is a concern of its own (platformNamespaces), read from the plan.
 type placementPolicies struct {
-	plan  placementPlan
 	audit placementAudit
-	// schemas are the OpenAPI schemas asked for: the MutatingAdmissionPolicy API's, beside Crossplane.
-	schemas map[string]*fnv1.SchemaSelector
 }
 
 // require asks for what the policies depend on; begin planned them, with the keys (the platform namespaces read
 // the plan too).
-func (p *placementPolicies) require(r *call) {
-	p.schemas = requireInjectAPI(r.required, r.Req, r.In, r.workload != nil)
-	p.audit = placementAudit{on: p.plan.audits()}
+func (p *placementPolicies) require(r *state) {
+	r.schemas = requireInjectAPI(r.required, r.Req, r.In, r.workload != nil)
+	p.audit = placementAudit{on: r.placement.audits()}
 	p.audit.require(r.required)
 }
 
 // resolve reads the MutatingAdmissionPolicy API served and what the audit found.
-func (p *placementPolicies) resolve(r *call) {
-	p.plan.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed, r.workload)
-	p.audit.resolve(r.Req, p.plan)
+func (p *placementPolicies) resolve(r *state) {
+	r.placement.InjectAPIVersion = injectAPIVersion(r.Req, r.In, r.Observed, r.workload)
+	p.audit.resolve(r.Req, r.placement)
 }
 
 // render publishes in the XR's status what the policies enforce and what the audit found, and composes the
 // policies and their bindings.
-func (p *placementPolicies) render(r *call) error {
+func (p *placementPolicies) render(r *state) error {
 	r.status.Placement = publishedPlacement(r.Observed)
 	r.status.PlacementAudit = p.audit.status()
-	policies, err := renderPlacement(p.plan)
+	policies, err := renderPlacement(r.placement)
 	if err != nil {
 		return err
 	}
@@ -72,8 +66,8 @@ func (p *placementPolicies) render(r *call) error {
 }
 
 // report says what an auditing cluster would refuse.
-func (p *placementPolicies) report(r *call) {
-	p.audit.report(r.Rsp, p.plan)
+func (p *placementPolicies) report(r *state) {
+	p.audit.report(r.Rsp, r.placement)
 }
 
 // Composed resource names of the placement policies.
@@ -96,34 +90,6 @@ const (
 
 // validatingPolicyType is the kind of the placement policies.
 var validatingPolicyType = metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"}
-
-// alwaysPlatformNamespaces hold Kubernetes' own pods.
-var alwaysPlatformNamespaces = []string{"kube-system"}
-
-// placementPlan is what the policies need: the keys, and the namespaces whose
-// pods are the platform's.
-type placementPlan struct {
-	Cluster         string
-	KeyDomain       string
-	OrganizationKey string
-	StackKey        string
-	// NodeOrganizationKey and NodeStackKey are the node labels pods select,
-	// which no kubelet may set on itself.
-	NodeOrganizationKey string
-	NodeStackKey        string
-	PlatformNamespaces  []string
-	// Schedulers may bind pods outside platform namespaces.
-	Schedulers []string
-	// InjectAPIVersion is the MutatingAdmissionPolicy API the apiserver
-	// serves, or empty.
-	InjectAPIVersion string
-	// Mode is the cluster's spec.placement.mode: in Audit, PolicyName only
-	// warns outside organizations' namespaces.
-	Mode v1alpha1.ClusterPlacementMode
-}
-
-// audits reports whether the cluster's placement policy only warns outside organizations' namespaces.
-func (pp placementPlan) audits() bool { return pp.Mode == v1alpha1.ClusterPlacementAudit }
 
 // publishedPlacement is what the cluster's placement policy says it enforces, as observed where it is composed:
 // its annotations once it is there. In a workload cluster that is the policy as provider-kubernetes last observed
@@ -149,26 +115,6 @@ func publishedPlacement(observed fnstate.Observed) *v1alpha1.PlacementPolicyStat
 		return nil
 	}
 	return &published
-}
-
-// newPlacementPlan plans the policies, checking keys; resolve sets the MutatingAdmissionPolicy API once the
-// apiserver has said.
-func newPlacementPlan(cluster string, spec v1alpha1.XKarpenterClusterSpec, in Input, keys placement.Keys) placementPlan {
-	karpenterNamespace := spec.Karpenter.Namespace
-	nss := append(append([]string{}, alwaysPlatformNamespaces...), karpenterNamespace)
-	nss = append(nss, in.PlatformNamespaces...)
-	slices.Sort(nss)
-	return placementPlan{
-		Cluster:             cluster,
-		KeyDomain:           keys.Domain,
-		OrganizationKey:     keys.Organization,
-		StackKey:            keys.Stack,
-		NodeOrganizationKey: keys.NodeOrganization,
-		NodeStackKey:        keys.NodeStack,
-		PlatformNamespaces:  slices.Compact(nss),
-		Schedulers:          in.Schedulers,
-		Mode:                spec.Placement.Mode,
-	}
 }
 
 // renderPlacement returns the cluster's placement policies and bindings.

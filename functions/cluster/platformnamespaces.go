@@ -50,13 +50,13 @@ type platformNamespaces struct {
 }
 
 // require asks for each platform namespace a user could create.
-func (ns *platformNamespaces) require(r *call) {
-	requirePlatformNamespaces(r.required, r.placement.plan)
+func (ns *platformNamespaces) require(r *state) {
+	requirePlatformNamespaces(r.required, r.placement)
 }
 
 // resolve reads which of them exist.
-func (ns *platformNamespaces) resolve(r *call) {
-	*ns = resolvePlatformNamespaces(r.Req, r.placement.plan)
+func (ns *platformNamespaces) resolve(r *state) {
+	*ns = resolvePlatformNamespaces(r.Req, r.placement)
 }
 
 // resolvePlatformNamespaces reads Crossplane's answers for the platform namespaces a user could create.
@@ -76,7 +76,7 @@ func resolvePlatformNamespaces(req *fnv1.RunFunctionRequest, pp placementPlan) p
 }
 
 // report says which platform namespaces do not exist, once Crossplane has answered for every one.
-func (ns *platformNamespaces) report(r *call) {
+func (ns *platformNamespaces) report(r *state) {
 	rsp := r.Rsp
 	if !ns.answered {
 		return

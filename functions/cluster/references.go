@@ -29,17 +29,17 @@ type listedReferences struct {
 }
 
 // require asks for each object of each pair the spec lists.
-func (l *listedReferences) require(r *call) { requireListedReferences(r.required, r.Spec) }
+func (l *listedReferences) require(r *state) { requireListedReferences(r.required, r.Spec) }
 
 // resolve reads the pairs, keeping what the cluster published before of a pair not answered now.
-func (l *listedReferences) resolve(r *call) error {
+func (l *listedReferences) resolve(r *state) error {
 	var err error
 	l.published, err = publishedReferences(r.Req, r.Spec, r.previous.References)
 	return err
 }
 
 // render shows the pairs in the XR's status.
-func (l *listedReferences) render(r *call) {
+func (l *listedReferences) render(r *state) {
 	r.status.References = l.published
 }
 

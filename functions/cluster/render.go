@@ -19,9 +19,9 @@ func (r *call) render() bool {
 	err := eachUntil(r, func(c any) error {
 		switch c := c.(type) {
 		case renderer:
-			c.render(r)
+			c.render(&r.state)
 		case checkedRenderer:
-			return c.render(r)
+			return c.render(&r.state)
 		}
 		return nil
 	})
@@ -31,7 +31,7 @@ func (r *call) render() bool {
 	if providerConfig, isRemote := r.Spec.Remote(); isRemote {
 		remote.WrapObjects(providerConfig, r.objects)
 	}
-	if err := fncall.EachUntil(r.list(&r.domain), func(c besideRenderer) error { return c.renderBeside(r) }); err != nil {
+	if err := fncall.EachUntil(r.list(), func(c besideRenderer) error { return c.renderBeside(&r.state) }); err != nil {
 		return r.Fatal(err)
 	}
 	return true

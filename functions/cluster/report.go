@@ -12,5 +12,5 @@ import (
 func (r *call) report() {
 	fncall.SpecValid(r.Rsp, r.To)
 	r.Settled(r.ownership.settled() && !r.rollouts.inProgress())
-	each(r, func(c reporter) { c.report(r) })
+	each(r, func(c reporter) { c.report(&r.state) })
 }

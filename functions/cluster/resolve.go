@@ -17,9 +17,9 @@ func (r *call) resolve() bool {
 	err := eachUntil(r, func(c any) error {
 		switch c := c.(type) {
 		case resolver:
-			c.resolve(r)
+			c.resolve(&r.state)
 		case checkedResolver:
-			return c.resolve(r)
+			return c.resolve(&r.state)
 		}
 		return nil
 	})

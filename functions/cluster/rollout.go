@@ -62,11 +62,11 @@ type stagedRollouts struct {
 }
 
 // require asks for every pool kiso composes (requireRollout).
-func (s *stagedRollouts) require(r *call) { requireRollout(r.required, r.Spec) }
+func (s *stagedRollouts) require(r *state) { requireRollout(r.required, r.Spec) }
 
 // resolve reads the rollout, moves it as far as it can go now, and asks for what the answers name: the reference
 // pairs of the pools, and the NodeClaims while a wave is judged.
-func (s *stagedRollouts) resolve(r *call) error {
+func (s *stagedRollouts) resolve(r *state) error {
 	if r.Spec.Rollout == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (s *stagedRollouts) resolve(r *call) error {
 
 // validateFound says where the rollout stands, and which organizations it names have no pool bound to the
 // cluster; nothing while Crossplane has not answered every requirement of the rollout.
-func (s *stagedRollouts) validateFound(r *call) {
+func (s *stagedRollouts) validateFound(r *state) {
 	if s.view != nil && !s.view.Waiting {
 		reportRollout(r.Rsp, r.Spec, *s.view, s.staged)
 	}
@@ -97,7 +97,7 @@ func (s *stagedRollouts) validateFound(r *call) {
 
 // render writes each pair's rollout, the summary kubectl get prints, and when the NodeClaims last did not fit in
 // one request into the XR's status.
-func (s *stagedRollouts) render(r *call) {
+func (s *stagedRollouts) render(r *state) {
 	r.status.Rollouts, r.status.Rollout = s.staged.Rollouts, summary(r.Spec, s.staged.Rollouts)
 	if s.view != nil {
 		r.status.NodeClaimsUnreadAt = readlimit.Format(s.view.Unread)
@@ -107,7 +107,7 @@ func (s *stagedRollouts) render(r *call) {
 // settle has the workload cluster's tenant pools and NodeClaims read again every remote.RereadEvery while a
 // rollout is in progress, so a wave there is judged as soon as it would be locally, and at the provider's poll
 // otherwise: a cluster whose rollouts are done pays nothing for them.
-func (s *stagedRollouts) settle(r *call) bool {
+func (s *stagedRollouts) settle(r *state) bool {
 	if r.workload != nil && s.staged.InProgress {
 		r.workload.Current = map[string]bool{requirePools: true, requireNodeClaims: true}
 		r.workload.Now = r.Now
@@ -117,7 +117,7 @@ func (s *stagedRollouts) settle(r *call) bool {
 
 // report asks Crossplane to call again when a soaking wave is done soaking, or at the next read of a workload
 // cluster's collections if sooner.
-func (s *stagedRollouts) report(r *call) {
+func (s *stagedRollouts) report(r *state) {
 	if r.workload.Rereading() {
 		s.staged.requeueWithin(remote.RereadEvery)
 	}
@@ -296,7 +296,7 @@ const (
 // nodeClaimsUnread is when the NodeClaims last did not fit in one request, if that was less than
 // readlimit.RetryAfter ago: the last reconcile failed on a request too large (readlimit.Refused) while it asked
 // for them (a wave was open), or an earlier one did and the cluster's status kept when. Zero otherwise.
-func nodeClaimsUnread(r *call) time.Time {
+func nodeClaimsUnread(r *state) time.Time {
 	refused := readlimit.Refused(r.Req.GetObserved().GetComposite().GetResource()) && anyWaveOpen(r.Spec.Rollout, r.previous.Rollouts)
 	since, _ := readlimit.Skip(r.previous.NodeClaimsUnreadAt, refused, r.Now)
 	return since

@@ -20,7 +20,7 @@ import (
 // hands Crossplane the requirements every phase wrote.
 func (r *call) settle() bool {
 	settled := true
-	each(r, func(c settler) { settled = settled && c.settle(r) })
+	each(r, func(c settler) { settled = settled && c.settle(&r.state) })
 	return settled
 }
 
@@ -38,13 +38,13 @@ type composition struct {
 
 // settle asks for whatever holds each name the objects take, hands over the requirements (a workload cluster's
 // go there), and composes what is free.
-func (o *composition) settle(r *call) bool {
+func (o *composition) settle(r *state) bool {
 	planned := plannedObjects(r.objects)
 	composedIdx := ownership.IndexObserved(r.Observed)
 	ownership.Require(r.required, planned, composedIdx)
 	o.reads = r.workload.Requirements(r.required)
-	if len(r.required) > 0 || len(r.placement.schemas) > 0 {
-		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required, Schemas: r.placement.schemas}
+	if len(r.required) > 0 || len(r.schemas) > 0 {
+		r.Rsp.Requirements = &fnv1.Requirements{Resources: r.required, Schemas: r.schemas}
 	}
 	o.verdict = ownership.Verify(r.Req, planned, composedIdx, ownership.Owner{Kind: v1alpha1.ClusterKind, UID: r.ObservedXR.Resource.GetUID()})
 	if r.Conflicts(o.verdict.Messages()) {
@@ -64,7 +64,7 @@ func (o *composition) settled() bool {
 
 // compose adds the objects to the desired composed resources, each ready by what Crossplane observed of it,
 // and the reads, and returns how many objects are not ready.
-func (o *composition) compose(r *call) int {
+func (o *composition) compose(r *state) int {
 	notReady := 0
 	for name, cd := range r.objects {
 		if o.verdict.Waiting && !r.Observed.Has(name) {

@@ -4,5 +4,5 @@ package main
 // spec.rollout names that have no pool bound to the cluster, and whether its waves are done, progressing, paused
 // or blocked.
 func (r *call) validateFound() {
-	each(r, func(c finder) { c.validateFound(r) })
+	each(r, func(c finder) { c.validateFound(&r.state) })
 }

@@ -15,7 +15,7 @@ const crClusterView resource.Name = "organization-view"
 type organizationView struct{}
 
 // render composes the view.
-func (organizationView) render(r *call) error {
+func (organizationView) render(r *state) error {
 	view, err := clusterview.Render(r.name(), r.Spec, r.status)
 	if err != nil {
 		return err
