@@ -163,6 +163,11 @@ func buildPackages(ctx context.Context, src, dir, version string) ([]kisoFunctio
 		nil, "go", "-C", src, "run", "./hack/xpkg", "build"); err != nil {
 		return nil, "", err
 	}
+	return builtPackages(src, dir)
+}
+
+// builtPackages finds, in dir, the packages and function binaries built from the tree src.
+func builtPackages(src, dir string) ([]kisoFunction, string, error) {
 	fns, err := layout.Functions(src)
 	if err != nil {
 		return nil, "", err
@@ -309,7 +314,7 @@ func prepare(ctx context.Context, repoRoot, workDir string, phases *phaseTimer) 
 		return nil, err
 	}
 	if upgradeSelected() {
-		err = phases.run("build the last release's packages from the git history", func() error {
+		err = phases.run("build (or find cached) the last release's packages from the git history", func() error {
 			p.Release, err = buildLastRelease(ctx, repoRoot, filepath.Join(workDir, "release"))
 			return err
 		})
