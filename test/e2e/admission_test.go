@@ -115,7 +115,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	var xr string
 
 	// (i) A stack's pod that selects nothing is refused, and told what to add.
-	t.Run("AStacksPodSelectsItsPoolOrIsToldWhatToAdd", func(t *testing.T) {
+	step(t, "AStacksPodSelectsItsPoolOrIsToldWhatToAdd", func(t *testing.T) {
 		assertRefusedT(t, newPod("no-selector", globexAPI, nil), poolsPolicy, wantAPISelectors)
 
 		// (ii) The same pod with its stack's node selector and tolerations is admitted, unchanged.
@@ -129,7 +129,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// (iii) Selecting another stack of the same organization is refused: each stack has its own pool. So is
 	// selecting the organization without the stack, and tolerating another stack's taint.
 	// Each pod breaks one policy only: the apiserver reports the first policy that refuses, in no set order.
-	t.Run("AnotherStacksPoolIsRefused", func(t *testing.T) {
+	step(t, "AnotherStacksPoolIsRefused", func(t *testing.T) {
 		assertRefusedT(t, newPod("selects-batch", globexAPI, selectStack("globex", "batch"), tolerateGlobex, tolerateAPI),
 			poolsPolicy, wantAPISelectors)
 		assertRefusedT(t, newPod("tolerates-batch", globexAPI, ownSelector, tolerateGlobex, tolerateAPI, tolerateBatch),
@@ -140,7 +140,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// (iv) Outside platform namespaces, tolerating the organization's taint, every taint or every
 	// organization's is refused, DaemonSet pods included; a toleration that cannot match a NoSchedule taint
 	// is none of kiso's business, nor is a pod that tolerates nothing of kiso's.
-	t.Run("OutsidersMayNotTolerateOrSelectAnOrganization", func(t *testing.T) {
+	step(t, "OutsidersMayNotTolerateOrSelectAnOrganization", func(t *testing.T) {
 		assertRefusedT(t, newPod("tolerates-globex", outsiderNamespace, nil, tolerateGlobex), placementPolicy, foreignToleration(outsiderNamespace))
 		assertRefusedT(t, newPod("tolerates-everything", outsiderNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(outsiderNamespace))
 		assertRefusedT(t, newPod("tolerates-every-organization", outsiderNamespace, nil, corev1.Toleration{Key: "kiso.dev/organization", Operator: corev1.TolerationOpExists}),
@@ -175,7 +175,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 
 	// (v) Naming a node skips the scheduler: refused outside platform namespaces, tenants' included, unless a
 	// node creates it (a mirror pod of its static pod).
-	t.Run("OnlyAKubeletsMirrorPodNamesANode", func(t *testing.T) {
+	step(t, "OnlyAKubeletsMirrorPodNamesANode", func(t *testing.T) {
 		assertRefusedT(t, onNode(newPod("on-node", outsiderNamespace, nil)), placementPolicy, namedNode(outsiderNamespace))
 		assertRefusedT(t, onNode(newPod("on-node", globexAPI, ownSelector, tolerateGlobex, tolerateAPI)), placementPolicy, namedNode(globexAPI))
 		// As the kubelet makes it, under NodeRestriction: annotated a mirror pod, owned by its Node.
@@ -218,7 +218,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	})
 
 	// (vi) An UPDATE is checked only for the tolerations it adds.
-	t.Run("AnUpdateIsCheckedOnlyForTheTolerationsItAdds", func(t *testing.T) {
+	step(t, "AnUpdateIsCheckedOnlyForTheTolerationsItAdds", func(t *testing.T) {
 		plain := createPodT(t, newPod("plain", outsiderNamespace, nil))
 		out := env.TryT(t, nil, "patch", "pod", plain.Name, "-n", outsiderNamespace, "--type=json", "-p",
 			`[{"op":"add","path":"/spec/tolerations/-","value":{"key":"kiso.dev/organization","operator":"Equal","value":"globex","effect":"NoSchedule"}}]`)
@@ -248,7 +248,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	})
 
 	// (vii) A Job's pod is held to the same rule: the Job controller's pod is refused, and the Job says why.
-	t.Run("AJobsPodsAreHeldToTheSameRule", func(t *testing.T) {
+	step(t, "AJobsPodsAreHeldToTheSameRule", func(t *testing.T) {
 		refusedJob := createJobT(t, globexBatch, "reindex")
 		event := waitForJobEventT(t, refusedJob, "FailedCreate")
 		// The Job controller names its pods <job>-<five random characters>.
@@ -268,7 +268,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// Deployment's events) is told the refusal it would get. Only what the organization's own pods must select
 	// is softened: tolerating a stack of its own that the namespace is not is still refused. Back in Enforce,
 	// the next such pod is refused.
-	t.Run("WarnModeAdmitsWithTheRefusalAsAWarning", func(t *testing.T) {
+	step(t, "WarnModeAdmitsWithTheRefusalAsAWarning", func(t *testing.T) {
 		patchGlobexT(t, `{"spec":{"placement":{"mode":"Warn"}}}`)
 		wantWarnOnly := `spec.placement.mode is Warn: the admission policies of XKarpenterCluster "e2e-placement" admit a pod of the organization's namespaces ` +
 			`that does not select its pool, with the refusal Enforce would give as a warning and an audit annotation (policy kiso-placement-warn); other pods are still kept off its nodes`
@@ -346,7 +346,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	})
 
 	// (viii) Injection: the cluster's MutatingAdmissionPolicy adds the pool of the namespace's Role where missing.
-	t.Run("InjectionAddsExactlyWhatIsMissing", func(t *testing.T) {
+	step(t, "InjectionAddsExactlyWhatIsMissing", func(t *testing.T) {
 		patchGlobexT(t, `{"spec":{"placement":{"inject":true}}}`)
 		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "PlacementInjected", "True", "Injected")
 		waitUntilAdmittedT(t, newPod("probe", globexAPI, nil))
@@ -389,7 +389,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// until the organization's pool is Ready, and pods of either placement are admitted meanwhile. Karpenter
 	// keeps a retired NodeClass until the nodes that use it are gone: a finalizer stands in for it on the stack
 	// pools' NodeClasses.
-	t.Run("MakeBeforeBreakThroughASwitchAndBack", func(t *testing.T) {
+	step(t, "MakeBeforeBreakThroughASwitchAndBack", func(t *testing.T) {
 		organizationOnly := selectStack("globex", "")
 		stackPools := []string{"kiso-globex.api", "kiso-globex.batch"}
 		retiredNodeClasses := map[string]types.UID{}
@@ -516,7 +516,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 	// Moving a namespace into a stack: the claim lists it, and its pods are the organization's once the
 	// platform gives it to the organization. Before, a pod there tolerating the organization is a
 	// foreigner's, the claim's listing notwithstanding; after, it is the organization's own.
-	t.Run("ANamespaceJoinsOnlyWhenThePlatformGivesIt", func(t *testing.T) {
+	step(t, "ANamespaceJoinsOnlyWhenThePlatformGivesIt", func(t *testing.T) {
 		batchSelector := selectStack("globex", "batch")
 		patchGlobexT(t, `{"spec":{"stacks":[{"name":"api"},{"name":"batch","namespaces":["globex-batch","globex-reports"]}]}}`)
 		waitClaimConditionT(t, globexClaimNamespace, globexClaim, "NamespacesAssigned", "False", "NotAssigned")
@@ -532,7 +532,7 @@ func TestAdmissionKeepsPodsOnTheirPools(t *testing.T) {
 
 	// Deleting the claim takes its grants with it. The namespaces are still globex's, as the platform says:
 	// they refuse every pod (a grant fails closed) until a claim of globex grants them again.
-	t.Run("DeletingTheClaimLeavesItsNamespacesClosed", func(t *testing.T) {
+	step(t, "DeletingTheClaimLeavesItsNamespacesClosed", func(t *testing.T) {
 		env.DeleteT(t, claim)
 		env.Cluster.WaitForDeletionT(t, 90*time.Second, IsolationKind, "", xr)
 		for _, ns := range []string{globexAPI, globexBatch, globexReports} {

@@ -127,7 +127,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 	own := newPod("probe", umbraWeb, selectStack("umbra", ""), tolerateUmbra)
 	waitUntilAdmittedT(t, own)
 
-	t.Run("AnOrganizationIsHeldByOneClaimWhateverItsMode", func(t *testing.T) {
+	step(t, "AnOrganizationIsHeldByOneClaimWhateverItsMode", func(t *testing.T) {
 		// A second claim of umbra, in stack isolation: its pool names (kiso-umbra.web) are free, the organization is not.
 		second := tenant{Namespace: umbraSecond, Name: "umbra-stacks", Organization: "umbra", Isolation: "stack", Stacks: []string{"web"}}
 		env.ApplyT(t, second.claimOnly())
@@ -142,7 +142,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		waitUntilAdmittedT(t, own)
 	})
 
-	t.Run("AClaimClaimsOnlyTheOrganizationOfItsNamespace", func(t *testing.T) {
+	step(t, "AClaimClaimsOnlyTheOrganizationOfItsNamespace", func(t *testing.T) {
 		// A tenant of mallory claims an organization its namespace is not given.
 		takeover := tenant{Namespace: malloryNamespace, Name: "initrode", Organization: "initrode", Isolation: "organization", Stacks: []string{"web"},
 			Namespaces: map[string][]string{"web": {malloryNamespace}}}
@@ -155,7 +155,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		}
 	})
 
-	t.Run("ANamespaceIsAnOrganizationsOnlyWhenThePlatformSaysSo", func(t *testing.T) {
+	step(t, "ANamespaceIsAnOrganizationsOnlyWhenThePlatformSaysSo", func(t *testing.T) {
 		for _, label := range []string{"kiso.dev/organization: umbra", `kiso.dev/placement-exempt: "true"`} {
 			ns := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: e2e-grab\n  labels: {" + label + "}\n")
 			key, _, _ := strings.Cut(label, ":")
@@ -205,7 +205,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 				"(the platform labels it with no organization): remove the toleration; "+platformHint)
 	})
 
-	t.Run("EveryDoorToANamespacesLabelsIsThePlatforms", func(t *testing.T) {
+	step(t, "EveryDoorToANamespacesLabelsIsThePlatforms", func(t *testing.T) {
 		// The namespace's status and finalize subresources keep the labels a request sends: a user allowed
 		// only them (a namespace-lifecycle controller) may do its job, and may not make a namespace exempt.
 		exempt := `{"metadata":{"labels":{"kiso.dev/placement-exempt":"true"}}}`
@@ -246,7 +246,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		assertRefusedT(t, newPod("tolerates-everything", nobodysNamespace, nil, tolerateEveryone), placementPolicy, everyTaint(nobodysNamespace))
 	})
 
-	t.Run("ThePlatformsLabellersGiveNamespacesAndNoOneElse", func(t *testing.T) {
+	step(t, "ThePlatformsLabellersGiveNamespacesAndNoOneElse", func(t *testing.T) {
 		// The platform installs the labellers' role and puts its automation in their group; the automation and a
 		// user who may create and patch namespaces act with certificates of their own.
 		labellerRole := filepath.Join(env.RepoRoot, filepath.FromSlash(namespaceLabellerExample))
@@ -293,7 +293,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		}
 	})
 
-	t.Run("ATenantWhoDeletesOrChangesItsGrantSwitchesNothingOff", func(t *testing.T) {
+	step(t, "ATenantWhoDeletesOrChangesItsGrantSwitchesNothingOff", func(t *testing.T) {
 		// A namespace the platform gives an organization, without its Role (mallory has no claim yet), refuses
 		// every pod: a missing grant fails closed.
 		waitForDefaultServiceAccountT(t, malloryNamespace)
@@ -358,7 +358,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		waitUntilAdmittedT(t, own)
 	})
 
-	t.Run("NothingATenantCreatesStopsThePlatformChangingItsOrganization", func(t *testing.T) {
+	step(t, "NothingATenantCreatesStopsThePlatformChangingItsOrganization", func(t *testing.T) {
 		// The tenant editor puts its own ConfigMap in the place of kiso's, controlled by its Deployment.
 		rogue := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rogue, namespace: " + umbraWeb + "}\nspec:\n  replicas: 0\n" +
 			"  selector: {matchLabels: {app: rogue}}\n  template:\n    metadata: {labels: {app: rogue}}\n    spec: {containers: [{name: pause, image: registry.k8s.io/pause:3.10}]}\n")
@@ -420,7 +420,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		assertClaimConditionT(t, umbra, "NamesAvailable", "Available", "")
 	})
 
-	t.Run("ATenantAdminWhoTakesItsGrantFreezesNothing", func(t *testing.T) {
+	step(t, "ATenantAdminWhoTakesItsGrantFreezesNothing", func(t *testing.T) {
 		// umbra runs in Warn mode: the Role lets any pod of umbra-web run anywhere of umbra's.
 		patchClaimT(t, umbra, `{"spec":{"placement":{"mode":"Warn"}}}`)
 		t.Cleanup(func() {
@@ -524,7 +524,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		assertClaimConditionT(t, umbra, "NamesAvailable", "Available", "")
 	})
 
-	t.Run("OnlyThePlatformsSchedulersBindPods", func(t *testing.T) {
+	step(t, "OnlyThePlatformsSchedulersBindPods", func(t *testing.T) {
 		waitForDefaultServiceAccountT(t, nobodysNamespace)
 		// A pod that tolerates nothing, and selects a label no pool has, so no scheduler binds it.
 		pending := newPod("bound-by-hand", nobodysNamespace, map[string]string{"e2e.kiso.dev/unschedulable": "true"})
@@ -562,7 +562,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 		}
 	})
 
-	t.Run("NoKubeletGivesItselfAnOrganizationsIdentity", func(t *testing.T) {
+	step(t, "NoKubeletGivesItselfAnOrganizationsIdentity", func(t *testing.T) {
 		// A kubelet registers its Node with umbra's selection label: NodeRestriction refuses it.
 		const rogue = "e2e-rogue"
 		asNode := []string{"--as=system:node:" + rogue, "--as-group=system:nodes", "--as-group=system:authenticated"}
@@ -583,7 +583,7 @@ func TestTheBoundaryIsThePlatforms(t *testing.T) {
 				"(the platform labels it with no organization): remove that selector; "+platformHint)
 	})
 
-	t.Run("PodsChartsProduceStayWithinCELCost", func(t *testing.T) {
+	step(t, "PodsChartsProduceStayWithinCELCost", func(t *testing.T) {
 		// The worst case docs/tenancy.md allows: 40 tolerations (umbra's twice, as a chart's default plus the
 		// status's, the rest NoExecute), and a required node affinity of 10 terms of 5 expressions, each term
 		// selecting umbra's pool.

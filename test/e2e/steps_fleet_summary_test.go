@@ -12,6 +12,8 @@ import (
 	"github.com/kiso-dev/kiso/internal/process"
 )
 
+// Steps of the fleet benchmark's summary: one row per step of organizations, and the table it prints.
+
 // fleetRow is one step of the fleet benchmark, as the summary table shows it.
 type fleetRow struct {
 	orgs, added                  int

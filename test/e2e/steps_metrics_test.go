@@ -12,6 +12,8 @@ import (
 	"github.com/kiso-dev/kiso/monitoring"
 )
 
+// Steps that read the series kiso's functions, Karpenter and Crossplane export, as kiso's rules and dashboard read them.
+
 // seriesTimeout bounds a series appearing on a server once what it tells is so: Karpenter refreshes its
 // per-nodepool series every 10 seconds and its node series every 5; a function's, at its next call.
 const seriesTimeout = 2 * time.Minute

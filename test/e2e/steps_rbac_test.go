@@ -4,6 +4,9 @@ import (
 	"strings"
 )
 
+// Steps of identities and RBAC: namespaces and bindings as a platform writes them, and users who hold only the
+// ClusterRoles a scenario gives them.
+
 // userWithClusterRole is a ClusterRole of the rules (each a YAML flow mapping, e.g.
 // `{apiGroups: [""], resources: [namespaces], verbs: [get]}`), named after the user, and the binding that gives it
 // to the user: the one person of a scenario allowed exactly that much, cluster-wide.

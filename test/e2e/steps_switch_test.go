@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
+// Steps of an organization's switch between stack and organization isolation with pods running on the old pools:
+// capacity moves, nothing is deleted before its replacement is Ready.
+
 // movingReplicas is the switch scenario's Deployment: three replicas and no PodDisruptionBudget.
 const movingReplicas = 3
 

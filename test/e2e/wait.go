@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// Waits: every step waits on a condition, never on time; a wait longer than 20 s says what it waited for
+// (`e2e: slow wait:`).
+
 // pollInterval is how often waits re-check; short, because every second of boot counts in `make test`.
 const pollInterval = 250 * time.Millisecond
 
