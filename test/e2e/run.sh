@@ -14,6 +14,9 @@ cd "$(dirname "$0")"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 set +e
+# go test says nothing while it compiles the suite, which on a cold Go build cache takes minutes (318 s beside make
+# verify on a fresh machine, 2026-12-08): say so first.
+echo "e2e: compiling the suite (minutes on a cold Go build cache), then building or finding the tools"
 KISO_E2E=1 go test -count=1 -timeout=75m -parallel=32 -v "$@" . 2>&1 | tee "$out"
 code=${PIPESTATUS[0]}
 set -e
