@@ -37,7 +37,7 @@ func (c *concerns) list() []any {
 
 // The phases a concern may take part in, one method each.
 type (
-	// requirer asks Crossplane for what the concern reads (call.required), from the spec and what was composed.
+	// requirer asks Crossplane for what the concern reads (state.required), from the spec and what was composed.
 	requirer interface{ require(r *state) }
 	// resolver reads Crossplane's answers; checkedResolver reads answers that can be wrong, and an error stops
 	// the call.
@@ -45,7 +45,7 @@ type (
 	checkedResolver interface{ resolve(r *state) error }
 	// finder says what the answers show that the spec did not expect.
 	finder interface{ validateFound(r *state) }
-	// renderer adds to the XR's status and to the objects the cluster composes (call.objects); for a workload
+	// renderer adds to the XR's status and to the objects the cluster composes (state.objects); for a workload
 	// cluster every object that lives there is wrapped after. checkedRenderer's error stops the call.
 	renderer        interface{ render(r *state) }
 	checkedRenderer interface{ render(r *state) error }
