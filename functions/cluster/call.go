@@ -39,6 +39,20 @@ func begin(req *fnv1.RunFunctionRequest, log logging.Logger) (*call, bool) {
 // each visits the concerns that take part in phase P, in the list's order.
 func each[P any](r *call, visit func(P)) { fncall.Each(r.list(), visit) }
 
-// eachUntil visits every concern until one fails: for a phase some concerns take part in unchecked, others
-// checked.
-func eachUntil(r *call, visit func(any) error) error { return fncall.EachUntil(r.list(), visit) }
+// eachUntil visits, until one fails, the concerns that take part in phase P.
+func eachUntil[P any](r *call, visit func(P) error) error { return fncall.EachUntil(r.list(), visit) }
+
+// eachChecked visits, in the list's order and until one fails, the concerns of a phase some take part in
+// unchecked (U) and others checked (C).
+func eachChecked[U, C any](r *call, unchecked func(U), checked func(C) error) error {
+	return fncall.EachUntil(r.list(), func(c any) error {
+		// A concern has one method of a phase's name, so it is at most one of the two.
+		switch c := c.(type) {
+		case C:
+			return checked(c)
+		case U:
+			unchecked(c)
+		}
+		return nil
+	})
+}

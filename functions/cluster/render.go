@@ -6,7 +6,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
-	"github.com/kiso-dev/kiso/functions/internal/fncall"
 	"github.com/kiso-dev/kiso/functions/internal/remote"
 )
 
@@ -16,22 +15,14 @@ import (
 // Object; what stays beside the XR (the view, the cluster's deletion guards) is not wrapped.
 func (r *call) render() bool {
 	r.objects = map[resource.Name]*composed.Unstructured{}
-	err := eachUntil(r, func(c any) error {
-		switch c := c.(type) {
-		case renderer:
-			c.render(&r.state)
-		case checkedRenderer:
-			return c.render(&r.state)
-		}
-		return nil
-	})
+	err := eachChecked(r, func(c renderer) { c.render(&r.state) }, func(c checkedRenderer) error { return c.render(&r.state) })
 	if err != nil {
 		return r.Fatal(err)
 	}
 	if providerConfig, isRemote := r.Spec.Remote(); isRemote {
 		remote.WrapObjects(providerConfig, r.objects)
 	}
-	if err := fncall.EachUntil(r.list(), func(c besideRenderer) error { return c.renderBeside(&r.state) }); err != nil {
+	if err := eachUntil(r, func(c besideRenderer) error { return c.renderBeside(&r.state) }); err != nil {
 		return r.Fatal(err)
 	}
 	return true

@@ -14,15 +14,7 @@ func (r *call) resolve() bool {
 		}
 		r.Observed = fnstate.ObservedOf(answered)
 	}
-	err := eachUntil(r, func(c any) error {
-		switch c := c.(type) {
-		case resolver:
-			c.resolve(&r.state)
-		case checkedResolver:
-			return c.resolve(&r.state)
-		}
-		return nil
-	})
+	err := eachChecked(r, func(c resolver) { c.resolve(&r.state) }, func(c checkedResolver) error { return c.resolve(&r.state) })
 	if err != nil {
 		return r.Fatal(err)
 	}
