@@ -47,11 +47,11 @@ func eachUntil[P any](r *call, visit func(P) error) error { return fncall.EachUn
 func eachChecked[U, C any](r *call, unchecked func(U), checked func(C) error) error {
 	return fncall.EachUntil(r.list(), func(c any) error {
 		// A concern has one method of a phase's name, so it is at most one of the two.
-		switch c := c.(type) {
-		case C:
-			return checked(c)
-		case U:
-			unchecked(c)
+		if p, ok := c.(C); ok {
+			return checked(p)
+		}
+		if p, ok := c.(U); ok {
+			unchecked(p)
 		}
 		return nil
 	})
